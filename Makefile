@@ -1,0 +1,50 @@
+# tieringlab — the two commands a student needs are `make reproduce` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.tieringlab-installed
+# Quiet, deterministic, CPU-only runs for tests; progress bars off (they are for people at a terminal).
+TEST_ENV := TIERINGLAB_PROGRESS=0 MPLBACKEND=Agg JAX_PLATFORMS=cpu PYTHONHASHSEED=0
+
+.PHONY: help venv test reproduce data report bench lock clean
+
+help:
+	@echo "make reproduce  - create .venv, install pinned deps, fetch pinned data, run dvc repro -> results/REPORT.md"
+	@echo "make test       - create or reuse .venv and run unit tests + notebooks under nbval"
+	@echo "make bench      - run the benchmarks in benchmarks/ (ratios against peers, printed and saved)"
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tieringlab needs Python >= 3.11; found " + sys.version.split()[0])'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval-lax notebooks
+
+data: $(STAMP)
+	$(BIN)/tieringlab data fetch
+
+reproduce: data
+	$(BIN)/dvc repro
+	@echo "Claims ledger: results/REPORT.md (and results/report.csv)"
+
+report: $(STAMP)
+	$(BIN)/python -m tieringlab.report
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+# Re-pin after changing dependencies in pyproject.toml (needs network access to the package index).
+lock:
+	rm -rf build/lockenv && $(PYTHON) -m venv build/lockenv
+	build/lockenv/bin/pip install --quiet -e .
+	( echo "# Exact pins for tieringlab. Both the Makefile (pip) and environment.yml (conda) install from this file."; \
+	  echo "# Regenerate with \`make lock\` after changing dependencies in pyproject.toml."; \
+	  build/lockenv/bin/pip freeze --exclude-editable | grep -v '^tieringlab' ) > requirements.lock
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,124 @@
+"""The claims ledger's definitions: one row per paper claim, with the check that decides it.
+
+Claims live in the submodules of this package, one per paper or notebook, each exposing a
+``CLAIMS`` list. A claim names the notebook (``source``) whose metrics carry its reproduced value;
+the verdict is computed by :meth:`Claim.verdict` from that value, never typed in:
+
+- ``holds``              the reproduced value passes the claim's check (its tolerance is stated)
+- ``differs``            it does not; the note says why where we know
+- ``not reproduced yet`` no notebook has produced a value (yet)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import pkgutil
+from functools import lru_cache
+from typing import Union
+
+Number = Union[float, int]
+
+HOLDS, DIFFERS, MISSING = "holds", "differs", "not reproduced yet"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """How a reproduced value is compared with the paper's. Build with the helpers below."""
+
+    kind: str  # "abs" | "rel" | "ge" | "le" | "between" | "true" | "false"
+    target: Number | None = None
+    tol: Number = 0.0
+    hi: Number | None = None
+
+    def passes(self, value: float | bool) -> bool:
+        if self.kind in ("true", "false"):
+            return bool(value) is (self.kind == "true")
+        v = float(value)
+        if not math.isfinite(v):
+            return False
+        if self.kind == "abs":
+            return abs(v - self.target) <= self.tol
+        if self.kind == "rel":
+            return abs(v - self.target) <= self.tol * abs(self.target)
+        if self.kind == "ge":
+            return v >= self.target - self.tol
+        if self.kind == "le":
+            return v <= self.target + self.tol
+        if self.kind == "between":
+            return self.target - self.tol <= v <= self.hi + self.tol
+        raise ValueError(f"unknown check kind {self.kind!r}")
+
+    def describe(self, unit: str = "") -> str:
+        u = f" {unit}" if unit else ""
+        return {
+            "abs": f"±{self.tol:g}{u}",
+            "rel": f"±{self.tol * 100:g} % relative",
+            "ge": f"≥ {self.target - self.tol:g}{u}",
+            "le": f"≤ {self.target + self.tol:g}{u}",
+            "between": f"in [{self.target - self.tol:g}, {self.hi + self.tol:g}]{u}",
+            "true": "must be true",
+            "false": "must be false",
+        }[self.kind]
+
+
+def within_abs(target: Number, tol: Number) -> Check:
+    return Check("abs", target, tol)
+
+
+def within_rel(target: Number, tol: Number) -> Check:
+    return Check("rel", target, tol)
+
+
+def at_least(bound: Number, tol: Number = 0.0) -> Check:
+    return Check("ge", bound, tol)
+
+
+def at_most(bound: Number, tol: Number = 0.0) -> Check:
+    return Check("le", bound, tol)
+
+
+def between(lo: Number, hi: Number, tol: Number = 0.0) -> Check:
+    return Check("between", lo, tol, hi)
+
+
+def is_true() -> Check:
+    return Check("true")
+
+
+def is_false() -> Check:
+    return Check("false")
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One row of the ledger."""
+
+    id: str            # stable identifier, "<paper>.<where>.<what>"
+    paper: str         # short paper name, as in shared/papers/README.md
+    where: str         # "Table 1", "Fig. 6", "Sec. 3.3 Obs. 2"
+    text: str          # the claim, in our words
+    paper_value: str   # what the paper reports, as printed there
+    check: Check       # the comparison that decides the verdict
+    source: str        # notebook stem whose metrics carry the reproduced value
+    unit: str = ""
+    note: str = ""     # standing caveat (data used, known reason for a difference)
+
+    def verdict(self, value: float | bool | None) -> str:
+        if value is None:
+            return MISSING
+        return HOLDS if self.check.passes(value) else DIFFERS
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, Claim]:
+    """Every claim defined in this package's submodules, by id (ids must be unique)."""
+    out: dict[str, Claim] = {}
+    for mod_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{mod_info.name}")
+        for claim in getattr(module, "CLAIMS", []):
+            if claim.id in out:
+                raise ValueError(f"duplicate claim id {claim.id!r} in {module.__name__}")
+            out[claim.id] = claim
+    return out

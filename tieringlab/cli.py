@@ -1,0 +1,64 @@
+"""``tieringlab`` command line: run a notebook stage, build the ledger, fetch data, check params."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tieringlab import params
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="tieringlab", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p_run = sub.add_parser("run", help="run one notebook as a pipeline stage (validated params, papermill)")
+    p_run.add_argument("notebook")
+    p_run.add_argument("--params", default=None, help="params file (default: params.yaml at the repo root)")
+    p_run.add_argument("--results", default="results")
+
+    p_rep = sub.add_parser("report", help="build results/REPORT.md and results/report.csv")
+    p_rep.add_argument("--results", default="results")
+
+    p_data = sub.add_parser("data", help="pinned data")
+    p_data.add_argument("action", choices=["fetch", "list"])
+    p_data.add_argument("names", nargs="*", help="datasets (default: all)")
+
+    p_par = sub.add_parser("params", help="check params.yaml against the schema, or print the schema")
+    p_par.add_argument("action", choices=["check", "schema"])
+    p_par.add_argument("path", nargs="?", default="params.yaml")
+
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "run":
+            from tieringlab import pipeline  # noqa: PLC0415
+
+            print(pipeline.run(args.notebook, params_path=args.params, results=args.results))
+        elif args.cmd == "report":
+            from tieringlab import report  # noqa: PLC0415
+
+            return report.main(["--results", args.results])
+        elif args.cmd == "data":
+            from tieringlab import data  # noqa: PLC0415
+
+            names = args.names or sorted(data.REGISTRY)
+            for name in names:
+                if args.action == "list":
+                    pf = data.REGISTRY[name]
+                    print(f"{name}\t{pf.path}\tmd5={pf.md5}\t{pf.url}")
+                else:
+                    print(f"{name}: {data.fetch(name)}")
+        elif args.cmd == "params":
+            if args.action == "check":
+                loaded = params.load(args.path)
+                print(f"{args.path}: OK ({len(loaded) - 1} sections)")
+            else:
+                print(params.schema_markdown())
+    except (params.ParamsError, FileNotFoundError, KeyError, ValueError) as exc:
+        print(f"tieringlab: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
