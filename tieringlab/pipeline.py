@@ -35,9 +35,23 @@ def notebook_parameters(notebook: str | Path, params_path: str | Path, results: 
     name = section_of(notebook)
     if name not in loaded:
         raise params.ParamsError(f"{params_path}: no section {name!r} for {notebook}")
-    values = {k: (list(v) if isinstance(v, tuple) else v)
-              for k, v in dataclasses.asdict(loaded[name]).items()}
+    section_obj = loaded[name]
+    values = _plain(dataclasses.asdict(section_obj))
+    # Sections shared by several notebooks (for example ``traces``) are passed as one dict parameter
+    # each, named after the section; a notebook lists them in its section class as ``uses = ("traces",)``.
+    for shared in getattr(type(section_obj), "uses", ()):
+        shared_obj = loaded.get(shared) or params.validate_section(shared, {}, source=str(params_path))
+        values[shared] = _plain(dataclasses.asdict(shared_obj))
     return {**values, "seed": loaded["seed"], "results_dir": str(paths.results_dir(results))}
+
+
+def _plain(value):
+    """Tuples -> lists, recursively (papermill writes parameters as Python literals)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def run(notebook: str | Path, *, params_path: str | Path | None = None, results: str | Path = "results",
