@@ -186,3 +186,43 @@ def test_lmst_sla_constraint_eq7_eq8():
     np.testing.assert_array_equal(q.lmst_sla_constraint(5.0, 1, lam_D, lam_bar, mu, s, sla), [True, False])
     # rate 20 of class 0: disk 0 fails Eq. 8 (QL' = 30/70*4 = 1.71 > ML = 1), disk 1 fails Eq. 7 (90 >= 80)
     np.testing.assert_array_equal(q.lmst_sla_constraint(20.0, 0, lam_D, lam_bar, mu, s, sla), [False, False])
+
+
+def priority_queue_reference(arrivals, services, classes):
+    """Plain event-by-event non-preemptive priority server: at each service end, the waiting job of
+    the lowest class index (FIFO within a class) starts."""
+    import heapq
+    n = len(arrivals)
+    resp = np.empty(n)
+    waiting = []                          # (class, arrival index)
+    t, i = 0.0, 0
+    while i < n or waiting:
+        if not waiting:                   # idle: jump to the next arrival
+            t = max(t, arrivals[i])
+        while i < n and arrivals[i] <= t:
+            heapq.heappush(waiting, (classes[i], i))
+            i += 1
+        _, j = heapq.heappop(waiting)
+        t += services[j]                  # serve j to completion
+        resp[j] = t - arrivals[j]
+    return resp
+
+
+def test_priority_buffers_mean_response_against_simulation():
+    # three SLA classes sharing one disk queue (thesis Fig. 12), Poisson arrivals, exponential service
+    lam = np.array([0.2, 0.3, 0.25])
+    es = np.array([1.0, 0.8, 1.2])                         # total load 0.2 + 0.24 + 0.3 = 0.74
+    rng = np.random.default_rng(8)
+    n = 200_000
+    a = np.cumsum(rng.exponential(1 / lam.sum(), n))
+    cls = rng.choice(3, n, p=lam / lam.sum())
+    s = rng.exponential(es[cls])
+    resp = priority_queue_reference(a, s, cls)
+    want = np.asarray(q.priority_mean_response(lam, es, np.ones(3)))
+    got = np.array([resp[cls == k].mean() for k in range(3)])
+    np.testing.assert_allclose(got, want, rtol=0.04)
+    assert want[0] < want[1] < want[2]
+    # one class: the M/G/1 Pollaczek-Khinchine value
+    assert float(q.priority_mean_response([0.5], [1.0], [0.0])[0]) == pytest.approx(float(q.md1_mean_response(0.5, 1.0)))
+    with pytest.raises(ValueError, match="unstable"):
+        q.priority_mean_response([0.5, 0.6], [1.0, 1.0], [1.0, 1.0])

@@ -47,6 +47,7 @@ __all__ = [
     "lmst_queue_length",
     "lmst_response_time",
     "lmst_sla_constraint",
+    "priority_mean_response",
 ]
 
 
@@ -416,3 +417,38 @@ def lmst_sla_constraint(lam_A_i, k, lam_D, lam_bar, mu_D, s_D, sla):
     ql_new = lmst_queue_length(jnp.asarray(lam_bar, jnp.float64)[:, k] + lam_A_i, mu, s_D)
     ml = mu * jnp.asarray(sla, jnp.float64)[k]
     return ok7 & (ml >= ql_new)
+
+
+def priority_mean_response(lam, mean_s, scv_s):
+    """Mean response time per class of an M/G/1 queue with non-preemptive priority classes
+    (Cobham 1954; Kleinrock, Queueing Systems Vol. 2, Sec. 3.6), FIFO within a class.
+
+    This is the queue of thesis Sec. 4.1.2.2 / Fig. 12 read as a queueing model: one disk, its
+    single I/O queue split into logical buffers ``Q_{j,1..l}``, buffer k holding the I/Os of
+    ``SLA_k`` (``SLA_1 < SLA_2 < ...``), FIFO inside a buffer, the buffers served head first, an
+    I/O in service never interrupted. Class index 0 is the strictest SLA. (The thesis itself sizes
+    the buffers with Eq. 6; this closed form gives each class's mean response, to check an
+    ``SLA_k`` against.)
+
+    ``W_k = E[S_k] + R / ((1 - sigma_{k-1}) (1 - sigma_k))``, ``R = sum_i lam_i E[S_i^2] / 2``,
+    ``sigma_k = sum_{i<=k} lam_i E[S_i]``, ``E[S^2] = E[S]^2 (1 + scv)``.
+
+    ``lam``, ``mean_s``, ``scv_s``: (l,) per class (1/s, s, unit-free). Returns (l,) seconds;
+    ValueError if the total load ``sigma_l >= 1`` (concrete inputs).
+    """
+    lam = jnp.atleast_1d(jnp.asarray(lam, jnp.float64))
+    es = jnp.atleast_1d(jnp.asarray(mean_s, jnp.float64))
+    scv = jnp.atleast_1d(jnp.asarray(scv_s, jnp.float64))
+    if _concrete(lam, es, scv):
+        if lam.shape != es.shape or lam.shape != scv.shape or lam.ndim != 1:
+            raise ValueError(f"lam, mean_s, scv_s must be 1-D of equal length; got {lam.shape}, {es.shape}, {scv.shape}")
+        if np.any(np.asarray(lam) < 0) or np.any(np.asarray(es) <= 0) or np.any(np.asarray(scv) < 0):
+            raise ValueError("need lam >= 0, mean_s > 0, scv_s >= 0 per class")
+        total = float(np.sum(np.asarray(lam) * np.asarray(es)))
+        if total >= 1:
+            raise ValueError(f"the priority queue is unstable: total load sum(lam * mean_s) = {total} >= 1")
+    rho = lam * es
+    R = jnp.sum(lam * es**2 * (1.0 + scv)) / 2.0
+    sigma = jnp.cumsum(rho)
+    sigma_prev = sigma - rho
+    return es + R / ((1.0 - sigma_prev) * (1.0 - sigma))
