@@ -17,13 +17,16 @@ is the access with ``nxt(j) > i``:
          = #{j < i : nxt(j) > i} - #{j <= p(i) : nxt(j) > i}
          = (D(i) - 1) - #{j < p(i) : nxt(j) > nxt(p(i))}          since nxt(p(i)) = i,
 
-where ``D(i)`` is the number of distinct keys in accesses ``0 .. i-1`` (a prefix sum). The last term is
-the per-element inversion count of the array ``nxt``: how many earlier entries are larger. It is an
-offline 2-D dominance count, computed here level by level over the bits of ``nxt`` (the wavelet-matrix
-construction): after stably partitioning by the most significant bits, equal bit-prefixes form contiguous
-runs in original order, and at bit ``b`` an element with bit 0 gains the number of earlier elements in
-its run that have bit 1. Each of the ``ceil(log2 2n)`` levels is a handful of numpy passes (shift,
-cumulative sum, running maximum, stable partition), so the whole trace costs ``O(n log n)`` array work.
+where ``D(i)`` is the number of distinct keys in accesses ``0 .. i-1`` (a prefix sum). In the last term,
+accesses that are never reused (``nxt = inf``) exceed every finite ``nxt`` and are counted by another
+prefix sum; what remains is the per-element inversion count of the finite ``nxt`` values (how many
+earlier entries are larger), an offline 2-D dominance count. It is computed level by level over the
+bits of the ranks of ``nxt`` (the wavelet-matrix construction): after stably partitioning by the most
+significant bits, equal bit-prefixes form contiguous runs in original order, and at bit ``b`` an
+element with bit 0 gains the number of earlier elements in its run that have bit 1. Each of the
+``ceil(log2 n)`` levels is a handful of sequential numpy passes (shift, cumulative sum, running
+maximum, scatter of a stable partition), and the previous-access links come from an LSD radix sort of
+the keys, so the whole trace costs ``O(n log n)`` array work and no Python loop per access.
 
 Why numpy and not JAX here: the algorithm is sorting, partitioning and gathering over 10^7-element
 arrays. A jitted ``lax.scan`` over accesses with a Fenwick tree (the other candidate) was measured
@@ -75,67 +78,87 @@ def _as_sizes(sizes) -> np.ndarray:
     return arr
 
 
-def _previous_access(keys: np.ndarray) -> tuple[np.ndarray, int]:
-    """``prev[i]`` = index of the previous access to ``keys[i]`` (``-1`` if none); also the key count.
+def _previous_access(keys: np.ndarray) -> np.ndarray:
+    """``prev[i]`` = index of the previous access to ``keys[i]`` (``-1`` if none).
 
-    One sort of the keys gives dense ids; a second sort of the unique composite ``id * n + i`` orders
-    accesses by (key, time), so consecutive entries of the same key are (previous, current) pairs.
+    A stable sort of the keys orders accesses by (key, time), so consecutive entries of one key are
+    (previous, current) pairs. The sort is an LSD radix sort on 16-bit digits of ``key - min(key)``
+    (numpy's stable argsort of ``uint16`` is a counting sort), one pass per 16 bits of the key range.
     """
     n = keys.size
-    order = np.argsort(keys)  # any order among equal keys: only the grouping is used
-    ks = keys[order]
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    np.not_equal(ks[1:], ks[:-1], out=change[1:])
-    n_keys = int(np.count_nonzero(change))
-    dense = np.empty(n, dtype=np.int64)
-    dense[order] = np.cumsum(change) - 1
-    # unique composite keys: the (default, SIMD) sort needs no stability
-    composite = dense * n + np.arange(n, dtype=np.int64)
-    order = np.argsort(composite)
-    same = dense[order[1:]] == dense[order[:-1]]
+    u = keys.astype(np.int64, copy=False).view(np.uint64) ^ np.uint64(1 << 63)  # order-preserving
+    u = u - u.min()
+    span = int(u.max())
+    order = None
+    shift = 0
+    while True:
+        digit = ((u >> np.uint64(shift)) & np.uint64(0xFFFF)).astype(np.uint16)
+        order = np.argsort(digit, kind="stable") if order is None else order[
+            np.argsort(digit[order], kind="stable")]
+        shift += 16
+        if shift >= 64 or span >> shift == 0:
+            break
+    ks = u[order]
+    same = ks[1:] == ks[:-1]
     prev = np.full(n, -1, dtype=np.int64)
     prev[order[1:][same]] = order[:-1][same]
-    return prev, n_keys
+    return prev
 
 
-def _earlier_greater_counts(values: np.ndarray, n_bits: int) -> np.ndarray:
-    """``out[p] = #{j < p : values[j] > values[p]}`` for non-negative ints below ``2**n_bits``.
+def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
+    """``out[p] = #{j < p : values[j] > values[p]}`` for *distinct* ints in ``[0, len(values))``.
 
     Wavelet-matrix levels, most significant bit first. Before level ``b`` the array is stably sorted by
     the bit-reversed prefix ``values >> (b + 1)``, so each prefix is one contiguous run in original
     order; an element whose bit ``b`` is 0 is exceeded by exactly the earlier run members whose bit
     ``b`` is 1 (they agree above ``b``). Summing over levels counts every larger earlier value once,
-    at the highest bit where the two differ.
+    at the highest bit where the two differ. Each level is a few sequential passes: a cumulative sum,
+    a running maximum and the scatter of the stable partition.
     """
     n = values.size
-    dt = np.int32 if n < 2**31 - 1 and n_bits <= 31 else np.int64
+    out = np.zeros(n, dtype=np.int64)
+    if n < 2:
+        return out
+    n_bits = int(n - 1).bit_length()
+    dt = np.int32 if n < 2**31 - 1 else np.int64
     cur = values.astype(dt)
-    pos = np.arange(n, dtype=dt)
     acc = np.zeros(n, dtype=dt)
+    ar = np.arange(n, dtype=dt)
     bit = np.empty(n, dtype=dt)
-    ones_before = np.empty(n, dtype=dt)
+    ones = np.empty(n, dtype=dt)
+    tmp = np.empty(n, dtype=dt)
+    dest = np.empty(n, dtype=dt)
     starts = np.empty(n, dtype=bool)
+    starts[0] = True
     for b in range(n_bits - 1, -1, -1):
+        np.right_shift(cur, b + 1, out=tmp)  # the prefix above bit b: one run per value
+        np.not_equal(tmp[1:], tmp[:-1], out=starts[1:])
         np.right_shift(cur, b, out=bit)
-        prefix = bit >> 1  # values >> (b + 1)
         np.bitwise_and(bit, 1, out=bit)
-        np.cumsum(bit, out=ones_before)
-        ones_before -= bit  # exclusive: ones strictly before each element
-        starts[0] = True
-        np.not_equal(prefix[1:], prefix[:-1], out=starts[1:])
-        del prefix
-        # ones before the start of each run; ones_before is non-decreasing, so a running max spreads it
-        base = np.maximum.accumulate(np.where(starts, ones_before, 0))
-        ones_before -= base
-        zero = bit == 0
-        acc += np.where(zero, ones_before, 0)
-        order = np.concatenate((np.flatnonzero(zero), np.flatnonzero(~zero)))
-        cur = cur[order]
-        pos = pos[order]
-        acc = acc[order]
-    out = np.empty(n, dtype=np.int64)
-    out[pos] = acc
+        np.cumsum(bit, out=ones)
+        ones -= bit  # ones strictly before each element
+        n_zero = n - int(ones[-1] + bit[-1])
+        # ones before the start of each run (ones is non-decreasing: a running max spreads it)
+        np.multiply(ones, starts, out=tmp)
+        np.maximum.accumulate(tmp, out=tmp)
+        np.subtract(ones, tmp, out=tmp)
+        np.subtract(1, bit, out=dest)
+        tmp *= dest
+        acc += tmp
+        # stable partition, zeros first: a zero keeps rank i - ones, a one goes to n_zero + ones
+        np.subtract(ar, ones, out=dest)
+        ones += n_zero
+        np.copyto(dest, ones, where=bit.astype(bool))
+        moved = np.empty_like(cur)
+        moved[dest] = cur
+        cur = moved
+        moved = np.empty_like(acc)
+        moved[dest] = acc
+        acc = moved
+    # values are distinct in [0, n): cur[k] is the value of the element whose count is acc[k]
+    where = np.empty(n, dtype=np.int64)
+    where[values] = np.arange(n)
+    out[where[cur]] = acc
     return out
 
 
@@ -144,7 +167,7 @@ def stack_distances(keys) -> np.ndarray:
 
     ``d(i)`` is the number of distinct *other* keys accessed since the previous access to ``keys[i]``;
     a first access gets :data:`COLD`. Access ``i`` hits in a unit-size LRU cache of capacity ``C`` iff
-    ``d(i) < C``. Keys may be any integers (int64 range); they are remapped to dense ids internally.
+    ``d(i) < C``. Keys may be any integers (int64 range).
 
     >>> stack_distances([1, 2, 1, 3, 2, 2]).tolist()[2:]
     [1, 9223372036854775807, 2, 0]
@@ -153,18 +176,27 @@ def stack_distances(keys) -> np.ndarray:
     n = keys.size
     if n == 0:
         return np.empty(0, dtype=np.int64)
-    prev, _ = _previous_access(keys)
+    prev = _previous_access(keys)
     reuse = prev >= 0
-    # nxt(j): next access to the same key; last accesses get distinct values >= n (never reused)
-    nxt = np.arange(n, 2 * n, dtype=np.int64)
-    nxt[prev[reuse]] = np.flatnonzero(reuse)
-    n_bits = max(1, int(2 * n - 1).bit_length())
-    inv = _earlier_greater_counts(nxt, n_bits)
+    r = np.flatnonzero(reuse)  # accesses with a previous access, in time order
+    q = prev[r]  # their previous accesses: the accesses that have a next one (nxt(q[k]) = r[k])
+    out = np.full(n, COLD, dtype=np.int64)
+    if r.size == 0:
+        return out
+    # inv(p) = #{j < p : nxt(j) > nxt(p)} for p in q. Accesses without a next access (nxt = inf) are
+    # larger than every finite nxt: count them with a prefix sum; the rest is an inversion count over
+    # the accesses that have a next access, in time order, with nxt ranked by position among r.
+    has_next = np.zeros(n, dtype=bool)
+    has_next[q] = True
+    qs = np.flatnonzero(has_next)  # the accesses having a next one, in time order
+    nxt = np.empty(n, dtype=np.int64)
+    nxt[q] = np.arange(r.size)  # rank of nxt(q) among r: distinct values in [0, len(r))
+    no_next_before = np.cumsum(~has_next) - (~has_next)
+    inv = np.empty(n, dtype=np.int64)
+    inv[qs] = _earlier_greater_counts(nxt[qs]) + no_next_before[qs]
     # D(i): distinct keys among accesses 0 .. i-1
     distinct_before = np.cumsum(~reuse) - (~reuse)
-    out = np.full(n, COLD, dtype=np.int64)
-    r = np.flatnonzero(reuse)
-    out[r] = distinct_before[r] - 1 - inv[prev[r]]
+    out[r] = distinct_before[r] - 1 - inv[q]
     return out
 
 
