@@ -113,21 +113,24 @@ def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
     order; an element whose bit ``b`` is 0 is exceeded by exactly the earlier run members whose bit
     ``b`` is 1 (they agree above ``b``). Summing over levels counts every larger earlier value once,
     at the highest bit where the two differ. Each level is a few sequential passes: a cumulative sum,
-    a running maximum and the scatter of the stable partition.
+    a running maximum and the scatter of the stable partition (with ``intp`` indices, which numpy
+    scatters several times faster than ``int32`` ones that it must convert first).
     """
     n = values.size
     out = np.zeros(n, dtype=np.int64)
     if n < 2:
         return out
     n_bits = int(n - 1).bit_length()
-    dt = np.int32 if n < 2**31 - 1 else np.int64
+    dt = np.int32 if n < 2**31 - 1 else np.int64  # narrow lanes for the element-wise passes
     cur = values.astype(dt)
     acc = np.zeros(n, dtype=dt)
-    ar = np.arange(n, dtype=dt)
+    ar = np.arange(n, dtype=np.intp)
     bit = np.empty(n, dtype=dt)
     ones = np.empty(n, dtype=dt)
     tmp = np.empty(n, dtype=dt)
-    dest = np.empty(n, dtype=dt)
+    scratch = np.empty(n, dtype=dt)
+    dest = np.empty(n, dtype=np.intp)  # scatter indices in intp: numpy would convert narrower ones
+    jump = np.empty(n, dtype=np.intp)
     starts = np.empty(n, dtype=bool)
     starts[0] = True
     for b in range(n_bits - 1, -1, -1):
@@ -142,13 +145,16 @@ def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
         np.multiply(ones, starts, out=tmp)
         np.maximum.accumulate(tmp, out=tmp)
         np.subtract(ones, tmp, out=tmp)
-        np.subtract(1, bit, out=dest)
-        tmp *= dest
+        np.multiply(tmp, bit, out=scratch)
+        tmp -= scratch  # keep only elements whose bit is 0
         acc += tmp
-        # stable partition, zeros first: a zero keeps rank i - ones, a one goes to n_zero + ones
+        # stable partition, zeros first: a zero goes to i - ones, a one to n_zero + ones
         np.subtract(ar, ones, out=dest)
-        ones += n_zero
-        np.copyto(dest, ones, where=bit.astype(bool))
+        np.multiply(ones, 2, out=jump)
+        jump += n_zero
+        jump -= ar
+        jump *= bit
+        dest += jump
         moved = np.empty_like(cur)
         moved[dest] = cur
         cur = moved
