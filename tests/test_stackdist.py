@@ -119,6 +119,14 @@ def test_random_longer_trace_all_sizes():
     np.testing.assert_array_equal(got, [brute_lru_hits(keys, int(c)) for c in sizes])
 
 
+def test_huge_sizes_need_no_huge_histogram():
+    keys = np.array([5, 6, 5, 7, 6])
+    got = lru_hit_counts(keys, np.array([0, 1, 2, 3, 10**15]))
+    assert got.tolist() == [brute_lru_hits(keys.tolist(), c) for c in (0, 1, 2, 3, 4)]
+    assert hit_counts_from_distances(np.array([COLD, COLD]), [10**18]).tolist() == [0]
+    assert hit_counts_from_distances(np.array([], dtype=np.int64), [3]).tolist() == [0]
+
+
 def test_sizes_shape_and_order_preserved():
     keys = np.array([1, 2, 1, 2, 3, 1])
     got = lru_hit_counts(keys, np.array([[3, 0], [1, 2]]))

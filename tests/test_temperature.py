@@ -122,6 +122,8 @@ def test_temperatures_extra_axes_vm_by_bin():
 def test_temperatures_need_epoch_axis():
     with pytest.raises(ValueError, match="epoch axis"):
         temperatures(np.int64(3))
+    with pytest.raises(ValueError, match="without adding or changing the epoch axis"):
+        temperatures(np.ones((5, 3)), np.ones((2, 1, 1)))
 
 
 # ----------------------------------------------------------------------------- G2-vFRM counters
@@ -150,6 +152,13 @@ def test_aged_counters_equal_loop(counts, period):
     np.testing.assert_array_equal(aged_counters(counts, period), expected)
 
 
+def test_aged_counters_and_scores_jit():
+    counts = np.array([[4, 1], [2, 0], [0, 0], [7, 3]])
+    np.testing.assert_array_equal(jax.jit(lambda c: aged_counters(c, 2))(counts), [[4, 1], [6, 1], [3, 0], [10, 3]])
+    scores = jax.vmap(lambda a: aged_scores(np.array([1.0, 0.0, 2.0]), a))(jnp.array([0.5, 1.0]))
+    np.testing.assert_allclose(scores, [[1.0, 0.5, 2.25], [1.0, 1.0, 3.0]], atol=1e-15)
+
+
 def test_aged_counters_errors():
     with pytest.raises(ValueError, match="period must be a positive int"):
         aged_counters(np.ones((3, 2), int), period=0)
@@ -169,6 +178,8 @@ def test_aged_scores_hand_case():
     curr = np.array([1.0, 0.0, 2.0, 0.0])
     # S0 = 1, S1 = 0.5, S2 = 0.25 + 2 = 2.25, S3 = 1.125
     np.testing.assert_allclose(aged_scores(curr, 0.5), [1.0, 0.5, 2.25, 1.125], rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="wet_mig of shape"):
+        aged_scores(curr, 0.5, wet_mig=np.ones((2, 4)), mig_cost=1.0)
     # with a migration penalty and a starting history of 4
     got = aged_scores(curr, 0.5, wet_mig=2.0, mig_cost=np.array([0.5, 0.0, 0.0, 1.0]), initial=4.0)
     # S0 = 2 + 1 - 1 = 2, S1 = 1, S2 = 0.5 + 2 = 2.5, S3 = 1.25 - 2 = -0.75

@@ -219,9 +219,10 @@ def hit_counts_from_distances(distances, sizes) -> np.ndarray:
     if d.size and d.min() < 0:
         raise ValueError("distances must be >= 0 (use COLD for accesses that never hit)")
     cap = int(sizes.max())
-    hist = np.bincount(np.minimum(d, cap).astype(np.int64), minlength=cap + 1)
-    cum = np.concatenate(([0], np.cumsum(hist)))  # cum[C] = #{d < C}
-    return cum[sizes].astype(np.int64)
+    small = d[d < cap].astype(np.int64)  # the only distances that hit at some requested size
+    hist = np.bincount(small)  # length max(small) + 1, never more than the distances seen
+    cum = np.concatenate(([0], np.cumsum(hist)))  # cum[C] = #{d < C} for C <= len(hist)
+    return cum[np.minimum(sizes, hist.size)].astype(np.int64)
 
 
 def lru_hit_counts(keys, sizes) -> np.ndarray:

@@ -123,6 +123,11 @@ def temperatures(counts, lam=1.0, n_epochs: int = N_EPOCHS_PAPER):
     counts = jnp.asarray(counts)
     if counts.ndim < 1:
         raise ValueError("counts must have an epoch axis (axis 0): shape (n_epochs_in_trace, ...)")
+    shape = jnp.broadcast_shapes(counts.shape, jnp.shape(lam))
+    if len(shape) != counts.ndim or shape[0] != counts.shape[0]:
+        raise ValueError(
+            f"lam of shape {jnp.shape(lam)} must broadcast against counts of shape {counts.shape} without "
+            "adding or changing the epoch axis 0 (use jax.vmap over lam for a batch of λ values)")
     return _temperatures(counts, lam, n_epochs)
 
 
@@ -191,6 +196,10 @@ def aged_scores(curr_cap_score, aging_factor, wet_mig=0.0, mig_cost=0.0, initial
     if x.ndim < 1:
         raise ValueError("curr_cap_score must have an epoch axis (axis 0)")
     drive = x - jnp.asarray(wet_mig, jnp.float64) * jnp.broadcast_to(jnp.asarray(mig_cost, jnp.float64), x.shape)
+    if drive.ndim != x.ndim or drive.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"wet_mig of shape {jnp.shape(wet_mig)} must broadcast against one epoch of curr_cap_score "
+            f"(shape {x.shape[1:]}) without adding axes in front of the epoch axis")
     a = jnp.asarray(aging_factor, jnp.float64)
     s0 = jnp.broadcast_to(jnp.asarray(initial, jnp.float64), jnp.broadcast_shapes(x.shape[1:], a.shape))
     return _aged_scores(drive, a, s0)
