@@ -121,16 +121,15 @@ def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
     if n < 2:
         return out
     n_bits = int(n - 1).bit_length()
-    dt = np.int32 if n < 2**31 - 1 else np.int64  # narrow lanes for the element-wise passes
+    dt = np.int32 if n < 2**29 else np.int64  # narrow lanes; 3n must fit for the partition arithmetic
     cur = values.astype(dt)
     acc = np.zeros(n, dtype=dt)
-    ar = np.arange(n, dtype=np.intp)
+    ar = np.arange(n, dtype=dt)
     bit = np.empty(n, dtype=dt)
     ones = np.empty(n, dtype=dt)
     tmp = np.empty(n, dtype=dt)
     scratch = np.empty(n, dtype=dt)
     dest = np.empty(n, dtype=np.intp)  # scatter indices in intp: numpy would convert narrower ones
-    jump = np.empty(n, dtype=np.intp)
     starts = np.empty(n, dtype=bool)
     starts[0] = True
     for b in range(n_bits - 1, -1, -1):
@@ -148,13 +147,15 @@ def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
         np.multiply(tmp, bit, out=scratch)
         tmp -= scratch  # keep only elements whose bit is 0
         acc += tmp
-        # stable partition, zeros first: a zero goes to i - ones, a one to n_zero + ones
-        np.subtract(ar, ones, out=dest)
-        np.multiply(ones, 2, out=jump)
-        jump += n_zero
-        jump -= ar
-        jump *= bit
-        dest += jump
+        # stable partition, zeros first: a zero goes to i - ones, a one to n_zero + ones, i.e.
+        # dest = (i - ones) + bit * (n_zero + 2 ones - i), in narrow lanes, then widened to intp
+        np.subtract(ar, ones, out=tmp)
+        np.add(ones, ones, out=scratch)
+        scratch += n_zero
+        scratch -= ar
+        scratch *= bit
+        tmp += scratch
+        dest[...] = tmp
         moved = np.empty_like(cur)
         moved[dest] = cur
         cur = moved
