@@ -19,6 +19,7 @@ from tieringlab.models.temperature import (
     cooling_factors_exact,
     heat,
     perf_score,
+    temperature_from_history,
     temperatures,
 )
 
@@ -117,6 +118,18 @@ def test_temperatures_extra_axes_vm_by_bin():
     got = np.asarray(temperatures(counts, lam))
     for v in range(2):
         np.testing.assert_allclose(got[:, v, :], loop_temperatures(counts[:, v, :], lam[v, 0], 8), rtol=1e-12)
+
+
+def test_temperature_from_history_equals_rows():
+    rng = np.random.default_rng(2)
+    counts = rng.integers(0, 30, (20, 4))
+    lam = np.array([1.0, 2.0, 0.5, 3.0])
+    t = np.asarray(temperatures(counts, lam))
+    for i in (8, 13, 19):
+        recent = counts[i - 8:i][::-1]  # M_{i-1}, ..., M_{i-8}
+        np.testing.assert_allclose(temperature_from_history(recent, lam), t[i], rtol=1e-12)
+    with pytest.raises(ValueError, match="n_epochs must be an even integer"):
+        temperature_from_history(counts[:5])
 
 
 def test_temperatures_need_epoch_axis():

@@ -31,6 +31,7 @@ __all__ = [
     "cooling_factors_exact",
     "heat",
     "temperatures",
+    "temperature_from_history",
     "aged_counters",
     "perf_score",
     "aged_scores",
@@ -129,6 +130,21 @@ def temperatures(counts, lam=1.0, n_epochs: int = N_EPOCHS_PAPER):
             f"lam of shape {jnp.shape(lam)} must broadcast against counts of shape {counts.shape} without "
             "adding or changing the epoch axis 0 (use jax.vmap over lam for a batch of λ values)")
     return _temperatures(counts, lam, n_epochs)
+
+
+def temperature_from_history(recent_counts, lam=1.0):
+    """vFRM Eq. 1 for one epoch from the last ``N`` epochs' counts, for use inside a policy's scan.
+
+    ``recent_counts[j - 1, ...]`` is ``M_{i-j}``, most recent epoch first (``j = 1 .. N``, so ``N`` is
+    ``recent_counts.shape[0]``, an even int ``>= 6``); returns ``T_i = sum_j λ M_{i-j} C_j`` with
+    the shape of one epoch (broadcast with ``lam``). Equals row ``i`` of :func:`temperatures`.
+    """
+    h = jnp.asarray(recent_counts)
+    if h.ndim < 1:
+        raise ValueError("recent_counts must have the N past epochs on axis 0, most recent first")
+    c = jnp.asarray(cooling_factors(h.shape[0]))
+    # H is linear and λ does not depend on j: sum_j C_j H(M_{i-j}) = H(sum_j C_j M_{i-j})
+    return heat(jnp.tensordot(c, h.astype(jnp.float64), axes=1), lam)
 
 
 def aged_counters(counts, period: int = 1):
