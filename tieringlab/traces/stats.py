@@ -161,9 +161,14 @@ def _epoch_unit_counts(ds, unit_bytes: int, period_s: float):
 
 
 def _n_periods(ds, period_s: float, duration_s: float | None) -> int:
-    dur = duration_s if duration_s is not None else float(ds.attrs.get("duration_s", 0.0)) or (
-        float(_arr(ds, "time").max()) if ds.sizes["request"] else 0.0)
-    return max(1, int(np.floor(dur / period_s)) + (0 if dur % period_s == 0 and dur > 0 else 1))
+    """Number of periods: ``ceil(duration / period_s)`` for a known duration (argument or the twins'
+    ``duration_s`` attr), else enough to hold the last request (``floor(t_max / period_s) + 1``).
+    Requests at or beyond the end are counted in the last period."""
+    dur = duration_s if duration_s is not None else float(ds.attrs.get("duration_s", 0.0) or 0.0)
+    if dur > 0:
+        return max(1, int(np.ceil(dur / period_s)))
+    t_max = float(_arr(ds, "time").max()) if ds.sizes["request"] else 0.0
+    return int(np.floor(t_max / period_s)) + 1
 
 
 def bins_per_epoch(ds, bin_bytes: int = BIN_BYTES, epoch_s: float = 300.0, *,
@@ -176,7 +181,10 @@ def bins_per_epoch(ds, bin_bytes: int = BIN_BYTES, epoch_s: float = 300.0, *,
     if ds.sizes["request"] == 0:
         counts = np.zeros(n_epochs, np.int64)
     else:
-        ep, _, _ = _epoch_unit_counts(ds, bin_bytes, epoch_s)
+        ep, key, _ = _epoch_unit_counts(ds, bin_bytes, epoch_s)
+        if ep.size and ep.max() >= n_epochs:  # requests at the very end: fold into the last epoch, once per bin
+            ep, key = np.minimum(ep, n_epochs - 1), key
+            ep = np.unique(ep * (int(key.max()) + 1) + key) // (int(key.max()) + 1)
         counts = np.bincount(ep, minlength=n_epochs)[:n_epochs]
     return xr.DataArray(counts, dims="epoch", coords={"time": ("epoch", np.arange(n_epochs) * float(epoch_s))},
                         name="accessed_bins", attrs={"bin_bytes": int(bin_bytes), "epoch_s": float(epoch_s),
