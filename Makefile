@@ -28,8 +28,9 @@ test: $(STAMP)
 data: $(STAMP)
 	$(BIN)/tieringlab data fetch
 
+# dvc runs each stage's command in a shell: put the venv first on PATH so `tieringlab` resolves there.
 reproduce: data
-	$(BIN)/dvc repro
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 	@echo "Claims ledger: results/REPORT.md (and results/report.csv)"
 
 report: $(STAMP)
