@@ -22,7 +22,7 @@ $(STAMP): requirements.lock pyproject.toml
 
 venv: $(STAMP)
 
-test: $(STAMP)
+test: data
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval-lax notebooks
 
 data: $(STAMP)
