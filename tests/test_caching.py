@@ -195,3 +195,13 @@ PINNED_HITS = {  # policy -> hits (requests all of whose pages hit) at 2 MB and 
 def test_pinned_hits_on_cloudphysics_prefix(cp_prefix, policy):
     out = caching.simulate(cp_prefix, policy, [2 << 20, 16 << 20])
     assert out.hits.values.tolist() == PINNED_HITS[policy]
+
+
+@settings(max_examples=25, deadline=None)
+@given(keys=keys_st, capacity=st.integers(1, 30), data=st.data())
+def test_lru_stack_distance_path_equals_scan(keys, capacity, data):
+    writes = np.array(data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys))))
+    hit, n_wb = caching.lru_counts(np.array(keys), [capacity, capacity + 3], writes)
+    scan_hit, scan_wb = caching.replay("lru", np.array(keys), [capacity, capacity + 3], writes)
+    np.testing.assert_array_equal(hit, scan_hit)
+    np.testing.assert_array_equal(n_wb, scan_wb.sum(axis=1))

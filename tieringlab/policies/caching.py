@@ -25,7 +25,8 @@ Implementation. ARC and CAR are sequential by nature: each is one jitted :func:`
 the page accesses whose carry is O(1)-per-step array state (keys remapped to dense ids ``0..U-1``;
 per-id list membership, doubly-linked-list ``prev``/``next`` arrays for T1/T2/B1/B2, reference bits
 for CAR's clocks, dirty bits), updated with ``.at[].set`` and run once per capacity. LRU uses
-the same machinery with one list. No Python loop runs per request.
+the same machinery with one list (:func:`replay`), and :func:`simulate` computes it without a
+scan from exact stack distances (:func:`lru_counts`). No Python loop runs per request.
 
 ARC framing. The adaptation step is the paper's: ``p <- min(p + max(|B2|/|B1|, 1), c)`` on a B1 hit and
 ``p <- max(p - max(|B1|/|B2|, 1), 0)`` on a B2 hit, with a real-valued ``p``. libcachesim 0.3.5 (the
@@ -45,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-__all__ = ["POLICIES", "PAGE_BYTES", "CachingParams", "hits", "page_accesses", "simulate", "replay"]
+__all__ = ["POLICIES", "PAGE_BYTES", "CachingParams", "hits", "lru_counts", "page_accesses", "simulate", "replay"]
 
 #: The policies this module implements.
 POLICIES = ("lru", "arc", "car")
@@ -391,6 +392,45 @@ def _bucket(n: int) -> int:
     return max(64, 1 << int(np.ceil(np.log2(max(n, 1)))))
 
 
+def lru_counts(keys, capacities, is_write=None) -> tuple[np.ndarray, np.ndarray]:
+    """LRU without a scan: ``(hit, n_dirty_evictions)`` from exact stack distances (Mattson et al.).
+
+    ``hit[k, t]`` = stack distance of access ``t`` < ``capacities[k]``
+    (:func:`tieringlab.models.stackdist.stack_distances`). A residency of a page (from the miss that
+    admits it to its last access before it leaves) ends by eviction iff the page's next access misses,
+    or, after its last access in the trace, iff at least ``c`` distinct other pages follow it; it
+    writes back iff a write falls inside it. Same results as :func:`replay` with ``"lru"``.
+    """
+    from tieringlab.models.stackdist import stack_distances
+
+    keys = np.asarray(keys)
+    caps = _capacities(capacities, "capacities")
+    w = np.zeros(keys.shape, bool) if is_write is None else np.asarray(is_write, bool)
+    if keys.size == 0:
+        return np.zeros((caps.size, 0), bool), np.zeros(caps.size, np.int64)
+    sd = np.asarray(stack_distances(keys))
+    hit = sd[None, :] < caps[:, None]
+    uniq, ids = np.unique(keys, return_inverse=True)
+    order = np.argsort(ids, kind="stable")  # accesses grouped by page, in time order
+    sid = ids[order]
+    last_of_page = np.r_[sid[1:] != sid[:-1], True]
+    # distinct pages accessed after a page's last access = pages whose last access comes later
+    last_idx = order[last_of_page]  # one per page, in page order
+    after = uniq.size - 1 - np.argsort(np.argsort(last_idx))
+    wo = w[order]
+    n_wb = np.zeros(caps.size, np.int64)
+    for k, c in enumerate(caps):  # a handful of sizes; whole-array work each
+        miss = ~hit[k][order]
+        seg = np.cumsum(miss) - 1  # the first access of a page is always a miss
+        dirty = np.bincount(seg, weights=wo, minlength=seg[-1] + 1) > 0
+        nxt_miss = np.r_[miss[1:], True]
+        ends = np.r_[seg[1:] != seg[:-1], True]
+        evicted = np.where(last_of_page, False, nxt_miss)
+        evicted[last_of_page] = after >= c
+        n_wb[k] = int((dirty[seg[ends & evicted]]).sum())
+    return hit, n_wb
+
+
 def hits(policy: str, keys, capacity: int) -> np.ndarray:
     """Plain mode: whether each access of unit-size integer ``keys`` hits a ``capacity``-unit cache.
 
@@ -455,14 +495,17 @@ def simulate(ds: xr.Dataset, policy: str, flash_bytes, params: CachingParams = C
     if np.any(caps < 1):
         raise ValueError(f"flash_bytes must hold at least one {params.page_bytes}-byte page; got {flash_bytes!r}")
     page, req, w = page_accesses(ds, params.page_bytes)
-    hit, wb = replay(policy, page, caps, w)
+    if policy == "lru":  # exact stack distances: no scan needed
+        hit, n_wb = lru_counts(page, caps, w)
+    else:
+        hit, wb = replay(policy, page, caps, w)
+        n_wb = wb.sum(axis=1)
     n_req = ds.sizes["request"]
     starts = np.flatnonzero(np.r_[True, req[1:] != req[:-1]]) if req.size else np.zeros(0, np.int64)
     request_hit = np.logical_and.reduceat(hit, starts, axis=1) if req.size else np.zeros((fb.size, 0), bool)
     r = ~w
     read_hit = (hit & r).sum(axis=1)
     read_miss = (~hit & r).sum(axis=1)
-    n_wb = wb.sum(axis=1)
     n_writes = int(w.sum())
     out = xr.Dataset(
         {
