@@ -54,7 +54,7 @@ def read_cloudphysics(path, n_requests=None) -> xr.Dataset:
 keys_st = st.lists(st.integers(0, 40), min_size=1, max_size=300)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(keys=keys_st, capacity=st.integers(1, 30))
 def test_lru_matches_libcachesim_and_ordereddict(keys, capacity):
     ours = caching.hits("lru", np.array(keys), capacity)
@@ -62,13 +62,13 @@ def test_lru_matches_libcachesim_and_ordereddict(keys, capacity):
     np.testing.assert_array_equal(ours, ordered_dict_lru(keys, capacity))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(keys=keys_st, capacity=st.integers(1, 30))
 def test_arc_matches_libcachesim(keys, capacity):
     np.testing.assert_array_equal(caching.hits("arc", np.array(keys), capacity), lcs_hits("arc", keys, capacity))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(keys=keys_st, capacity=st.integers(1, 30))
 def test_car_matches_paper_pseudocode(keys, capacity):
     np.testing.assert_array_equal(caching.hits("car", np.array(keys), capacity),
@@ -197,7 +197,7 @@ def test_pinned_hits_on_cloudphysics_prefix(cp_prefix, policy):
     assert out.hits.values.tolist() == PINNED_HITS[policy]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(keys=keys_st, capacity=st.integers(1, 30), data=st.data())
 def test_lru_stack_distance_path_equals_scan(keys, capacity, data):
     writes = np.array(data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys))))
