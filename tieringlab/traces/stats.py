@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES, _split_compact, split_arrays, unit_span
+from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES, _unit_keys, split_arrays, unit_span
 
 __all__ = ["volume_size", "working_set_size", "read_ratio", "reaccess_ratio", "reaccess_times",
            "lru_hit_ratio", "bins_per_epoch", "popularity_matrix", "bin_daily_counts", "arrival_counts",
@@ -57,15 +57,24 @@ def working_set_size(ds, page_bytes: int = PAGE_BYTES) -> int:
     """Distinct ``page_bytes`` pages touched times ``page_bytes`` (Table 1 "Working Set Size").
 
     Computed as the length of the union of the requests' page intervals: sort the intervals by first
-    page, carry the running maximum of their last pages (``np.maximum.accumulate``) and add only the
+    page (ties in any order), carry the running maximum of their last pages (``np.maximum.accumulate``) and add only the
     part of each interval beyond it. O(n log n) in requests, without expanding requests into pages.
     """
     first, count = unit_span(_arr(ds, "offset"), _arr(ds, "size"), page_bytes)
     if first.size == 0:
         return 0
-    order = np.argsort(first, kind="stable")
-    s = first[order]
-    e = s + count[order] - 1                                   # inclusive last page
+    bits = int(count.max() - 1).bit_length()
+    if first.min() >= 0 and int(first.max()) < 2 ** (62 - bits):
+        # one in-place sort of (first page, page count) packed in an int64: the order among intervals
+        # with the same first page does not change the union
+        packed = np.sort((first << bits) | (count - 1))
+        s = packed >> bits
+        e = s + (packed & ((1 << bits) - 1))                   # inclusive last page
+        del packed
+    else:
+        order = np.argsort(first, kind="stable")
+        s = first[order]
+        e = s + count[order] - 1                               # inclusive last page
     reach = np.maximum.accumulate(e)                           # furthest page covered so far
     prev_reach = np.concatenate(([s[0] - 1], reach[:-1]))
     new = np.maximum(0, e - np.maximum(s - 1, prev_reach))     # pages of this interval not yet covered
@@ -82,21 +91,24 @@ def _page_links(ds, page_bytes: int):
     """The shared first step of the page-level Table 1 statistics: split every request into its pages
     once, and link each page access to the previous access of the same page.
 
-    Returns ``(prev, request_index, starts)``: ``prev`` from
+    Returns ``(prev, starts, count)``: ``prev`` from
     :func:`tieringlab.models.stackdist._previous_access` (an LSD radix sort of the page keys, stable, so
-    requests stay in time order), the request of each page access, and each request's first position.
+    requests stay in time order), each request's first position among the page accesses and its number
+    of pages.
     """
     from tieringlab.models.stackdist import _previous_access  # noqa: PLC0415
 
-    keys, ridx, starts = _split_compact(_arr(ds, "offset"), _arr(ds, "size"), page_bytes)
+    first, count = unit_span(_arr(ds, "offset"), _arr(ds, "size"), page_bytes)
+    keys, starts = _unit_keys(first, count)
+    del first
     prev = _previous_access(keys)
     del keys
-    return prev, ridx, starts
+    return prev, starts, count
 
 
-def _reaccess_times_from_links(t, prev, ridx, starts) -> np.ndarray:
+def _reaccess_times_from_links(t, prev, starts, count) -> np.ndarray:
     """Per request: min over its pages of ``t[request] - t[request of the page's previous access]``."""
-    tu = t[ridx]
+    tu = np.repeat(t, count)                                     # each page access's request time
     gap = tu[prev]                                               # prev = -1 picks a value; masked below
     np.subtract(tu, gap, out=gap)
     del tu
@@ -115,8 +127,7 @@ def reaccess_times(ds, page_bytes: int = PAGE_BYTES) -> np.ndarray:
     t = _arr(ds, "time")
     if t.shape[0] == 0:
         return np.zeros(0)
-    prev, ridx, starts = _page_links(ds, page_bytes)
-    return _reaccess_times_from_links(t, prev, ridx, starts)
+    return _reaccess_times_from_links(t, *_page_links(ds, page_bytes))
 
 
 def _reaccess_ratio_from_gaps(gap, window_s: float, definition: str) -> float:
@@ -153,7 +164,7 @@ def lru_hit_ratio(ds, cache_bytes, line_bytes: int = PAGE_BYTES):
     n = ds.sizes["request"]
     if n == 0:
         return np.full(sizes_b.shape, np.nan)[()] if sizes_b.ndim else float("nan")
-    prev, _, starts = _page_links(ds, line_bytes)
+    prev, starts, _ = _page_links(ds, line_bytes)
     ratio = _lru_hits_from_links(prev, starts, lines) / n
     return float(ratio[0]) if sizes_b.ndim == 0 else ratio.reshape(sizes_b.shape)
 
@@ -274,7 +285,8 @@ def table1_row(ds, *, cache_bytes: int = TABLE1_CACHE_BYTES, line_bytes: int = P
 
     Sizes in bytes, ratios as fractions (the notebook converts to GB and %). The same numbers as the
     separate functions; the requests are split into pages and the previous access of every page is
-    found once, shared by the re-access ratio and the LRU hit ratio.
+    found once, shared by the re-access ratio, the LRU hit ratio and the working set (the page
+    accesses with no previous access are the distinct pages).
     """
     if reaccess_definition not in REACCESS_DEFINITIONS:
         raise ValueError(f"reaccess_definition must be one of {REACCESS_DEFINITIONS}, got {reaccess_definition!r}")
@@ -282,23 +294,27 @@ def table1_row(ds, *, cache_bytes: int = TABLE1_CACHE_BYTES, line_bytes: int = P
     if n == 0:
         lru = float(lru_hit_ratio(ds, cache_bytes, line_bytes))
         reacc = reaccess_ratio(ds, window_s, line_bytes, definition=reaccess_definition)
+        wss = working_set_size(ds, line_bytes)
     else:
         if int(cache_bytes) < 0:
             raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes!r}")
         # split into pages and link each page access to the previous one once, for both statistics
-        prev, ridx, starts = _page_links(ds, line_bytes)
-        gap = _reaccess_times_from_links(_arr(ds, "time"), prev, ridx, starts)
-        del ridx
+        prev, starts, count = _page_links(ds, line_bytes)
+        gap = _reaccess_times_from_links(_arr(ds, "time"), prev, starts, count)
+        del count
         reacc = _reaccess_ratio_from_gaps(gap, window_s, reaccess_definition)
         del gap
         lines = np.array([int(cache_bytes) // int(line_bytes)], dtype=np.int64)
         lru = float(_lru_hits_from_links(prev, starts, lines)[0] / n)
-        del prev, starts
+        del starts
+        # the working set: distinct pages = page accesses without a previous access to the same page
+        wss = int(np.count_nonzero(prev < 0)) * int(line_bytes)
+        del prev
     return {
         "name": ds.attrs.get("name", ""),
         "n_requests": n,
         "volume_size": volume_size(ds),
-        "working_set_size": working_set_size(ds, line_bytes),
+        "working_set_size": wss,
         "lru_hit_ratio": lru,
         "reaccess_ratio": reacc,
         "read_ratio": read_ratio(ds),
