@@ -106,8 +106,9 @@ def _previous_access(keys: np.ndarray) -> np.ndarray:
     del u
     same = ks[1:] == ks[:-1]
     del ks
-    prev = np.full(n, -1, dtype=np.intp)
-    prev[order[1:][same]] = order[:-1][same]
+    prev = np.empty(n, dtype=np.intp)
+    prev[order[0]] = -1
+    prev[order[1:]] = np.where(same, order[:-1], -1)  # one full scatter: cheaper than compressing twice
     return prev
 
 
@@ -119,9 +120,9 @@ def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarra
     ``values >> (b + 1)``, so each prefix is one contiguous run in original order; an element whose bit
     ``b`` is 0 is exceeded by exactly the earlier run members whose bit ``b`` is 1 (they agree above
     ``b``). Summing over levels counts every larger earlier value once, at the highest bit where the two
-    differ. Each level is a few sequential passes: the run starts, an exclusive cumulative sum of the
-    bit, the spread of the ones before each run start (``np.repeat`` while there are few runs, a running
-    maximum once they are many: numpy's ``maximum.accumulate`` is several times slower than a
+    differ. Each level is a few sequential passes: the run starts (while runs are few, their positions
+    follow from the run sizes alone), an exclusive cumulative sum of the bit, the spread of the ones
+    before each run start (``np.repeat`` while there are few runs, a running maximum once they are many: numpy's ``maximum.accumulate`` is several times slower than a
     ``cumsum``), and the scatter of the stable partition (with ``intp`` indices, which numpy scatters
     several times faster than ``int32`` ones that it must convert first). Multiplying by the bit is
     used instead of masked (``where=``) ufuncs, which measured an order of magnitude slower.
@@ -142,24 +143,34 @@ def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarra
         starts = np.empty(m, dtype=bool)
         starts[0] = True
         ones[0] = 0
+        run_order = np.zeros(1, dtype=np.int64)  # the prefixes in their order in the arrangement
         for b in range(n_bits - 1, -1, -1):
-            np.right_shift(cur, b + 1, out=tmp)  # the prefix above bit b: one run per value
-            np.not_equal(tmp[1:], tmp[:-1], out=starts[1:])
+            n_runs = ((m - 1) >> (b + 1)) + 1  # values are 0 .. m-1: every prefix below this occurs
+            few = n_runs <= m >> 4
+            if few:
+                # the stable partitions put prefix 2Q (bit b+1 = 0) of every earlier run Q first, then
+                # every 2Q + 1; a prefix P holds min(2^(b+1), m - P 2^(b+1)) values: the runs' positions
+                # follow without reading the m-element arrays
+                if b < n_bits - 1:
+                    run_order = np.concatenate((2 * run_order, 2 * run_order + 1))
+                    run_order = run_order[run_order < n_runs]
+                lengths = np.minimum(1 << (b + 1), m - (run_order << (b + 1)))
+                first = np.cumsum(lengths) - lengths
+            else:
+                np.right_shift(cur, b + 1, out=tmp)  # the prefix above bit b: one run per value
+                np.not_equal(tmp[1:], tmp[:-1], out=starts[1:])
             np.right_shift(cur, b, out=bit)
             np.bitwise_and(bit, 1, out=bit)
             np.cumsum(bit[:-1], out=ones[1:])  # ones strictly before each element
             n_zero = m - int(ones[-1]) - int(bit[-1])
             # ones before the start of each run (ones is non-decreasing): spread the value at each run
             # start over its run, by np.repeat while runs are long (few), else by a running maximum
-            first = np.flatnonzero(starts)
-            if first.size <= m >> 4:
-                lengths = np.diff(first, append=m)
+            if few:
                 tmp[...] = np.repeat(ones[first], lengths)
-                del lengths
+                del lengths, first
             else:
                 np.multiply(ones, starts, out=tmp)
                 np.maximum.accumulate(tmp, out=tmp)
-            del first
             np.subtract(ones, tmp, out=tmp)
             np.multiply(tmp, bit, out=scratch)
             tmp -= scratch  # keep only elements whose bit is 0
