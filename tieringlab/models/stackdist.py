@@ -175,12 +175,11 @@ def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarra
             np.multiply(tmp, bit, out=scratch)
             tmp -= scratch  # keep only elements whose bit is 0
             acc += tmp
-            # stable partition, zeros first: a zero goes to i - ones, a one to n_zero + ones, i.e.
-            # dest = (i - ones) + bit * (n_zero + 2 ones - i), in narrow lanes, then widened to intp
+            # stable partition, zeros first: a zero goes to z = i - ones, a one to n_zero + ones, i.e.
+            # dest = z + bit * (n_zero + ones - z), in narrow lanes, then widened to intp
             np.subtract(ar, ones, out=tmp)
-            np.add(ones, ones, out=scratch)
-            scratch += n_zero
-            scratch -= ar
+            np.add(ones, n_zero, out=scratch)
+            scratch -= tmp
             scratch *= bit
             tmp += scratch
             dest[...] = tmp
