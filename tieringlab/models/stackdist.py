@@ -143,6 +143,8 @@ def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarra
         starts = np.empty(m, dtype=bool)
         starts[0] = True
         ones[0] = 0
+        cur_spare = np.empty_like(cur)
+        acc_spare = np.empty_like(acc)
         run_order = np.zeros(1, dtype=np.int64)  # the prefixes in their order in the arrangement
         for b in range(n_bits - 1, -1, -1):
             n_runs = ((m - 1) >> (b + 1)) + 1  # values are 0 .. m-1: every prefix below this occurs
@@ -183,13 +185,12 @@ def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarra
             scratch *= bit
             tmp += scratch
             dest[...] = tmp
-            moved = np.empty_like(cur)
-            moved[dest] = cur
-            cur = moved
-            moved = np.empty_like(acc)
-            moved[dest] = acc
-            acc = moved
-            del moved
+            # scatter into the spare buffers and swap (no fresh allocation, so no page faults, per level)
+            cur_spare[dest] = cur
+            cur, cur_spare = cur_spare, cur
+            acc_spare[dest] = acc
+            acc, acc_spare = acc_spare, acc
+        del cur_spare, acc_spare, ar, bit, ones, tmp, scratch, dest, starts
     res = np.empty(m, dtype=dt)
     res[cur] = acc  # values are distinct in [0, m): cur[k] is the value of the element with acc[k]
     return res
