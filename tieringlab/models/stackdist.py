@@ -217,11 +217,10 @@ def _distances_from_previous(prev: np.ndarray) -> np.ndarray:
     comes back indexed by ``v``, and ``d(r[v]) = D(r[v]) - 1 - inv(q[v])``.
     """
     n = prev.size
-    out = np.full(n, COLD, dtype=np.int64)
     r = np.flatnonzero(prev >= 0)  # accesses with a previous access, in time order
     m = r.size
     if m == 0:
-        return out
+        return np.full(n, COLD, dtype=np.int64)
     dt = np.int32 if n < 2**31 - 1 else np.int64
     nxt = np.full(n, -1, dtype=dt)
     nxt[prev[r]] = np.arange(m, dtype=dt)  # rank of nxt(q) among r: distinct values in [0, m)
@@ -236,6 +235,8 @@ def _distances_from_previous(prev: np.ndarray) -> np.ndarray:
     d = r - np.arange(m, dtype=r.dtype)  # D(r[v]): distinct keys before r[v]
     d -= 1
     d -= inv
+    del inv
+    out = np.full(n, COLD, dtype=np.int64)  # allocated last: the peak memory is in the levels above
     out[r] = d
     return out
 
