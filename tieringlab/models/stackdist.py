@@ -120,13 +120,15 @@ def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarra
     ``values >> (b + 1)``, so each prefix is one contiguous run in original order; an element whose bit
     ``b`` is 0 is exceeded by exactly the earlier run members whose bit ``b`` is 1 (they agree above
     ``b``). Summing over levels counts every larger earlier value once, at the highest bit where the two
-    differ. Each level is a few sequential passes: the run starts (while runs are few, their positions
-    follow from the run sizes alone), an exclusive cumulative sum of the bit, the spread of the ones
-    before each run start (``np.repeat`` while there are few runs, a running maximum once they are many: numpy's ``maximum.accumulate`` is several times slower than a
-    ``cumsum``), and the scatter of the stable partition (with ``intp`` indices, which numpy scatters
-    several times faster than ``int32`` ones that it must convert first). Multiplying by the bit is
-    used instead of masked (``where=``) ufuncs, which measured an order of magnitude slower.
-    The result is returned indexed by value, which is how :func:`_distances_from_previous` needs it.
+    differ. Each level is a few sequential passes: the run starts (while runs are few, at most m/16,
+    their positions follow from the run sizes alone), an exclusive cumulative sum of the bit, the
+    spread of the ones before each run start (``np.repeat`` while runs are few, a running maximum once
+    they are many: numpy's ``maximum.accumulate`` is several times slower than a ``cumsum`` or a
+    ``repeat`` of long runs), and the scatter of the stable partition into spare buffers (with ``intp``
+    indices, which numpy scatters several times faster than ``int32`` ones that it must convert
+    first). Multiplying by the bit is used instead of masked (``where=``) ufuncs, which measured an
+    order of magnitude slower. The result is returned indexed by value, which is how
+    :func:`_distances_from_previous` needs it.
     """
     m = values.size
     dt = np.int32 if m < 2**29 else np.int64  # narrow lanes; 3m must fit for the partition arithmetic

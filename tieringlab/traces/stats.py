@@ -57,8 +57,9 @@ def working_set_size(ds, page_bytes: int = PAGE_BYTES) -> int:
     """Distinct ``page_bytes`` pages touched times ``page_bytes`` (Table 1 "Working Set Size").
 
     Computed as the length of the union of the requests' page intervals: sort the intervals by first
-    page (ties in any order), carry the running maximum of their last pages (``np.maximum.accumulate``) and add only the
-    part of each interval beyond it. O(n log n) in requests, without expanding requests into pages.
+    page (ties in any order), carry the running maximum of their last pages
+    (``np.maximum.accumulate``) and add only the part of each interval beyond it. O(n log n) in
+    requests, without expanding requests into pages.
     """
     first, count = unit_span(_arr(ds, "offset"), _arr(ds, "size"), page_bytes)
     if first.size == 0:
