@@ -246,3 +246,19 @@ def test_request_hits_on_cloudphysics_prefix(cloudphysics_path):
                 all_hit[r] = False
         assert o == int(all_hit.sum())
         assert o == brute_lru_request_hits(pages.tolist(), request_index.tolist(), int(c))
+
+
+def test_earlier_greater_counts_equal_brute_force():
+    # the wavelet levels spread run starts two ways (np.repeat for few runs, a running maximum for
+    # many); permutations of several lengths exercise both, and the levels' boundaries
+    from tieringlab.models.stackdist import _earlier_greater_counts
+
+    rng = np.random.default_rng(7)
+    for m in (1, 2, 3, 16, 17, 64, 257, 1000):
+        v = rng.permutation(m)
+        ref = [int(np.count_nonzero(v[:p] > v[p])) for p in range(m)]
+        got = _earlier_greater_counts(v)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, ref)
+    v = np.arange(500)[::-1].copy()  # fully decreasing: p earlier ones are all larger
+    np.testing.assert_array_equal(_earlier_greater_counts(v), np.arange(500))

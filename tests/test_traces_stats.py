@@ -149,3 +149,26 @@ def test_table1_row_on_cloudphysics(cloudphysics_path):
     k, _ = split_units(ds, 4096)
     assert row["working_set_size"] == np.unique(k).size * 4096
     assert 0.0 < row["lru_hit_ratio"] < 1.0 and 0.0 < row["reaccess_ratio"] <= 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(requests, st.sampled_from([512, 4096]), st.sampled_from(["among_reaccesses", "all_ios"]))
+def test_table1_row_equals_the_separate_statistics(reqs, line, definition):
+    # table1_row shares one page split and one previous-access pass among its columns: the numbers must
+    # be exactly those of the separate functions (and the working set that of the interval union).
+    ds = as_trace(reqs)
+    cache = 7 * line
+    row = stats.table1_row(ds, cache_bytes=cache, line_bytes=line, window_s=25.0, reaccess_definition=definition)
+    all_pages = {p for oo, ss in zip(ds["offset"].values, ds["size"].values) for p in pages_of(int(oo), int(ss), line)}
+    assert row["working_set_size"] == stats.working_set_size(ds, line) == len(all_pages) * line
+    assert row["lru_hit_ratio"] == stats.lru_hit_ratio(ds, cache, line) == pytest.approx(lru_reference(ds, 7, line))
+    got, ref = row["reaccess_ratio"], stats.reaccess_ratio(ds, 25.0, line, definition=definition)
+    assert (np.isnan(got) and np.isnan(ref)) or got == ref
+    assert row["volume_size"] == stats.volume_size(ds) and row["n_requests"] == len(reqs)
+
+
+def test_reaccess_times_hand_case():
+    # requests: pages {0,1} at t=0, page {1} at 5, pages {0,1,2} at 12, page {2} at 30
+    ds = trace([0, 5, 12, 30], [0, 4096, 0, 8192], [8192, 100, 3 * 4096, 1])
+    np.testing.assert_array_equal(stats.reaccess_times(ds), [np.inf, 5.0, 7.0, 18.0])
+    np.testing.assert_array_equal(stats.reaccess_times(trace([], [], [])), [])

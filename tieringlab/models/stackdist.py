@@ -79,93 +79,167 @@ def _as_sizes(sizes) -> np.ndarray:
 
 
 def _previous_access(keys: np.ndarray) -> np.ndarray:
-    """``prev[i]`` = index of the previous access to ``keys[i]`` (``-1`` if none).
+    """``prev[i]`` = index of the previous access to ``keys[i]`` (``-1`` if none), ``intp``.
 
     A stable sort of the keys orders accesses by (key, time), so consecutive entries of one key are
     (previous, current) pairs. The sort is an LSD radix sort on 16-bit digits of ``key - min(key)``
-    (numpy's stable argsort of ``uint16`` is a counting sort), one pass per 16 bits of the key range.
+    (numpy's stable argsort of ``uint16`` is a counting sort), one pass per 16 bits of the key range;
+    the digits are taken from 32-bit lanes when the key range fits (half the memory traffic).
     """
     n = keys.size
     u = keys.astype(np.int64, copy=False).view(np.uint64) ^ np.uint64(1 << 63)  # order-preserving
     u = u - u.min()
     span = int(u.max())
+    if span < 2**32:
+        u = u.astype(np.uint32)
     order = None
     shift = 0
     while True:
-        digit = ((u >> np.uint64(shift)) & np.uint64(0xFFFF)).astype(np.uint16)
+        digit = (u >> u.dtype.type(shift)).astype(np.uint16)  # astype keeps the low 16 bits
         order = np.argsort(digit, kind="stable") if order is None else order[
             np.argsort(digit[order], kind="stable")]
+        del digit
         shift += 16
         if shift >= 64 or span >> shift == 0:
             break
     ks = u[order]
+    del u
     same = ks[1:] == ks[:-1]
-    prev = np.full(n, -1, dtype=np.int64)
-    prev[order[1:][same]] = order[:-1][same]
+    del ks
+    prev = np.empty(n, dtype=np.intp)
+    prev[order[0]] = -1
+    prev[order[1:]] = np.where(same, order[:-1], -1)  # one full scatter: cheaper than compressing twice
     return prev
 
 
-def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
-    """``out[p] = #{j < p : values[j] > values[p]}`` for *distinct* ints in ``[0, len(values))``.
+def _earlier_greater_by_value(values: np.ndarray, acc0: np.ndarray) -> np.ndarray:
+    """``res[v] = acc0[p] + #{j < p : values[j] > v}`` where ``p`` is the position of value ``v``.
 
-    Wavelet-matrix levels, most significant bit first. Before level ``b`` the array is stably sorted by
-    the bit-reversed prefix ``values >> (b + 1)``, so each prefix is one contiguous run in original
-    order; an element whose bit ``b`` is 0 is exceeded by exactly the earlier run members whose bit
-    ``b`` is 1 (they agree above ``b``). Summing over levels counts every larger earlier value once,
-    at the highest bit where the two differ. Each level is a few sequential passes: a cumulative sum,
-    a running maximum and the scatter of the stable partition (with ``intp`` indices, which numpy
-    scatters several times faster than ``int32`` ones that it must convert first).
+    ``values`` must be a permutation of ``[0, len(values))``. Wavelet-matrix levels, most significant
+    bit first. Before level ``b`` the array is stably sorted by the bit-reversed prefix
+    ``values >> (b + 1)``, so each prefix is one contiguous run in original order; an element whose bit
+    ``b`` is 0 is exceeded by exactly the earlier run members whose bit ``b`` is 1 (they agree above
+    ``b``). Summing over levels counts every larger earlier value once, at the highest bit where the two
+    differ. Each level is a few sequential passes: the run starts (while runs are few, at most m/16,
+    their positions follow from the run sizes alone), an exclusive cumulative sum of the bit, the
+    spread of the ones before each run start (``np.repeat`` while runs are few, a running maximum once
+    they are many: numpy's ``maximum.accumulate`` is several times slower than a ``cumsum`` or a
+    ``repeat`` of long runs), and the scatter of the stable partition into spare buffers (with ``intp``
+    indices, which numpy scatters several times faster than ``int32`` ones that it must convert
+    first). Multiplying by the bit is used instead of masked (``where=``) ufuncs, which measured an
+    order of magnitude slower. The result is returned indexed by value, which is how
+    :func:`_distances_from_previous` needs it.
     """
-    n = values.size
-    out = np.zeros(n, dtype=np.int64)
-    if n < 2:
-        return out
-    n_bits = int(n - 1).bit_length()
-    dt = np.int32 if n < 2**29 else np.int64  # narrow lanes; 3n must fit for the partition arithmetic
+    m = values.size
+    dt = np.int32 if m < 2**29 else np.int64  # narrow lanes; 3m must fit for the partition arithmetic
     cur = values.astype(dt)
-    acc = np.zeros(n, dtype=dt)
-    ar = np.arange(n, dtype=dt)
-    bit = np.empty(n, dtype=dt)
-    ones = np.empty(n, dtype=dt)
-    tmp = np.empty(n, dtype=dt)
-    scratch = np.empty(n, dtype=dt)
-    dest = np.empty(n, dtype=np.intp)  # scatter indices in intp: numpy would convert narrower ones
-    starts = np.empty(n, dtype=bool)
-    starts[0] = True
-    for b in range(n_bits - 1, -1, -1):
-        np.right_shift(cur, b + 1, out=tmp)  # the prefix above bit b: one run per value
-        np.not_equal(tmp[1:], tmp[:-1], out=starts[1:])
-        np.right_shift(cur, b, out=bit)
-        np.bitwise_and(bit, 1, out=bit)
-        np.cumsum(bit, out=ones)
-        ones -= bit  # ones strictly before each element
-        n_zero = n - int(ones[-1] + bit[-1])
-        # ones before the start of each run (ones is non-decreasing: a running max spreads it)
-        np.multiply(ones, starts, out=tmp)
-        np.maximum.accumulate(tmp, out=tmp)
-        np.subtract(ones, tmp, out=tmp)
-        np.multiply(tmp, bit, out=scratch)
-        tmp -= scratch  # keep only elements whose bit is 0
-        acc += tmp
-        # stable partition, zeros first: a zero goes to i - ones, a one to n_zero + ones, i.e.
-        # dest = (i - ones) + bit * (n_zero + 2 ones - i), in narrow lanes, then widened to intp
-        np.subtract(ar, ones, out=tmp)
-        np.add(ones, ones, out=scratch)
-        scratch += n_zero
-        scratch -= ar
-        scratch *= bit
-        tmp += scratch
-        dest[...] = tmp
-        moved = np.empty_like(cur)
-        moved[dest] = cur
-        cur = moved
-        moved = np.empty_like(acc)
-        moved[dest] = acc
-        acc = moved
-    # values are distinct in [0, n): cur[k] is the value of the element whose count is acc[k]
-    where = np.empty(n, dtype=np.int64)
-    where[values] = np.arange(n)
-    out[where[cur]] = acc
+    acc = acc0.astype(dt)
+    if m >= 2:
+        n_bits = int(m - 1).bit_length()
+        ar = np.arange(m, dtype=dt)
+        bit = np.empty(m, dtype=dt)
+        ones = np.empty(m, dtype=dt)
+        tmp = np.empty(m, dtype=dt)
+        scratch = np.empty(m, dtype=dt)
+        dest = np.empty(m, dtype=np.intp)
+        starts = np.empty(m, dtype=bool)
+        starts[0] = True
+        ones[0] = 0
+        cur_spare = np.empty_like(cur)
+        acc_spare = np.empty_like(acc)
+        run_order = np.zeros(1, dtype=np.int64)  # the prefixes in their order in the arrangement
+        for b in range(n_bits - 1, -1, -1):
+            n_runs = ((m - 1) >> (b + 1)) + 1  # values are 0 .. m-1: every prefix below this occurs
+            few = n_runs <= m >> 4
+            if few:
+                # the stable partitions put prefix 2Q (bit b+1 = 0) of every earlier run Q first, then
+                # every 2Q + 1; a prefix P holds min(2^(b+1), m - P 2^(b+1)) values: the runs' positions
+                # follow without reading the m-element arrays
+                if b < n_bits - 1:
+                    run_order = np.concatenate((2 * run_order, 2 * run_order + 1))
+                    run_order = run_order[run_order < n_runs]
+                lengths = np.minimum(1 << (b + 1), m - (run_order << (b + 1)))
+                first = np.cumsum(lengths) - lengths
+            else:
+                np.right_shift(cur, b + 1, out=tmp)  # the prefix above bit b: one run per value
+                np.not_equal(tmp[1:], tmp[:-1], out=starts[1:])
+            np.right_shift(cur, b, out=bit)
+            np.bitwise_and(bit, 1, out=bit)
+            np.cumsum(bit[:-1], out=ones[1:])  # ones strictly before each element
+            n_zero = m - int(ones[-1]) - int(bit[-1])
+            # ones before the start of each run (ones is non-decreasing): spread the value at each run
+            # start over its run, by np.repeat while runs are long (few), else by a running maximum
+            if few:
+                tmp[...] = np.repeat(ones[first], lengths)
+                del lengths, first
+            else:
+                np.multiply(ones, starts, out=tmp)
+                np.maximum.accumulate(tmp, out=tmp)
+            np.subtract(ones, tmp, out=tmp)
+            np.multiply(tmp, bit, out=scratch)
+            tmp -= scratch  # keep only elements whose bit is 0
+            acc += tmp
+            # stable partition, zeros first: a zero goes to z = i - ones, a one to n_zero + ones, i.e.
+            # dest = z + bit * (n_zero + ones - z), in narrow lanes, then widened to intp
+            np.subtract(ar, ones, out=tmp)
+            np.add(ones, n_zero, out=scratch)
+            scratch -= tmp
+            scratch *= bit
+            tmp += scratch
+            dest[...] = tmp
+            # scatter into the spare buffers and swap (no fresh allocation, so no page faults, per level)
+            cur_spare[dest] = cur
+            cur, cur_spare = cur_spare, cur
+            acc_spare[dest] = acc
+            acc, acc_spare = acc_spare, acc
+        del cur_spare, acc_spare, ar, bit, ones, tmp, scratch, dest, starts
+    res = np.empty(m, dtype=dt)
+    res[cur] = acc  # values are distinct in [0, m): cur[k] is the value of the element with acc[k]
+    return res
+
+
+def _earlier_greater_counts(values: np.ndarray) -> np.ndarray:
+    """``out[p] = #{j < p : values[j] > values[p]}`` (int64) for *distinct* ints in ``[0, len(values))``.
+
+    See :func:`_earlier_greater_by_value` for the wavelet-matrix levels.
+    """
+    values = np.asarray(values)
+    by_value = _earlier_greater_by_value(values, np.zeros(values.size, dtype=np.int64))
+    return by_value[values].astype(np.int64)
+
+
+def _distances_from_previous(prev: np.ndarray) -> np.ndarray:
+    """Stack distances (int64, ``COLD`` for first accesses) from the previous-access links ``prev``.
+
+    With ``r`` the accesses that have a previous one (time order) and ``q = prev[r]``, the access
+    ``q[v]`` has next access ``r[v]``, so ``v`` is the rank of ``nxt(q[v])`` among ``r``. Then
+    ``D(r[v]) = r[v] - v`` (every earlier access that is not a reuse brings a new key) and the
+    accesses before ``q[v]`` without a next access number ``q[v] - k`` where ``k`` is the position of
+    ``q[v]`` among the accesses that have a next one: that count seeds the inversion count, which
+    comes back indexed by ``v``, and ``d(r[v]) = D(r[v]) - 1 - inv(q[v])``.
+    """
+    n = prev.size
+    r = np.flatnonzero(prev >= 0)  # accesses with a previous access, in time order
+    m = r.size
+    if m == 0:
+        return np.full(n, COLD, dtype=np.int64)
+    dt = np.int32 if n < 2**31 - 1 else np.int64
+    nxt = np.full(n, -1, dtype=dt)
+    nxt[prev[r]] = np.arange(m, dtype=dt)  # rank of nxt(q) among r: distinct values in [0, m)
+    has_next = nxt >= 0
+    qs = np.flatnonzero(has_next)  # the accesses having a next one, in time order
+    del has_next
+    vals = nxt[qs]
+    del nxt
+    qs -= np.arange(m, dtype=qs.dtype)  # accesses before qs[k] without a next one: qs[k] - k
+    inv = _earlier_greater_by_value(vals, qs)
+    del vals, qs
+    d = r - np.arange(m, dtype=r.dtype)  # D(r[v]): distinct keys before r[v]
+    d -= 1
+    d -= inv
+    del inv
+    out = np.full(n, COLD, dtype=np.int64)  # allocated last: the peak memory is in the levels above
+    out[r] = d
     return out
 
 
@@ -183,28 +257,7 @@ def stack_distances(keys) -> np.ndarray:
     n = keys.size
     if n == 0:
         return np.empty(0, dtype=np.int64)
-    prev = _previous_access(keys)
-    reuse = prev >= 0
-    r = np.flatnonzero(reuse)  # accesses with a previous access, in time order
-    q = prev[r]  # their previous accesses: the accesses that have a next one (nxt(q[k]) = r[k])
-    out = np.full(n, COLD, dtype=np.int64)
-    if r.size == 0:
-        return out
-    # inv(p) = #{j < p : nxt(j) > nxt(p)} for p in q. Accesses without a next access (nxt = inf) are
-    # larger than every finite nxt: count them with a prefix sum; the rest is an inversion count over
-    # the accesses that have a next access, in time order, with nxt ranked by position among r.
-    has_next = np.zeros(n, dtype=bool)
-    has_next[q] = True
-    qs = np.flatnonzero(has_next)  # the accesses having a next one, in time order
-    nxt = np.empty(n, dtype=np.int64)
-    nxt[q] = np.arange(r.size)  # rank of nxt(q) among r: distinct values in [0, len(r))
-    no_next_before = np.cumsum(~has_next) - (~has_next)
-    inv = np.empty(n, dtype=np.int64)
-    inv[qs] = _earlier_greater_counts(nxt[qs]) + no_next_before[qs]
-    # D(i): distinct keys among accesses 0 .. i-1
-    distinct_before = np.cumsum(~reuse) - (~reuse)
-    out[r] = distinct_before[r] - 1 - inv[q]
-    return out
+    return _distances_from_previous(_previous_access(keys))
 
 
 def hit_counts_from_distances(distances, sizes) -> np.ndarray:

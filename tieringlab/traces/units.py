@@ -2,8 +2,8 @@
 of its units are in flash): 4 KB pages (cache lines), 1 MB bins (vFRM's migration unit, Sec. 4) and
 1 GB sub-LUNs (OTF-AST).
 
-Everything is vectorized: ``np.repeat`` of each request's first unit and a running index within each
-request (an ``arange`` minus the repeated start of each request's run), no loop over requests.
+Everything is vectorized: a cumulative sum of the steps between consecutive units (1 inside a request,
+a jump at each request's first unit), no loop over requests.
 """
 
 from __future__ import annotations
@@ -32,13 +32,30 @@ def unit_span(offset, size, unit_bytes: int) -> tuple[np.ndarray, np.ndarray]:
 def split_arrays(offset, size, unit_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`split_units` on bare arrays: (unit_keys int64, request_index int64)."""
     first, count = unit_span(offset, size, unit_bytes)
-    n = first.shape[0]
-    total = int(count.sum())
-    request_index = np.repeat(np.arange(n, dtype=np.int64), count)
-    starts = np.cumsum(count) - count                      # position of each request's first unit
-    within = np.arange(total, dtype=np.int64) - np.repeat(starts, count)
-    unit_keys = np.repeat(first, count) + within
+    unit_keys, starts = _unit_keys(first, count)
+    request_index = np.zeros(unit_keys.shape[0], dtype=np.int64)
+    request_index[starts[1:]] = 1
+    np.cumsum(request_index, out=request_index)
     return unit_keys, request_index
+
+
+def _unit_keys(first, count) -> tuple[np.ndarray, np.ndarray]:
+    """(unit_keys int64, starts int64): every unit of every request, and each request's first position.
+
+    Consecutive units of one request differ by 1, and the first unit of request ``r`` follows the last
+    unit of request ``r - 1`` by ``first[r] - (first[r-1] + count[r-1] - 1)``: a cumulative sum of these
+    steps gives every key (cheaper than ``np.repeat`` for requests of a few units).
+    """
+    count = np.asarray(count, dtype=np.int64)
+    first = np.asarray(first, dtype=np.int64)
+    starts = np.cumsum(count) - count                      # position of each request's first unit
+    total = int(count.sum())
+    unit_keys = np.ones(total, dtype=np.int64)
+    if total:
+        unit_keys[0] = first[0]
+        unit_keys[starts[1:]] = first[1:] - (first[:-1] + count[:-1] - 1)
+        np.cumsum(unit_keys, out=unit_keys)
+    return unit_keys, starts
 
 
 def split_units(ds, unit_bytes: int) -> tuple[np.ndarray, np.ndarray]:
