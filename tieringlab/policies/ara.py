@@ -154,10 +154,10 @@ def chunk_jobs(arrivals: np.ndarray, delay: float, block: int):
 
 
 def _bucket(c: int) -> int:
-    """Round the number of blocks up to 8 sizes per octave, so that runs of similar length share one
-    compiled scan (the extra blocks are empty and change nothing; at most 12.5 % more steps)."""
-    if c <= 16:
-        return c
+    """Round the number of blocks up (powers of two up to 64, then 8 sizes per octave), so that runs of
+    similar length share one compiled scan (the extra blocks are empty and change nothing)."""
+    if c <= 64:
+        return 1 << int(np.ceil(np.log2(c)))
     step = 1 << (int(np.floor(np.log2(c))) - 3)
     return -(-c // step) * step
 
@@ -269,7 +269,8 @@ def _as_2d(x, name: str, n: int | None = None) -> np.ndarray:
 
 def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
              th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predicted_state=None,
-             u=None, block: int | None = None, buffer: int = 256) -> DispatchResult:
+             u=None, block: int | None = None, buffer: int = 256,
+             n_blocks: int | None = None) -> DispatchResult:
     """Dispatch jobs over ``n_sites`` FCFS sites under ``policy``; all per-job outputs (see module docstring).
 
     ``arrivals``/``services``: seconds, shape ``(n,)`` or ``(R, n)`` for R replications run in one
@@ -278,7 +279,8 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
     ``jax.random.split(key, R)[r]``. ``u``: per-job uniforms instead of ``key`` (tests).
     ``burst_state``: true burst state per job (``ara_opt``); ``predicted_state``: the on/off
     predictor's state per job (``ara_pred``; :func:`dispatch` computes it when not given).
-    ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial ring size L.
+    ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial ring size L;
+    ``n_blocks``: pad the scan to this many blocks (one compiled scan for many runs of similar size).
     """
     _check_policy(policy)
     if not isinstance(n_sites, (int, np.integer)) or n_sites < 1:
@@ -327,6 +329,10 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         raise ValueError(f"block must be a positive integer; got {block!r}")
     chunks = [chunk_jobs(a2[r], delay, B) for r in range(R)]
     C = _bucket(max(int(c[0][-1]) + 1 for c in chunks))
+    if n_blocks is not None:
+        if n_blocks < C:
+            raise ValueError(f"n_blocks={n_blocks} is less than the {C} blocks these jobs need")
+        C = int(n_blocks)
     a_blk = np.zeros((R, C, B))
     s_blk = np.zeros((R, C, B))
     u_blk = np.zeros((R, C, B))
