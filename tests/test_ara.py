@@ -108,7 +108,7 @@ def test_ring_buffer_regrows_and_stays_exact():
     # Strong herd: many jobs per window to one site; a 2-slot ring must be regrown, results unchanged.
     rng = np.random.default_rng(5)
     a, s = _jobs(rng, 300, mean_ia=0.02, mean_s=0.5)
-    got = ara.simulate(a, s, 4, "qlen", delay=1.0, buffer=16)
+    got = ara.simulate(a, s, 4, "qlen", delay=1.0, buffer=8)
     want, site = reference(list(a), list(s), 4, "qlen", [0.0] * len(a), delay=1.0)
     np.testing.assert_array_equal(np.asarray(got.response), want)
     d = a + want

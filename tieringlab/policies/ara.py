@@ -37,11 +37,12 @@ that share the window's view, so there is no maximum number of jobs per window. 
 operation on the shared stale view, and only the per-site Lindley recursion (``B`` scalar max/add
 steps, kept sequential so that the floating-point result is exact) walks the block.
 
-To count jobs in system at a refresh instant, each site keeps a ring buffer of the departure times
-of its last ``L`` jobs (FCFS departures are non-decreasing per site, so the buffer is sorted in
-ring order) and a head counter of jobs known to have left; at a refresh, a binary search over the
-ring advances the head. If a site ever has ``L`` jobs not known to have left, the run is repeated
-with ``L`` doubled (``buffer`` starts at 256), so the counts are always exact.
+To count jobs in system at a refresh instant ``t``, each site keeps a ring of the departure times
+of its last ``L`` jobs; every entry ``<= t`` has left (refresh instants only grow), so the view is
+``#{entries > t}``. An entry may be overwritten only when it has left by the current window's
+refresh instant; otherwise the run is repeated with ``L`` doubled (``buffer`` starts at 64), so the
+counts are always exact. Assignment and ring updates use dense compares (one-hot over sites), which
+batch well under ``jax.vmap`` over replications.
 """
 
 from __future__ import annotations
@@ -178,60 +179,46 @@ def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, *, n_sites:
                 use_rank: bool):
     """The scan over blocks for one replication. Shapes: ``(C, B)`` per job, ``(C,)`` per block."""
     N, L = n_sites, buf_len
-    n_search = int(np.ceil(np.log2(L + 1))) + 1
     sites = jnp.arange(N)
 
-    def refresh(head, ptr, buf, t):
-        # Jobs ``head .. ptr-1`` of each site are not yet known to have left; their departures sit in
-        # ring order and are non-decreasing (FCFS). Count how many are <= t by binary search.
-        lo = jnp.zeros(N, jnp.int64)
-        hi = ptr - head
-
-        def step(_, lh):
-            lo, hi = lh
-            mid = (lo + hi) // 2
-            v = buf[sites, (head + mid) % L]
-            go_right = (mid < hi) & (v <= t)
-            return jnp.where(go_right, mid + 1, lo), jnp.where(go_right, hi, mid)
-
-        lo, hi = jax.lax.fori_loop(0, n_search, step, (lo, hi))
-        new_head = head + lo
-        return new_head, ptr - new_head
-
     def body(carry, xs):
-        last, buf, head, ptr, view, overflow = carry
+        last, buf, ptr, view, overflow = carry
         a, s, u, kk, valid, t, is_first = xs
-        new_head, new_view = refresh(head, ptr, buf, t)
-        head = jnp.where(is_first, new_head, head)
-        view = jnp.where(is_first, new_view, view)
+        # Refresh (first block of a window): jobs of earlier windows still in system at ``t``.
+        # Every ring entry that is <= t has left (refresh instants only grow), so a plain count is exact.
+        view = jnp.where(is_first, jnp.sum(buf > t, axis=1), view)
         # Fig. 4 steps 3a-3d on the stale view, for every job of the block at once.
-        pick = jnp.minimum(jnp.floor(u * kk).astype(jnp.int64), kk - 1)
+        pick = jnp.minimum(jnp.floor(u * kk).astype(jnp.int64), kk - 1)               # (B,)
         if use_rank:
-            ranking = jnp.argsort(view, stable=True)
-            site = ranking[pick]
+            # rank of site i in a stable sort of the view (ties to the lower index), as dense compares
+            less = (view[None, :] < view[:, None]) | ((view[None, :] == view[:, None]) & (sites[None, :] < sites[:, None]))
+            rank = jnp.sum(less, axis=1)                                                  # (N,)
+            onehot = rank[None, :] == pick[:, None]                                       # (B, N)
         else:
-            site = pick
+            onehot = sites[None, :] == pick[:, None]
+        site = jnp.sum(jnp.where(onehot, sites[None, :], 0), axis=1)
+        onehot = onehot & valid[:, None]
         # Per-site FCFS (Lindley), sequential inside the block so the float result is exact.
 
-        def job(b, st):
-            last, buf, ptr, overflow, dep = st
-            sb = site[b]
-            d = jnp.maximum(last[sb], a[b]) + s[b]
-            ok = valid[b]
-            overflow = overflow | (ok & (ptr[sb] - head[sb] >= L))
-            buf = buf.at[sb, ptr[sb] % L].set(jnp.where(ok, d, buf[sb, ptr[sb] % L]))
-            last = last.at[sb].set(jnp.where(ok, d, last[sb]))
-            ptr = ptr.at[sb].add(ok.astype(jnp.int64))
-            dep = dep.at[b].set(d)
-            return last, buf, ptr, overflow, dep
+        def job(last, x):
+            oh, ab, sv = x
+            d = jnp.maximum(jnp.max(jnp.where(oh, last, -jnp.inf)), ab) + sv
+            return jnp.where(oh, d, last), d
 
-        B = a.shape[0]
-        last, buf, ptr, overflow, dep = jax.lax.fori_loop(
-            0, B, job, (last, buf, ptr, overflow, jnp.zeros(B, a.dtype)), unroll=min(B, 8))
-        return (last, buf, head, ptr, view, overflow), (dep, site)
+        last, dep = jax.lax.scan(job, last, (onehot, a, s), unroll=True)
+        # The block's departures enter each site's ring at once (in job order within a site). An
+        # entry may be overwritten only once it has left by ``t``; otherwise the ring is too small.
+        within = jnp.sum(jnp.cumsum(onehot, axis=0) * onehot, axis=1) - 1                 # (B,)
+        pos = (ptr[site] + within) % L
+        row = jnp.where(valid, site, N)
+        old = buf.at[row, pos].get(mode="fill", fill_value=-jnp.inf)
+        overflow = overflow | jnp.any(valid & ((old > t) | (within >= L)))
+        buf = buf.at[row, pos].set(dep, mode="drop")
+        ptr = ptr + onehot.sum(axis=0)
+        return (last, buf, ptr, view, overflow), (dep, site)
 
     init = (jnp.full(N, -jnp.inf), jnp.full((N, L), -jnp.inf), jnp.zeros(N, jnp.int64),
-            jnp.zeros(N, jnp.int64), jnp.zeros(N, jnp.int64), jnp.asarray(False))
+            jnp.zeros(N, jnp.int64), jnp.asarray(False))
     carry, (dep, site) = jax.lax.scan(body, init, (a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first))
     return dep, site, carry[-1]
 
@@ -269,7 +256,7 @@ def _as_2d(x, name: str, n: int | None = None) -> np.ndarray:
 
 def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
              th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predicted_state=None,
-             u=None, block: int | None = None, buffer: int = 256,
+             u=None, block: int | None = None, buffer: int = 64,
              n_blocks: int | None = None) -> DispatchResult:
     """Dispatch jobs over ``n_sites`` FCFS sites under ``policy``; all per-job outputs (see module docstring).
 
