@@ -377,8 +377,12 @@ def dispatch(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
                     burst_state=burst_state, predicted_state=predicted, block=block).response
 
 
-def predicted_burst_state(arrivals) -> np.ndarray:
-    """The on/off predictor's state at each job's arrival (thesis Sec. 3.2.2), causal in the arrivals."""
+def predicted_burst_state(arrivals, params=None) -> np.ndarray:
+    """The on/off predictor's state at each job's arrival (thesis Sec. 3.2.2; causal: the state of the
+    last monitoring window decided at or before the arrival), from :mod:`tieringlab.models.burstiness`."""
     from tieringlab.models import burstiness  # noqa: PLC0415
 
-    return np.asarray(burstiness.predict_on_off(np.asarray(arrivals, np.float64)))
+    a = np.asarray(arrivals, np.float64)
+    params = burstiness.BurstPredictorParams() if params is None else params
+    pred = burstiness.predict_bursts(a, params)
+    return np.asarray(burstiness.burst_state_at(pred, a))
