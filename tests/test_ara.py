@@ -221,3 +221,45 @@ def test_errors_name_the_parameter():
         ara.dispatch(a, s, 2, "qlen", delay=0.0)
     with pytest.raises(ValueError, match="burst"):
         ara.dispatch(a, s, 2, "ara_opt", key=jax.random.key(0))
+
+
+# --------------------------------------------------------------------------------------------------
+# Workloads (experiments/ara_load_balancing.py)
+# --------------------------------------------------------------------------------------------------
+from tieringlab.experiments import ara_load_balancing as X  # noqa: E402
+
+
+def test_pollaczek_khinchine_scv_and_h2_moments():
+    es = X.mean_service_s(16, 0.5, 0.1)
+    assert es == pytest.approx(0.8)
+    c2 = X.scv_from_rand_response(80.5, es, 0.5)
+    # closed form back: E[T] = E[S] + rho E[S] (1 + c2) / (2 (1 - rho))
+    assert es + 0.5 * es * (1 + c2) / (2 * 0.5) == pytest.approx(80.5)
+    with pytest.raises(ValueError, match="mean_interarrival_s"):
+        X.scv_from_rand_response(80.5, 80.0, 0.5)  # the thesis' '10 s' reading is infeasible
+    p1, m1, m2 = X.h2_balanced(2.0, 9.0)
+    mean = p1 * m1 + (1 - p1) * m2
+    second = 2 * (p1 * m1**2 + (1 - p1) * m2**2)
+    assert mean == pytest.approx(2.0)
+    assert second / mean**2 - 1 == pytest.approx(9.0)
+    s = np.asarray(X.sample_services(jax.random.key(0), 400_000, 2.0, 9.0))
+    assert s.mean() == pytest.approx(2.0, rel=0.03)
+    assert s.var() / s.mean() ** 2 == pytest.approx(9.0, rel=0.1)
+
+
+def test_mmpp_sampler_matches_closed_forms():
+    mm = X.phased_mmpp(0.1, 0.51, 6.0, 10.0)
+    assert float(mm.mean_rate()) == pytest.approx(10.0)
+    t, burst = X.phased_workload(jax.random.key(1), 400_000, mm)
+    assert np.all(np.diff(t) >= 0)
+    assert len(t) / t[-1] == pytest.approx(10.0, rel=0.05)
+    assert burst.mean() == pytest.approx(0.51, abs=0.04)  # Sec. 3.2.3: 51 % of jobs in bursts
+    # counts in long windows: Var/E -> the MMPP(2) limiting index of dispersion (finite-window form)
+    w = 200.0
+    counts = np.bincount(np.floor(t / w).astype(int))[:-1]
+    want = float(mm.index_of_dispersion_counts(w)[()] if np.ndim(mm.index_of_dispersion_counts(w)) == 0
+                 else mm.index_of_dispersion_counts(w)[0])
+    assert counts.var() / counts.mean() == pytest.approx(want, rel=0.25)
+    # same key -> same workload
+    t2, _ = X.phased_workload(jax.random.key(1), 1000, mm)
+    np.testing.assert_array_equal(t2, X.phased_workload(jax.random.key(1), 1000, mm)[0])

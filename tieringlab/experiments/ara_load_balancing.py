@@ -131,12 +131,14 @@ def sample_services(key, n: int, mean: float, scv: float) -> jax.Array:
 
 
 def mmpp_arrivals(key, n: int, mean_interarrival_s: float, index_of_dispersion: float, *,
-                  burst_fraction: float = 0.1, rate_ratio: float = 10.0) -> np.ndarray:
-    """Arrival times (s) of ``n`` jobs from the MMPP(2) fitted to (mean, I) by ``models.mmpp.fit_mmpp2``."""
+                  burst_fraction: float = 0.1, rate_ratio: float = 10.0, with_phase: bool = False):
+    """Arrival times (s) of ``n`` jobs from the MMPP(2) fitted to (mean, I) by ``models.mmpp.fit_mmpp2``
+    (thesis Sec. 3.1, Fig. 3); with ``with_phase`` also the high-rate-phase flag per job."""
     from tieringlab.models.mmpp import fit_mmpp2  # noqa: PLC0415
 
     mm = fit_mmpp2(mean_interarrival_s, index_of_dispersion, burst_fraction=burst_fraction, rate_ratio=rate_ratio)
-    return np.cumsum(np.asarray(mm.sample(key, n)))
+    t, ph = phased_workload(key, n, mm)
+    return (t, ph) if with_phase else t
 
 
 def phased_mmpp(mean_interarrival_s: float, jobs_in_burst: float, burst_s: float, rate_ratio: float):
@@ -156,34 +158,37 @@ def phased_mmpp(mean_interarrival_s: float, jobs_in_burst: float, burst_s: float
     return MMPP2(R * lam2, lam2, r12, p * r12 / (1.0 - p))
 
 
-def phased_workload(key, n: int, mm) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` arrivals of the 2-phase MMPP ``mm`` with the phase in force at each arrival.
+def _rng(key) -> np.random.Generator:
+    """A NumPy generator seeded from a ``jax.random`` key (same key -> same draws)."""
+    return np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())
 
-    Returns ``(arrival_times, in_burst)``; ``in_burst`` is True for arrivals in phase 1 (the true
-    burst state that ARA_OPT uses). Vectorised: sojourns drawn as arrays (phases alternate in an
-    MMPP(2)), Poisson counts per sojourn, uniform placement inside it, one sort.
+
+def phased_workload(key, n: int, mm) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` arrivals of the 2-phase MMPP ``mm`` (``models.mmpp.MMPP2``) with the phase at each arrival.
+
+    Returns ``(arrival_times, in_burst)``; ``in_burst`` is True for arrivals in phase 1 (the
+    high-rate phase: the true burst state that ARA_OPT uses). Vectorised: the sojourns are drawn as
+    arrays (the phases of an MMPP(2) alternate; the first from the stationary law), Poisson counts per
+    sojourn, uniform placement inside it, one sort. (``MMPP2.sample`` gives the same process without
+    the phases.)
     """
     lam = np.array([float(mm.lam1), float(mm.lam2)])
     soj = np.array([1.0 / float(mm.r12), 1.0 / float(mm.r21)])
     pi1 = float(mm.r21) / (float(mm.r12) + float(mm.r21))
     rate = float(mm.mean_rate())
+    rng = _rng(key)
     M = 2 * int(math.ceil(1.3 * n / (rate * soj.sum()))) + 16
-    for attempt in range(20):  # almost always once; more sojourns if the draw fell short
-        k = jax.random.fold_in(key, attempt)
-        k0, k1, k2, k3 = jax.random.split(k, 4)
-        first = int(jax.random.uniform(k0) >= pi1)               # 0 = burst, 1 = idle
+    while True:  # almost always once; more sojourns if the draw fell short
+        first = int(rng.random() >= pi1)                         # 0 = burst, 1 = idle
         phase = (first + np.arange(M)) % 2
-        tau = np.asarray(jax.random.exponential(k1, (M,))) * soj[phase]
-        counts = np.asarray(jax.random.poisson(k2, jnp.asarray(lam[phase] * tau)))
+        tau = rng.exponential(1.0, M) * soj[phase]
+        counts = rng.poisson(lam[phase] * tau)
         if counts.sum() >= n:
             break
         M *= 2
-    else:  # pragma: no cover
-        raise RuntimeError("phased_workload: could not draw enough arrivals")
     start = np.cumsum(tau) - tau
     idx = np.repeat(np.arange(M), counts)
-    u = np.asarray(jax.random.uniform(k3, (idx.size,)))
-    t = start[idx] + u * tau[idx]
+    t = start[idx] + rng.random(idx.size) * tau[idx]
     order = np.argsort(t, kind="stable")[:n]
     return t[order], phase[idx][order] == 0
 

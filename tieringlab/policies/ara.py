@@ -174,9 +174,7 @@ def _choose_block(arrivals_2d: np.ndarray, delay: float) -> int:
     return best
 
 
-@partial(jax.jit, static_argnames=("n_sites", "buf_len", "use_rank"))
-def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, *, n_sites: int, buf_len: int,
-                use_rank: bool):
+def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, use_rank, *, n_sites: int, buf_len: int):
     """The scan over blocks for one replication. Shapes: ``(C, B)`` per job, ``(C,)`` per block."""
     N, L = n_sites, buf_len
     sites = jnp.arange(N)
@@ -189,13 +187,11 @@ def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, *, n_sites:
         view = jnp.where(is_first, jnp.sum(buf > t, axis=1), view)
         # Fig. 4 steps 3a-3d on the stale view, for every job of the block at once.
         pick = jnp.minimum(jnp.floor(u * kk).astype(jnp.int64), kk - 1)               # (B,)
-        if use_rank:
-            # rank of site i in a stable sort of the view (ties to the lower index), as dense compares
-            less = (view[None, :] < view[:, None]) | ((view[None, :] == view[:, None]) & (sites[None, :] < sites[:, None]))
-            rank = jnp.sum(less, axis=1)                                                  # (N,)
-            onehot = rank[None, :] == pick[:, None]                                       # (B, N)
-        else:
-            onehot = sites[None, :] == pick[:, None]
+        # rank of site i in a stable sort of the view (ties to the lower index), as dense compares;
+        # ``rand`` (use_rank False) takes site ``pick`` directly.
+        less = (view[None, :] < view[:, None]) | ((view[None, :] == view[:, None]) & (sites[None, :] < sites[:, None]))
+        rank = jnp.where(use_rank, jnp.sum(less, axis=1), sites)                          # (N,)
+        onehot = rank[None, :] == pick[:, None]                                           # (B, N)
         site = jnp.sum(jnp.where(onehot, sites[None, :], 0), axis=1)
         onehot = onehot & valid[:, None]
         # Per-site FCFS (Lindley), sequential inside the block so the float result is exact.
@@ -223,12 +219,16 @@ def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, *, n_sites:
     return dep, site, carry[-1]
 
 
-def _batched(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, n_sites, buf_len, use_rank):
-    fn = partial(_run_blocks, n_sites=n_sites, buf_len=buf_len, use_rank=use_rank)
-    return jax.vmap(fn)(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first)
+def _batched(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, use_rank, n_sites, buf_len):
+    fn = partial(_run_blocks, n_sites=n_sites, buf_len=buf_len)
+    return jax.vmap(fn, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first,
+                                                             use_rank)
 
 
-_batched_jit = jax.jit(_batched, static_argnames=("n_sites", "buf_len", "use_rank"))
+_batched_jit = jax.jit(_batched, static_argnames=("n_sites", "buf_len"))
+
+#: The largest ring size a run has needed so far, per N (runs start there: fewer repeated runs).
+_RING_SEEN: dict[int, int] = {}
 
 
 def _keys(key, R: int) -> jax.Array:
@@ -337,13 +337,14 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         t_ref[r, len(tr):] = tr[-1]
         first[r, : len(fi)] = fi
 
-    L = int(buffer)
+    L = max(int(buffer), _RING_SEEN.get(int(n_sites), 0))
     while True:
         dep, site, overflow = _batched_jit(a_blk, s_blk, u_blk, k_blk, v_blk, t_ref, first,
-                                           n_sites=int(n_sites), buf_len=L, use_rank=policy != "rand")
-        if not bool(jnp.any(overflow)) or L >= n:
+                                           jnp.asarray(policy != "rand"), n_sites=int(n_sites), buf_len=L)
+        if not bool(jnp.any(overflow)) or L >= 2 * n:
             break
         L *= 2  # a site held >= L jobs not known to have left: repeat with a larger ring
+    _RING_SEEN[int(n_sites)] = max(L, _RING_SEEN.get(int(n_sites), 0))
     rows = np.arange(R)[:, None]
     ch = np.stack([c[0] for c in chunks])
     sl = np.stack([c[1] for c in chunks])
