@@ -228,7 +228,7 @@ def _policy_runs(arrivals, services, runs, *, n_sites, delay, key, burst_state=N
 
     out = []
     for label, policy, kw in progress(runs, total=len(runs), desc=desc):  # a few configurations
-        res = ara.simulate(arrivals, services, n_sites, policy, delay=delay, key=jax.random.fold_in(key, hash(label) % 2**31),
+        res = ara.simulate(arrivals, services, n_sites, policy, delay=delay, key=key,
                            burst_state=burst_state, predicted_state=predicted, **kw)
         out.append(np.asarray(res.response).mean(axis=1))
     return np.stack(out)
@@ -341,8 +341,80 @@ def table2_experiment(P: AraLoadBalancingParams, key) -> xr.Dataset:
                 ("ara_pred", "ara_pred", {"th_s": 1, "th_l": th_l}), ("qlen", "qlen", {})]
         # the same arrival streams in every cell (common random numbers); services scale with N and load
         _, arr, svc, burst, pred = _phased(P, key, n, u)
-        rows.append(_policy_runs(arr, svc, runs, n_sites=n, delay=d, key=jax.random.fold_in(key, 10 + i),
+        rows.append(_policy_runs(arr, svc, runs, n_sites=n, delay=d, key=jax.random.fold_in(key, 10),
                                  burst_state=burst, predicted=pred, desc=f"Table 2 {cells[i][1]}"))
     ds = _dataset(np.stack(rows), ["rand", "ara_opt", "ara_pred", "qlen"], {"cell": [c[1] for c in cells]})
     ds = ds.assign_coords(part=("cell", [c[0] for c in cells]))
     return ds
+
+
+# ------------------------------------------------------------------------------------------ tables, claims
+
+
+def table1(static: xr.Dataset) -> "pd.DataFrame":
+    """Table 1: Rand and Qlen mean response (s) with 95 % CI per workload, beside the thesis' numbers."""
+    import pandas as pd  # noqa: PLC0415
+
+    paper = {("rand", 313.5): 1520.9, ("rand", 32.25): 168.5, ("rand", 1.0): 80.5,
+             ("qlen", 313.5): 6541.5, ("qlen", 32.25): 466.5, ("qlen", 1.0): 7.6}
+    rows = []
+    for pol in ("rand", "qlen"):
+        for I in static.index_of_dispersion.values:
+            sel = static.sel(config=pol, index_of_dispersion=I)
+            rows.append({"policy": pol, "index_of_dispersion": float(I), "mean_s": float(sel.mean_s),
+                         "ci95_s": float(sel.ci95_s), "paper_s": paper.get((pol, float(I)), float("nan"))})
+    return pd.DataFrame(rows)
+
+
+def table2_frame(t2: xr.Dataset) -> "pd.DataFrame":
+    """Table 2 as rows (part, cell, policy, mean, CI, paper)."""
+    import pandas as pd  # noqa: PLC0415
+
+    paper = {"N=8": (1089.25, 1063.39, 1064.66, 1101.02), "N=16": (1109.33, 1056.07, 1059.00, 1244.32),
+             "N=32": (1148.38, 1042.79, 1051.21, 1751.43), "D=1s": (1109.33, 1056.07, 1059.00, 1244.32),
+             "D=2s": (1111.07, 1057.76, 1062.97, 1692.26), "D=6s": (1110.77, 1063.23, 1070.57, 3653.21),
+             "load=30%": (487.83, 471.05, 473.04, 606.62), "load=50%": (1109.33, 1056.07, 1059.00, 1244.32),
+             "load=80%": (4220.09, 3964.39, 3968.77, 4138.34)}
+    rows = []
+    for cell, part in zip(t2.cell.values, t2.part.values):
+        for j, pol in enumerate(("rand", "ara_opt", "ara_pred", "qlen")):
+            sel = t2.sel(cell=cell, config=pol)
+            rows.append({"part": str(part), "cell": str(cell), "policy": pol, "mean_s": float(sel.mean_s),
+                         "ci95_s": float(sel.ci95_s), "paper_s": paper.get(str(cell), (np.nan,) * 4)[j]})
+    return pd.DataFrame(rows)
+
+
+def claim_values(static: xr.Dataset, t2: xr.Dataset) -> dict:
+    """The reproduced value of every claim in :mod:`tieringlab.claims.ara` (``None`` where not computable)."""
+    from tieringlab.claims.ara import absolute_claim_id  # noqa: PLC0415
+
+    m = static.mean_s
+    Is = [float(i) for i in static.index_of_dispersion.values]
+    out = {}
+
+    def at(I, cfg):
+        return float(m.sel(index_of_dispersion=I, config=cfg))
+
+    out["ara.table1.qlen_beats_rand_nonbursty"] = at(1.0, "rand") / at(1.0, "qlen") if 1.0 in Is else None
+    out["ara.table1.rand_beats_qlen_strong"] = at(313.5, "qlen") / at(313.5, "rand") if 313.5 in Is else None
+    ara_cfg = [c for c in static.config.values if str(c).startswith("ara_k")]
+    out["ara.fig5.static_ara_beats_both"] = max(
+        min(at(I, c) for c in ara_cfg) / min(at(I, "qlen"), at(I, "rand")) for I in Is)
+    t = t2.mean_s
+    pred, opt = t.sel(config="ara_pred"), t.sel(config="ara_opt")
+    out["ara.table2.pred_within_few_percent_of_opt"] = float(100 * np.max((pred - opt) / opt))
+    out["ara.table2.pred_beats_qlen_and_rand_everywhere"] = bool(
+        np.all(pred < t.sel(config="qlen")) and np.all(pred < t.sel(config="rand")))
+    dcells = [str(c) for c in t2.cell.values if str(c).startswith("D=")]
+    if "D=1s" in dcells and "D=6s" in dcells:
+        out["ara.table2b.qlen_degrades_with_delay"] = float(t.sel(cell="D=6s", config="qlen")
+                                                            / t.sel(cell="D=1s", config="qlen"))
+    r = np.array([float(t.sel(cell=c, config="rand")) for c in dcells])
+    out["ara.table2b.rand_flat_in_delay"] = float(100 * (r.max() - r.min()) / r.min()) if len(r) > 1 else None
+    for I, key in ((313.5, "313.5"), (32.25, "32.25"), (1.0, "1")):
+        for pol in ("rand", "qlen"):
+            out[absolute_claim_id("table1", pol, key)] = at(I, pol) if I in Is else None
+    base = [str(c) for c in t2.cell.values if str(c) == "N=16"]
+    for pol in ("rand", "ara_opt", "ara_pred", "qlen"):
+        out[absolute_claim_id("table2", pol, "base")] = float(t.sel(cell=base[0], config=pol)) if base else None
+    return out
