@@ -38,11 +38,12 @@ operation on the shared stale view, and only the per-site Lindley recursion (``B
 steps, kept sequential so that the floating-point result is exact) walks the block.
 
 To count jobs in system at a refresh instant ``t``, each site keeps a ring of the departure times
-of its last ``L`` jobs; every entry ``<= t`` has left (refresh instants only grow), so the view is
-``#{entries > t}``. An entry may be overwritten only when it has left by the current window's
-refresh instant; otherwise the run is repeated with ``L`` doubled (``buffer`` starts at 64), so the
-counts are always exact. Assignment and ring updates use dense compares (one-hot over sites), which
-batch well under ``jax.vmap`` over replications.
+of its last ``L`` jobs and a head counter; FCFS departures are non-decreasing per site, so at a
+refresh the head moves past the entries ``<= t`` (looked at ``H = 8`` at a time, repeated while a
+whole group has left) and the view is ``ptr - head``. If a site ever holds ``L`` jobs not known to
+have left, the run is repeated with ``L`` doubled (``buffer`` starts at 64), so the counts are always
+exact. Assignment and ring updates are dense compares (one-hot over sites) with the replications on
+the minor axis.
 """
 
 from __future__ import annotations
@@ -186,12 +187,31 @@ def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, use_rank, *
     sites = jnp.arange(N)
     reps = jnp.arange(R)
 
+    H = min(8, L)
+    offs = jnp.arange(H)[None, :, None]
+
+    def advance(buf, head, ptr, t):
+        """Move each site's head past the ring entries <= t (they have left). The entries between head
+        and ptr are non-decreasing (FCFS), so H of them are looked at per round until a round stops short."""
+        def cond(st):
+            return st[1]
+
+        def step(st):
+            head, _ = st
+            vals = jnp.take_along_axis(buf, (head[:, None, :] + offs) % L, axis=1)          # (N,H,R)
+            gone = (offs < (ptr - head)[:, None, :]) & (vals <= t[None, None, :])
+            c = jnp.sum(gone, axis=1)
+            return head + c, jnp.any(c == H)
+
+        head, _ = jax.lax.while_loop(cond, step, (head, jnp.asarray(True)))
+        return head
+
     def body(carry, xs):
-        last, buf, ptr, view, overflow = carry            # (N,R) (N,L,R) (N,R) (N,R) (R,)
+        last, buf, head, ptr, view, overflow = carry      # (N,R) (N,L,R) (N,R) (N,R) (N,R) (R,)
         a, s, u, kk, valid, t, is_first = xs              # (B,R) x5, (R,) x2
         # Refresh (first block of a window): jobs of earlier windows still in system at ``t``.
-        # Every ring entry that is <= t has left (refresh instants only grow), so a plain count is exact.
-        view = jnp.where(is_first[None, :], jnp.sum(buf > t[None, None, :], axis=1), view)
+        head = advance(buf, head, ptr, jnp.where(is_first, t, -jnp.inf))
+        view = jnp.where(is_first[None, :], ptr - head, view)
         # Fig. 4 steps 3a-3d on the stale view, for every job of the block at once.
         pick = jnp.minimum(jnp.floor(u * kk).astype(jnp.int64), kk - 1)                      # (B,R)
         # rank of site i in a stable sort of the view (ties to the lower index), as dense compares;
@@ -218,14 +238,14 @@ def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, use_rank, *
         pos = (ptr_site + within) % L
         row = jnp.where(valid, site, N)
         col = jnp.broadcast_to(reps[None, :], row.shape)
-        old = buf.at[row, pos, col].get(mode="fill", fill_value=-jnp.inf)
-        overflow = overflow | jnp.any(valid & ((old > t[None, :]) | (within >= L)), axis=0)
+        head_site = jnp.sum(jnp.where(onehot, head[None, :, :], 0), axis=1)
+        overflow = overflow | jnp.any(valid & (ptr_site + within - head_site >= L), axis=0)
         buf = buf.at[row, pos, col].set(dep, mode="drop")
         ptr = ptr + onehot.sum(axis=0)
-        return (last, buf, ptr, view, overflow), (dep, site)
+        return (last, buf, head, ptr, view, overflow), (dep, site)
 
     init = (jnp.full((N, R), -jnp.inf), jnp.full((N, L, R), -jnp.inf), jnp.zeros((N, R), jnp.int64),
-            jnp.zeros((N, R), jnp.int64), jnp.zeros(R, bool))
+            jnp.zeros((N, R), jnp.int64), jnp.zeros((N, R), jnp.int64), jnp.zeros(R, bool))
     carry, (dep, site) = jax.lax.scan(body, init, (a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first))
     return dep, site, carry[-1]
 
