@@ -22,14 +22,15 @@ $(STAMP): requirements.lock pyproject.toml
 
 venv: $(STAMP)
 
-test: $(STAMP)
+test: data
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval-lax notebooks
 
 data: $(STAMP)
 	$(BIN)/tieringlab data fetch
 
+# dvc runs each stage's command in a shell: put the venv first on PATH so `tieringlab` resolves there.
 reproduce: data
-	$(BIN)/dvc repro
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 	@echo "Claims ledger: results/REPORT.md (and results/report.csv)"
 
 report: $(STAMP)

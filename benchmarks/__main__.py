@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import platform
 import time
@@ -18,9 +19,12 @@ HERE = Path(__file__).resolve().parent
 def main() -> int:
     names = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
     ap = argparse.ArgumentParser(prog="python -m benchmarks")
-    ap.add_argument("names", nargs="*", choices=[*names, []][: len(names)] or None, help="benchmarks to run (default: all)")
+    ap.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(names)})")
     ap.add_argument("--quick", action="store_true", help="small sizes, to check the benchmark itself runs")
     args = ap.parse_args()
+    unknown = sorted(set(args.names) - set(names))
+    if unknown:
+        ap.error(f"unknown benchmark {unknown[0]!r}; available: {', '.join(names)}")
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
     for name in args.names or names:
@@ -28,7 +32,7 @@ def main() -> int:
         t0 = time.perf_counter()
         result = module.run(quick=args.quick)
         result = {"benchmark": name, "quick": args.quick, "machine": platform.machine(),
-                  "cpus": __import__("os").cpu_count(), "wall_s": round(time.perf_counter() - t0, 2), **result}
+                  "cpus": os.cpu_count(), "wall_s": round(time.perf_counter() - t0, 2), **result}
         (out_dir / f"{name}.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
         ratios = {k: v for k, v in result.items() if k.startswith("ratio")}
         print(f"{name}: " + ", ".join(f"{k}={v:.3g}" for k, v in ratios.items()) + f"  ({result['wall_s']} s)")

@@ -5,6 +5,13 @@ verified local mirror (the ``shared/`` folder beside a checkout) is copied; else
 downloaded. A checksum mismatch is rejected with :class:`ChecksumError` and the bad bytes are never
 left where a reader would take them (download to a temporary file, verify, then rename).
 Nothing here runs at import time.
+
+MSR Cambridge traces (SNIA IOTTA trace set 388, ``<host>_<disk>.csv.gz``): every file the papers use is
+registered (``msr_mds_0``, ...) with its URL but **no checksum**: the project could not download them to
+record one, and a checksum is never invented. Such a file is *unverified*: :func:`fetch` and
+:func:`locate` refuse it (:class:`UnverifiedError`) unless the caller passes the md5 the user obtained
+(SNIA publishes an MD5 list with the set), e.g. from ``params.yaml``'s ``traces.msr_md5``
+(``"mds_0:<md5>,web_0:<md5>"``). A file whose md5 then differs is rejected like any other.
 """
 
 from __future__ import annotations
@@ -23,11 +30,15 @@ class ChecksumError(ValueError):
     """A file's checksum differs from the pinned one."""
 
 
+class UnverifiedError(ChecksumError):
+    """No checksum is pinned for a file yet, so it cannot be verified and is not used."""
+
+
 @dataclasses.dataclass(frozen=True)
 class PinnedFile:
     name: str
     url: str
-    md5: str
+    md5: str | None           # None: unknown until a user pins the md5 of their first download
     path: str                 # where it lives, relative to the repo root
     mirror: str | None = None  # relative path inside shared/ beside the checkout, if any
     size: int | None = None
@@ -44,7 +55,42 @@ CLOUDPHYSICS = PinnedFile(
     description="CloudPhysics VM block trace sample (113,872 requests, libCacheSim CSV)",
 )
 
+#: SNIA IOTTA trace set 388 ("MSR Cambridge Traces"). The per-file download location: files are served
+#: from the set's page after accepting SNIA's terms; set ``traces.msr_base_url`` in params.yaml to the
+#: directory (or mirror) that serves ``<host>_<disk>.csv.gz``.
+MSR_BASE_URL = "http://iotta.snia.org/traces/block-io/388"
+#: The MSR files the papers use (vFRM Table 1, thesis Tables 9/12, OTF-AST).
+MSR_FILES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1", "web_0", "prn_0",
+             "src1_0", "src1_1")
+
+
+def msr_pin(trace: str, *, md5: str | None = None, base_url: str = MSR_BASE_URL) -> PinnedFile:
+    """The :class:`PinnedFile` of MSR trace ``trace`` (e.g. ``"mds_0"``), with ``md5`` if the user pinned one."""
+    if trace not in MSR_FILES:
+        raise KeyError(f"unknown MSR trace {trace!r}; known: {', '.join(MSR_FILES)}")
+    if md5 is not None and (len(md5) != 32 or any(c not in "0123456789abcdef" for c in md5.lower())):
+        raise ValueError(f"md5 for {trace!r} must be 32 hex digits, got {md5!r}")
+    return PinnedFile(name=f"msr_{trace}", url=f"{base_url.rstrip('/')}/{trace}.csv.gz",
+                      md5=md5.lower() if md5 else None, path=f"data/msr/{trace}.csv.gz",
+                      description=f"MSR Cambridge block trace {trace} (SNIA IOTTA set 388); md5 unknown until pinned")
+
+
+def parse_md5_pins(text: str) -> dict[str, str]:
+    """``"mds_0:<md5>,web_0:<md5>"`` -> ``{"mds_0": md5, ...}`` (the ``traces.msr_md5`` format)."""
+    out: dict[str, str] = {}
+    for item in filter(None, (x.strip() for x in (text or "").split(","))):
+        name, sep, md5 = item.partition(":")
+        if not sep:
+            raise ValueError(f"msr_md5 entry {item!r}: expected '<trace>:<md5>'")
+        out[name.strip()] = msr_pin(name.strip(), md5=md5.strip()).md5  # validates name and digest
+    return out
+
+
+#: Files ``make data`` fetches (all verified by a pinned md5).
 REGISTRY: dict[str, PinnedFile] = {CLOUDPHYSICS.name: CLOUDPHYSICS}
+#: MSR files, known by name (``msr_mds_0``) but unverified until the user pins an md5; not in ``REGISTRY``
+#: so that ``make data`` never tries them.
+MSR_REGISTRY: dict[str, PinnedFile] = {f"msr_{t}": msr_pin(t) for t in MSR_FILES}
 
 
 def md5sum(path: str | Path, chunk: int = 1 << 20) -> str:
@@ -55,8 +101,13 @@ def md5sum(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def verify(path: str | Path, md5: str, *, origin: str | None = None) -> Path:
-    """Raise :class:`ChecksumError` unless ``path`` has md5 ``md5``."""
+def verify(path: str | Path, md5: str | None, *, origin: str | None = None) -> Path:
+    """Raise :class:`ChecksumError` unless ``path`` has md5 ``md5`` (:class:`UnverifiedError` if ``md5`` is None)."""
+    if not md5:
+        raise UnverifiedError(
+            f"{origin or path}: no md5 is pinned for this file, so it cannot be verified and is not used. "
+            f"Check the file against the publisher's checksum list and pin that md5 (for MSR traces: "
+            f"params.yaml traces.msr_md5 = '<trace>:<md5>,...', or fetch(name, md5=...)).")
     got = md5sum(path)
     if got != md5:
         raise ChecksumError(f"{origin or path}: md5 {got} does not match the pinned {md5}; refusing to use it")
@@ -64,14 +115,18 @@ def verify(path: str | Path, md5: str, *, origin: str | None = None) -> Path:
 
 
 def _get(name: str) -> PinnedFile:
-    if name not in REGISTRY:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[name]
+    if name in REGISTRY:
+        return REGISTRY[name]
+    if name in MSR_REGISTRY:
+        return MSR_REGISTRY[name]
+    raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(REGISTRY) + sorted(MSR_REGISTRY))}")
 
 
-def download(url: str, dest: str | Path, md5: str, *, timeout: float = 60.0) -> Path:
+def download(url: str, dest: str | Path, md5: str | None, *, timeout: float = 60.0) -> Path:
     """Download ``url`` to ``dest`` through a temporary file, verifying ``md5`` before the rename."""
     dest = Path(dest)
+    if not md5:
+        verify(dest, None, origin=url)  # raises UnverifiedError before any byte is fetched
     with fileio.atomic_path(dest) as tmp:
         with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as fh:  # noqa: S310
             total = int(resp.headers.get("Content-Length") or 0) or None
@@ -83,26 +138,34 @@ def download(url: str, dest: str | Path, md5: str, *, timeout: float = 60.0) -> 
     return dest
 
 
-def locate(name: str) -> Path:
+def locate(name: str, *, md5: str | None = None) -> Path:
     """A verified local copy of dataset ``name`` (project ``data/`` first, then the shared mirror).
 
-    Never downloads; raises FileNotFoundError with the command that fetches it.
+    Never downloads; raises FileNotFoundError with the command that fetches it. ``md5`` pins a file
+    registered without a checksum (MSR traces).
     """
     pf = _get(name)
+    if md5 is not None:
+        pf = dataclasses.replace(pf, md5=md5.lower())
     candidates = [paths.repo_root() / pf.path]
     shared = paths.shared_dir()
     if pf.mirror and shared is not None:
         candidates.append(shared / pf.mirror)
     for cand in candidates:
         if cand.is_file():
-            return verify(cand, pf.md5)
+            return verify(cand, pf.md5, origin=str(cand))
     raise FileNotFoundError(f"dataset {name!r} not found at {', '.join(map(str, candidates))}; "
                             f"run `make data` (or `tieringlab data fetch {name}`) to fetch {pf.url}")
 
 
-def fetch(name: str, *, url: str | None = None) -> Path:
-    """Ensure ``data/`` holds a verified copy of ``name``; return its path. ``url`` overrides the pinned URL."""
+def fetch(name: str, *, url: str | None = None, md5: str | None = None) -> Path:
+    """Ensure ``data/`` holds a verified copy of ``name``; return its path. ``url`` overrides the pinned URL;
+    ``md5`` pins a file registered without a checksum (MSR traces; :class:`UnverifiedError` without one)."""
     pf = _get(name)
+    if md5 is not None:
+        pf = dataclasses.replace(pf, md5=md5.lower())
+    if not pf.md5:
+        verify(paths.repo_root() / pf.path, None, origin=f"{name} ({pf.url})")
     dest = paths.repo_root() / pf.path
     if dest.is_file():
         try:

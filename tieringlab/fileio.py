@@ -12,6 +12,12 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success rename it onto ``path``, else delete it.
@@ -25,6 +31,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
                                suffix=target.suffix if suffix is None else suffix, dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp creates 0600; results are ordinary files
     try:
         yield tmp_path
         os.replace(tmp_path, target)

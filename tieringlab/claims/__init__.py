@@ -52,15 +52,17 @@ class Check:
 
     def describe(self, unit: str = "") -> str:
         u = f" {unit}" if unit else ""
-        return {
-            "abs": f"±{self.tol:g}{u}",
-            "rel": f"±{self.tol * 100:g} % relative",
-            "ge": f"≥ {self.target - self.tol:g}{u}",
-            "le": f"≤ {self.target + self.tol:g}{u}",
-            "between": f"in [{self.target - self.tol:g}, {self.hi + self.tol:g}]{u}",
-            "true": "must be true",
-            "false": "must be false",
-        }[self.kind]
+        if self.kind == "abs":
+            return f"±{self.tol:g}{u}"
+        if self.kind == "rel":
+            return f"±{self.tol * 100:g} % relative"
+        if self.kind == "ge":
+            return f"≥ {self.target - self.tol:g}{u}"
+        if self.kind == "le":
+            return f"≤ {self.target + self.tol:g}{u}"
+        if self.kind == "between":
+            return f"in [{self.target - self.tol:g}, {self.hi + self.tol:g}]{u}"
+        return "must be true" if self.kind == "true" else "must be false"
 
 
 def within_abs(target: Number, tol: Number) -> Check:

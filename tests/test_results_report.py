@@ -1,0 +1,120 @@
+"""The save helper (atomic, deterministic files) and the claims ledger (computed verdicts)."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from tieringlab import fileio, report  # noqa: E402
+from tieringlab.claims import (DIFFERS, HOLDS, MISSING, Claim, at_least, at_most, between, is_true,  # noqa: E402
+                               registry, within_abs, within_rel)
+from tieringlab.results import Outputs  # noqa: E402
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out" / "x.csv"
+    target.parent.mkdir()
+    target.write_text("old\n")
+
+    def boom(tmp):
+        tmp.write_text("half-written")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        fileio.write_with(target, boom)
+    assert target.read_text() == "old\n"  # the previous complete result survives
+    assert sorted(p.name for p in target.parent.iterdir()) == ["x.csv"]  # no temp file left
+
+
+def test_outputs_write_figures_tables_metrics(tmp_path):
+    out = Outputs("99_demo", tmp_path)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 2])
+    ax.set_xlabel("x (s)")
+    paths = out.figure(fig, "line")
+    assert [p.suffix for p in paths] == [".png", ".svg"]
+    first = [p.read_bytes() for p in paths]
+    out.figure(fig, "line")
+    assert [p.read_bytes() for p in paths] == first  # no timestamps: same figure -> same bytes
+    plt.close(fig)
+    out.table(pd.DataFrame({"a": [1, 2], "b": [0.5, 0.25]}), "t")
+    assert (tmp_path / "tables/99_demo/t.csv").read_text() == "a,b\n1,0.5\n2,0.25\n"
+    assert "| a |" in (tmp_path / "tables/99_demo/t.md").read_text().replace("|   a |", "| a |")
+    out.metric("n", 3)
+    data = json.loads((tmp_path / "metrics/99_demo.json").read_text())
+    assert data["values"] == {"n": 3}
+
+
+def test_outputs_rejects_unknown_or_foreign_claims(tmp_path):
+    out = Outputs("99_demo", tmp_path)
+    with pytest.raises(KeyError, match="unknown claim id"):
+        out.claim("no.such.claim", 1.0)
+    some_id = next(iter(registry()))
+    with pytest.raises(ValueError, match="belongs to notebook"):
+        out.claim(some_id, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("check", "good", "bad"),
+    [
+        (within_abs(90.0, 3.0), 87.0, 86.9),
+        (within_rel(100.0, 0.1), 110.0, 110.5),
+        (at_least(90.94, 3.0), 87.94, 87.9),
+        (at_most(1.0), 1.0, 1.01),
+        (between(1.0, 2.0), 1.5, 2.5),
+        (is_true(), True, False),
+    ],
+)
+def test_checks(check, good, bad):
+    assert check.passes(good)
+    assert not check.passes(bad)
+    assert check.describe("%")
+
+
+def test_claim_verdicts():
+    c = Claim(id="x", paper="p", where="w", text="t", paper_value="1", check=within_abs(1.0, 0.5), source="00_x")
+    assert c.verdict(None) == MISSING
+    assert c.verdict(1.2) == HOLDS
+    assert c.verdict(2.0) == DIFFERS
+    assert c.verdict(float("nan")) == DIFFERS
+
+
+def test_report_from_metrics(tmp_path):
+    claim = registry()["vfrm.obs2.reaccess_within_5min.cloudphysics"]
+    out = Outputs(claim.source, tmp_path)
+    ledger = report.write(tmp_path)
+    assert set(ledger["verdict"]) == {MISSING}
+    out.claim(claim.id, 99.0)
+    ledger = report.write(tmp_path)
+    row = ledger.set_index("id").loc[claim.id]
+    assert row["verdict"] == HOLDS and row["reproduced"] == "99 %"
+    out.claim(claim.id, 50.0)
+    assert report.write(tmp_path).set_index("id").loc[claim.id, "verdict"] == DIFFERS
+    md = (tmp_path / "REPORT.md").read_text()
+    assert "1 differ" in md and claim.where in md
+    csv = pd.read_csv(tmp_path / "report.csv")
+    assert list(csv.columns) == report.COLUMNS
+
+
+def test_report_rejects_claims_it_does_not_define(tmp_path):
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics/x.json").write_text(json.dumps({"claims": {"made.up": {"value": 1}}}))
+    with pytest.raises(report.ReportError, match=r"x\.json: claim 'made\.up' is not defined"):
+        report.build(tmp_path)
+    (tmp_path / "metrics/x.json").write_text("{\n  oops")
+    with pytest.raises(report.ReportError, match=r"x\.json:2: not valid JSON"):
+        report.build(tmp_path)
+
+
+def test_every_claim_names_an_existing_notebook():
+    from pathlib import Path
+
+    nbs = {p.stem for p in (Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb")}
+    for claim in registry().values():
+        assert claim.source in nbs, f"claim {claim.id} names missing notebook {claim.source}"

@@ -1,0 +1,141 @@
+"""Synthetic MSR twins: schema, determinism, MMPP sampling, Table 1 calibration at scale, observations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tieringlab.traces import GB, TWINS, msr_twin, stats, twins
+from tieringlab.traces.twins import mmpp2_on_intervals, on_off_points, table1_targets
+
+
+def test_schema_and_attrs():
+    ds = msr_twin("mids0", scale=0.01, seed=3)  # paper names work too
+    assert ds.attrs["name"] == "mds_0" and ds.attrs["source"] == "twin" and ds.attrs["scale"] == 0.01
+    assert ds["time"].dtype == np.float64 and ds["offset"].dtype == np.int64 and ds["is_write"].dtype == bool
+    assert ds["time"].values[0] == 0.0 and np.all(np.diff(ds["time"].values) >= 0)
+    assert ds["time"].values[-1] <= 7 * 86400
+    assert np.all(ds["size"].values > 0) and np.all(ds["offset"].values >= 0)
+    for field in ("hot_io_share", "session_mean", "pareto_alpha", "scan_fraction", "volume_bytes"):
+        assert f"twin_{field}" in ds.attrs
+
+
+def test_same_inputs_same_arrays_and_seed_matters():
+    a, b = msr_twin("src2_1", 0.01, seed=7), msr_twin("src2_1", 0.01, seed=7)
+    for v in ("time", "offset", "size", "is_write"):
+        np.testing.assert_array_equal(a[v].values, b[v].values)
+    c = msr_twin("src2_1", 0.01, seed=8)
+    assert a.sizes["request"] != c.sizes["request"] or not np.array_equal(a["offset"].values, c["offset"].values)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(KeyError, match="unknown twin"):
+        msr_twin("nope_9")
+    with pytest.raises(ValueError, match="scale"):
+        msr_twin("mds_0", scale=0.0)
+    with pytest.raises(ValueError, match="hot_io_share"):
+        msr_twin("mds_0", 0.01, hot_io_share=1.0)
+
+
+def test_mmpp_on_fraction_matches_the_chain():
+    # A 2-state chain with exponential sojourns spends m_on / (m_on + m_off) of the time ON.
+    rng = np.random.default_rng(0)
+    on = mmpp2_on_intervals(rng, 2e7, 600.0, 1800.0)
+    assert np.all(on[:, 1] > on[:, 0]) and np.all(on[1:, 0] >= on[:-1, 1])
+    frac = (on[:, 1] - on[:, 0]).sum() / 2e7
+    assert frac == pytest.approx(0.25, abs=0.01)
+    assert np.mean(on[:-1, 1] - on[:-1, 0]) == pytest.approx(600.0, rel=0.05)
+    pts = on_off_points(rng, on, 10_000)
+    k = np.searchsorted(on[:, 0], pts, side="right") - 1
+    assert np.all(pts >= on[k, 0]) and np.all(pts <= on[k, 1]) and np.all(np.diff(pts) >= 0)
+
+
+def _check(name, scale, seed=0, ratios=True):
+    ds = msr_twin(name, scale, seed)
+    tgt = table1_targets(name, scale)
+    vol, wss = stats.volume_size(ds), stats.working_set_size(ds)
+    assert vol == pytest.approx(tgt["volume_size"], rel=0.10)
+    assert wss == pytest.approx(tgt["working_set_size"], rel=0.10)
+    if ratios and tgt["lru_hit_ratio"] is not None:
+        assert stats.lru_hit_ratio(ds, tgt["cache_bytes"]) == pytest.approx(tgt["lru_hit_ratio"], abs=0.03)
+        assert stats.reaccess_ratio(ds) == pytest.approx(tgt["reaccess_ratio"], abs=0.03)
+    return ds
+
+
+# Scale 1 for three cache-friendly twins and src2_1 (stg_0 at 0.5: 19M page accesses at 1); the larger unfriendly twins at a reduced scale
+# that differs from (and is larger than) the fitting scale, with a different seed: ratios are
+# scale-invariant by construction, which test_scale_preserves_ratios checks directly. usr_2 at scale 1
+# (382.7 GB working set, ~1.7e8 page accesses) is too costly for a test; the notebook runs it at
+# traces.max_wss_gb.
+CASES = [("src1_2", 1.0), ("mds_0", 1.0), ("stg_0", 0.5), ("usr_0", 1.0), ("src2_1", 1.0), ("stg_1", 0.1),
+         ("web_2", 0.1), ("usr_2", 0.02)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,scale", CASES)
+def test_twin_matches_table1(name, scale):
+    _check(name, scale, seed=1)
+
+
+@pytest.mark.parametrize("name", ["web_0", "prn_0"])
+def test_table9_sizes(name):
+    _check(name, 0.05, ratios=False)
+
+
+def test_otf_twins():
+    for name, reads in (("src1_0", 0.11), ("src1_1", 0.99)):
+        ds = msr_twin(name, 0.01)
+        assert stats.volume_size(ds) == pytest.approx(293 * GB * 0.01, rel=0.01)
+        assert stats.read_ratio(ds) == pytest.approx(reads, abs=0.02)
+        assert ds["time"].values[-1] <= 10 * 3600 and ds["time"].values[-1] > 9 * 3600
+        # the hot region moves: the busiest 1 GB sub-LUN of one 5-min window is rarely the next one's
+        keys, ridx = stats.split_arrays(ds["offset"].values, ds["size"].values, int(GB * 0.01))
+        win = (ds["time"].values[ridx] // 300).astype(int)
+        top = [np.bincount(keys[win == w]).argmax() for w in range(0, 100, 10)]
+        assert len(set(top)) >= 5
+
+
+@pytest.mark.slow
+def test_scale_preserves_ratios():
+    a, b = msr_twin("stg_1", 0.01), msr_twin("stg_1", 0.04, seed=2)
+    for f in (lambda d: stats.lru_hit_ratio(d, int(GB * d.attrs["scale"])), stats.reaccess_ratio):
+        assert f(a) == pytest.approx(f(b), abs=0.02)
+    assert stats.working_set_size(a) / 0.01 == pytest.approx(stats.working_set_size(b) / 0.04, rel=0.03)
+    assert b.sizes["request"] / a.sizes["request"] == pytest.approx(4.0, rel=0.05)
+
+
+def test_observations_and_spikes():
+    from tieringlab.experiments.trace_characterization import TraceCharacterizationParams, observations
+
+    p = TraceCharacterizationParams()
+    friendly, unfriendly = msr_twin("mds_0", 0.02), msr_twin("usr_2", 0.004)
+    o = observations(friendly, p)
+    assert o["rare_share"] > 0.5                    # Obs. 1: most bins rarely accessed
+    assert o["max_daily_count"] > 1000              # ... a few thousands of times a day
+    assert o["next_day_capture"] > 0.7              # Obs. 2: stable popularity
+    # cache-unfriendly twins: most bins rare too, but scans and first touches dominate (a known limit)
+    assert observations(unfriendly, p)["rare_share"] > 0.5
+    spike = lambda d: stats.bins_per_epoch(d, duration_s=d.attrs["duration_s"]).values  # noqa: E731
+    f, u = spike(friendly), spike(unfriendly)
+    assert u.max() / np.median(u) > 5 * f.max() / np.median(f)  # Fig. 1(c)(d): strong spikes
+    # spike strength at paper scale is the documented 6,000 MB per epoch, inside the paper's 1,800-16,000 MB
+    assert 1800 <= u.max() / 0.004 <= 16000
+
+
+def test_twin_table_lists_fitted_parameters():
+    df = twins.twin_table()
+    assert set(df["name"]) == set(TWINS) and len(TWINS) == 12
+    assert {"hot_io_share", "session_mean", "volume_gb", "wss_gb"} <= set(df.columns)
+
+
+def test_load_twin_through_the_traces_section():
+    from tieringlab.traces import effective_scale, load
+
+    cfg = {"source": "twin", "scale": 0.5, "max_wss_gb": 1.0}
+    assert effective_scale("usr_2", cfg) == pytest.approx(1.0 / 382.7, rel=1e-6)
+    assert effective_scale("mds_0", {"scale": 0.01}) == 0.01
+    ds = load("src21", {"source": "twin", "scale": 0.01}, seed=4)
+    ref = msr_twin("src2_1", 0.01, seed=4)
+    np.testing.assert_array_equal(ds["offset"].values, ref["offset"].values)
+    with pytest.raises(ValueError, match="source"):
+        load("mds_0", {"source": "web"})

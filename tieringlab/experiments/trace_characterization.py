@@ -1,0 +1,164 @@
+"""notebooks/01_trace_characterization.ipynb: vFRM Table 1, Fig. 1, Fig. 2/3 and Obs. 1-3 on the twins
+and the real CloudPhysics trace; plus the shared ``traces`` section every trace-reading notebook uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from tieringlab.params import param, section
+from tieringlab.traces import stats, twins
+from tieringlab.traces.source import effective_scale, load
+from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES
+
+__all__ = ["TracesParams", "TraceCharacterizationParams", "table1", "fig1", "popularity", "observations",
+           "paper_table1", "TABLE1_TRACES", "FIG1_TRACES"]
+
+#: The eight traces of vFRM Table 1 and the two extra of thesis Table 9, MSR file names.
+TABLE1_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1", "web_0", "prn_0")
+#: Fig. 1 shows "two representative workloads from each category" without naming them (vFRM Sec. 3.2):
+#: a documented choice of two friendly (a, b) and two unfriendly (c, d) traces.
+FIG1_TRACES = ("mds_0", "usr_0", "usr_2", "src2_1")
+
+
+@section("traces")
+@dataclass(frozen=True)
+class TracesParams:
+    """Which traces the experiments read (shared by every notebook that declares ``uses = ("traces",)``)."""
+
+    source: str = param("twin", "twin: synthetic twins calibrated to the papers' statistics (the embedded "
+                        "default, the real traces cannot be downloaded here); msr: the real SNIA files",
+                        choices=("twin", "msr"))
+    scale: float = param(1.0, "twin scale: bytes and request counts x scale, ratios kept (1 = paper scale)",
+                         bounds=(1e-4, 1.0))
+    max_wss_gb: float = param(0.0, "cap a twin's working set at this many GB by lowering its scale (0 = no "
+                              "cap); bounds memory for usr_2's 382.7 GB", bounds=(0.0, None))
+    msr_dir: str = param("data/msr", "where the real MSR files <host>_<disk>.csv.gz live (source: msr)")
+    msr_base_url: str = param("http://iotta.snia.org/traces/block-io/388",
+                              "SNIA IOTTA trace set 388, where the MSR files are published")
+    msr_md5: str = param("", "md5 pins of real MSR files, '<trace>:<md5>,...' from SNIA's MD5 list; a file "
+                         "without a pin (or with a different md5) is never used")
+
+
+@section("trace_characterization")
+@dataclass(frozen=True)
+class TraceCharacterizationParams:
+    uses = ("traces",)
+
+    table1_traces: tuple[str, ...] = param(TABLE1_TRACES, "vFRM Table 1 (8 traces) + thesis Table 9 (web_0, prn_0)",
+                                           choices=tuple(twins.TWINS))
+    fig1_traces: tuple[str, ...] = param(FIG1_TRACES, "Fig. 1 (a)-(d): two friendly, two unfriendly traces "
+                                         "(the paper does not name them: documented choice)",
+                                         choices=tuple(twins.TWINS))
+    cache_gb: float = param(1.0, "vFRM Table 1: LRU cache of 1 GB", bounds=(1e-3, None))
+    line_bytes: int = param(PAGE_BYTES, "vFRM Table 1: 4 KB cache lines", choices=(512, 4096, 8192, 65536))
+    reaccess_window_s: float = param(300.0, "vFRM Table 1: re-access within 5 minutes", bounds=(1.0, None))
+    reaccess_definition: str = param("among_reaccesses", "reading of Table 1's re-access ratio: share among "
+                                     "IOs that re-access data (forced by src21's 2.82 % hit vs 96.04 %)",
+                                     choices=stats.REACCESS_DEFINITIONS)
+    bin_bytes: int = param(BIN_BYTES, "vFRM Sec. 3.2: 1 MB bins", bounds=(4096, None))
+    epoch_s: float = param(300.0, "vFRM Fig. 1: accessed bins per 5 minutes", bounds=(1.0, None))
+    period_s: float = param(3600.0, "vFRM Fig. 2: IO popularity per bin per hour", bounds=(1.0, None))
+    heatmap_rows: int = param(400, "bins summed into at most this many rows in the Fig. 2 heatmap (plot size)",
+                              bounds=(10, 100000))
+
+
+def paper_table1() -> pd.DataFrame:
+    """vFRM Table 1 + thesis Table 9 as printed (GB, %)."""
+    rows = [{"name": n, "paper_name": {v: k for k, v in twins.PAPER_NAMES.items()}[n], "category": c,
+             "server": s, "volume_size_gb": v, "working_set_gb": w, "lru_hit_ratio_pct": h,
+             "reaccess_ratio_pct": r} for n, (c, s, v, w, h, r) in twins.PAPER_TABLE1.items()]
+    return pd.DataFrame(rows)
+
+
+def _row(ds, p: TraceCharacterizationParams, scale: float) -> dict:
+    r = stats.table1_row(ds, cache_bytes=int(round(p.cache_gb * GB * scale)), line_bytes=p.line_bytes,
+                         window_s=p.reaccess_window_s, reaccess_definition=p.reaccess_definition)
+    return {"name": r["name"], "scale": scale, "n_requests": r["n_requests"],
+            "volume_size_gb": r["volume_size"] / GB / scale, "working_set_gb": r["working_set_size"] / GB / scale,
+            "lru_hit_ratio_pct": 100 * r["lru_hit_ratio"], "reaccess_ratio_pct": 100 * r["reaccess_ratio"],
+            "read_ratio_pct": 100 * r["read_ratio"]}
+
+
+def table1(p: TraceCharacterizationParams, traces: dict, seed: int = 0, *, include_cloudphysics: bool = True):
+    """vFRM Table 1 for every trace in ``p.table1_traces`` beside the paper's numbers.
+
+    Sizes are reported at paper scale (a twin at scale ``s`` is measured with a ``s x 1 GB`` cache and its
+    sizes divided by ``s``); the LRU hit ratio and re-access ratio are measured as defined in
+    :mod:`tieringlab.traces.stats`. Returns ``(xr.Dataset with dim trace, list of the trace Datasets)``.
+    """
+    rows, datasets = [], []
+    for name in p.table1_traces:
+        scale = effective_scale(name, traces) if traces.get("source", "twin") == "twin" else 1.0
+        ds = load(name, traces, seed)
+        rows.append(_row(ds, p, scale))
+        datasets.append(ds)
+    if include_cloudphysics:
+        ds = load("cloudphysics")
+        rows.append(_row(ds, p, 1.0))
+        datasets.append(ds)
+    ours = pd.DataFrame(rows).set_index("name")
+    paper = paper_table1().set_index("name")
+    out = xr.Dataset(
+        {col: ("trace", ours[col].to_numpy()) for col in ours.columns},
+        coords={"trace": ours.index.to_numpy()})
+    for col in ("volume_size_gb", "working_set_gb", "lru_hit_ratio_pct", "reaccess_ratio_pct"):
+        vals = paper.reindex(ours.index)[col].astype(float).to_numpy()
+        out[f"paper_{col}"] = ("trace", vals)
+    out["source"] = ("trace", np.array([d.attrs.get("source", "") for d in datasets]))
+    out.attrs.update(cache_gb=p.cache_gb, line_bytes=p.line_bytes, reaccess_window_s=p.reaccess_window_s,
+                     reaccess_definition=p.reaccess_definition)
+    return out, datasets
+
+
+def fig1(datasets, p: TraceCharacterizationParams) -> xr.DataArray:
+    """Accessed 1 MB bins per 5-minute epoch (vFRM Fig. 1), dims (trace, epoch); counts at trace scale."""
+    arrays = [stats.bins_per_epoch(ds, p.bin_bytes, p.epoch_s,
+                                   duration_s=float(ds.attrs.get("duration_s", 0.0)) or None).assign_coords(
+                  trace=ds.attrs["name"]) for ds in datasets]
+    return xr.concat(arrays, dim="trace", join="outer", fill_value=0)
+
+
+def popularity(ds, p: TraceCharacterizationParams) -> xr.DataArray:
+    """Bin x hour IO counts (vFRM Fig. 2/3), bins grouped into at most ``p.heatmap_rows`` rows."""
+    return stats.popularity_matrix(ds, p.bin_bytes, p.period_s, max_bins=p.heatmap_rows,
+                                   duration_s=float(ds.attrs.get("duration_s", 0.0)) or None)
+
+
+def observations(ds, p: TraceCharacterizationParams) -> dict:
+    """Numbers behind vFRM Obs. 1-2 for one trace.
+
+    - Obs. 1 (bimodal): share of accessed bins accessed < 10 times a day (``rare_share``) and share
+      accessed > 1,000 times a day (``hot_share``), and the share of IOs that go to those hot bins.
+    - Obs. 2 (stable): ``next_day_capture``, the share of a day's IOs that land in the busiest bins that
+      took 80 % of the previous day's IOs (0.8 if the popularity is exactly stable, the share of bins
+      if it is reshuffled), averaged over consecutive days (needs >= 2 days).
+    - Obs. 3 (varies across workloads) is a comparison across traces: ``bins_for_80pct_io`` (the number of
+      busiest bins that take 80 % of the IOs, as a share of accessed bins) is what the notebook compares.
+    """
+    daily = stats.bin_daily_counts(ds, p.bin_bytes)
+    pop = stats.popularity_matrix(ds, p.bin_bytes, 86400.0,
+                                  duration_s=float(ds.attrs.get("duration_s", 0.0)) or None).values
+    per_bin = pop.sum(axis=1)
+    accessed = per_bin > 0
+    hot = daily > 1000
+    srt = np.sort(per_bin[accessed])[::-1]
+    k80 = int(np.searchsorted(np.cumsum(srt), 0.8 * srt.sum()) + 1)
+    capture = np.nan
+    full_days = int(float(ds.attrs.get("duration_s", 0.0) or ds["time"].values.max()) // 86400)
+    if full_days >= 2:
+        shares = []
+        for d in range(full_days - 1):  # <= 6 pairs of days
+            today, tomorrow = pop[:, d].astype(np.float64), pop[:, d + 1].astype(np.float64)
+            order = np.argsort(today)[::-1]
+            k = int(np.searchsorted(np.cumsum(today[order]), 0.8 * today.sum()) + 1)
+            shares.append(tomorrow[order[:k]].sum() / max(1.0, tomorrow.sum()))
+        capture = float(np.mean(shares))
+    return {"name": ds.attrs["name"], "rare_share": float((daily < 10).mean()), "hot_share": float(hot.mean()),
+            "hot_io_share": float(srt[: int(hot.sum())].sum() / srt.sum()) if hot.any() else 0.0,
+            "bins_for_80pct_io": k80 / max(1, int(accessed.sum())), "next_day_capture": capture,
+            "max_daily_count": float(daily.max())}
