@@ -1,0 +1,265 @@
+"""ARA dispatcher (thesis Ch. 3) against a plain event-by-event reference written here."""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tieringlab.policies import ara
+
+
+# --------------------------------------------------------------------------------------------------
+# Reference: an event-driven simulation, one event at a time (refresh instants, arrivals, departures)
+# --------------------------------------------------------------------------------------------------
+def reference(a, s, n_sites, policy, u, *, k=1, delay=1.0, th_s=1, th_l=None, state=None):
+    """Event-by-event dispatcher. Events: the balancer's refresh at w*D (it reads the number of jobs
+    in system at each site), job arrivals, job departures. Returns (response, site) per job."""
+    n = len(a)
+    th_l = math.ceil(0.5 * n_sites) if th_l is None else th_l
+    # Events in time order; at equal times: departures first (a job leaving at t is gone at t),
+    # then the refresh of a window, then arrivals, in job order.
+    events = []
+    for w in range(int(max(a) / delay) + 2):  # every refresh instant w*D up to past the last arrival
+        events.append((w * delay, 1, w))
+    for j in range(n):
+        events.append((a[j], 2, j))
+    heapq.heapify(events)
+    in_system = [0] * n_sites
+    queue_free_at = [-math.inf] * n_sites
+    view = [0] * n_sites
+    resp = [0.0] * n
+    site_of = [0] * n
+    while events:
+        t, kind, x = heapq.heappop(events)
+        if kind == 0:       # departure from site x
+            in_system[x] -= 1
+        elif kind == 1:     # refresh: the balancer's stale view until the next refresh
+            view = list(in_system)
+        else:               # arrival of job x, assigned on the stale view
+            j = x
+            if policy == "rand":
+                site = int(u[j] * n_sites)
+            else:
+                kk = {"qlen": 1, "ara": k}.get(policy)
+                if kk is None:
+                    kk = th_l if state[j] else th_s
+                ranking = sorted(range(n_sites), key=lambda i: (view[i], i))
+                site = ranking[min(int(u[j] * kk), kk - 1)]
+            d = max(queue_free_at[site], a[j]) + s[j]
+            queue_free_at[site] = d
+            in_system[site] += 1
+            heapq.heappush(events, (d, 0, site))
+            resp[j] = d - a[j]
+            site_of[j] = site
+    return np.array(resp), np.array(site_of)
+
+
+def _jobs(rng, n, mean_ia=0.3, mean_s=1.0):
+    a = np.cumsum(rng.exponential(mean_ia, n))
+    s = rng.exponential(mean_s, n)
+    return a, s
+
+
+jobs_strategy = st.integers(1, 40).flatmap(lambda n: st.tuples(
+    # (XLA on CPU flushes subnormal floats to zero; times are 0 or >= 1 ms here.)
+    st.lists(st.sampled_from([0.0, 0.05, 0.3, 0.7, 1.0, 1.9, 4.0]) | st.floats(1e-3, 3), min_size=n, max_size=n),
+    st.lists(st.just(0.0) | st.floats(1e-3, 6), min_size=n, max_size=n),
+    st.lists(st.floats(0, 1, exclude_max=True), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n),
+))
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(jobs=jobs_strategy, n_sites=st.sampled_from([1, 3, 5]), policy=st.sampled_from(ara.POLICIES),
+       delay=st.sampled_from([0.5, 1.0, 2.5]), kseed=st.integers(0, 10**6), block=st.sampled_from([4]))
+def test_matches_event_driven_reference(jobs, n_sites, policy, delay, kseed, block):
+    ia, s, u, state = (np.array(x) for x in jobs)
+    a = np.cumsum(ia)
+    rng = np.random.default_rng(kseed)
+    k = int(rng.integers(1, n_sites + 1))
+    th_s = int(rng.integers(1, n_sites + 1))
+    th_l = int(rng.integers(1, n_sites + 1))
+    got = ara.simulate(a, s, n_sites, policy, k=k, delay=delay, th_s=th_s, th_l=th_l, u=u, block=block,
+                       n_blocks=64, burst_state=state, predicted_state=state)
+    want_r, want_site = reference(list(a), list(s), n_sites, policy, list(u), k=k, delay=delay, th_s=th_s,
+                                  th_l=th_l, state=list(state))
+    np.testing.assert_array_equal(np.asarray(got.site), want_site)
+    np.testing.assert_array_equal(np.asarray(got.response), want_r)  # bit-identical
+
+
+@pytest.mark.parametrize("policy", ["qlen", "ara", "rand"])
+def test_random_workload_identical_to_reference_with_key(policy):
+    rng = np.random.default_rng(3)
+    a, s = _jobs(rng, 600, mean_ia=0.1, mean_s=1.2)
+    key = jax.random.key(7)
+    got = ara.dispatch(a, s, 8, policy, k=3, delay=1.0, key=key)
+    u = np.asarray(ara.uniforms(key, len(a)))  # the documented per-job uniforms of this key
+    want, _ = reference(list(a), list(s), 8, policy, list(u), k=3, delay=1.0)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_ring_buffer_regrows_and_stays_exact():
+    # Strong herd: many jobs per window to one site; a 2-slot ring must be regrown, results unchanged.
+    rng = np.random.default_rng(5)
+    a, s = _jobs(rng, 300, mean_ia=0.02, mean_s=0.5)
+    got = ara.simulate(a, s, 4, "qlen", delay=1.0, buffer=8)
+    want, site = reference(list(a), list(s), 4, "qlen", [0.0] * len(a), delay=1.0)
+    np.testing.assert_array_equal(np.asarray(got.response), want)
+    d = a + want
+    t = np.floor(a) [:, None]  # refresh instants
+    in_sys = max(int(np.sum((a < tt) & (d > tt) & (site == i))) for tt in np.unique(t) for i in range(4))
+    assert in_sys > 16  # a site did hold more jobs than the initial ring
+
+
+def test_single_site_is_fcfs():
+    rng = np.random.default_rng(1)
+    a, s = _jobs(rng, 500)
+    d = np.empty_like(a)
+    prev = -np.inf
+    for j in range(len(a)):  # Lindley recursion
+        prev = max(prev, a[j]) + s[j]
+        d[j] = prev
+    for policy in ("qlen", "rand", "ara"):
+        got = ara.dispatch(a, s, 1, policy, key=jax.random.key(0))
+        np.testing.assert_array_equal(np.asarray(got), d - a)
+
+
+def jsq_reference(a, s, n_sites):
+    """Join the shortest queue with exact, instantaneous information (ties to the lowest index)."""
+    deps = [[] for _ in range(n_sites)]
+    out = np.empty(len(a))
+    for j in range(len(a)):
+        q = [sum(1 for d in deps[i] if d > a[j]) for i in range(n_sites)]
+        i = min(range(n_sites), key=lambda x: (q[x], x))
+        d = max(deps[i][-1] if deps[i] else -np.inf, a[j]) + s[j]
+        deps[i].append(d)
+        out[j] = d - a[j]
+    return out
+
+
+def test_small_delay_qlen_is_jsq():
+    rng = np.random.default_rng(2)
+    a, s = _jobs(rng, 400, mean_ia=0.2, mean_s=2.0)
+    got = ara.dispatch(a, s, 6, "qlen", delay=1e-7)
+    np.testing.assert_allclose(np.asarray(got), jsq_reference(a, s, 6), rtol=0, atol=1e-9)
+    # ... while with D = 5 s the herd effect changes the answer
+    assert not np.allclose(np.asarray(ara.dispatch(a, s, 6, "qlen", delay=5.0)), jsq_reference(a, s, 6))
+
+
+def test_qlen_herds_each_window_to_one_site():
+    rng = np.random.default_rng(4)
+    a, s = _jobs(rng, 800, mean_ia=0.05)
+    res = ara.simulate(a, s, 16, "qlen", delay=1.0)
+    w = np.floor(a / 1.0)
+    site = np.asarray(res.site)
+    for win in np.unique(w)[:50]:
+        assert len(set(site[w == win])) == 1
+
+
+def test_rand_does_not_depend_on_delay():
+    rng = np.random.default_rng(6)
+    a, s = _jobs(rng, 300)
+    key = jax.random.key(11)
+    r1 = ara.dispatch(a, s, 16, "rand", delay=1.0, key=key)
+    r6 = ara.dispatch(a, s, 16, "rand", delay=6.0, key=key)
+    np.testing.assert_array_equal(np.asarray(r1), np.asarray(r6))
+
+
+def test_special_cases_of_ara():
+    rng = np.random.default_rng(8)
+    a, s = _jobs(rng, 300, mean_ia=0.1)
+    key = jax.random.key(2)
+    qlen = ara.dispatch(a, s, 8, "qlen")
+    np.testing.assert_array_equal(np.asarray(ara.dispatch(a, s, 8, "ara", k=1, key=key)), np.asarray(qlen))
+    off = np.zeros(len(a), bool)
+    np.testing.assert_array_equal(
+        np.asarray(ara.dispatch(a, s, 8, "ara_opt", th_s=1, th_l=8, burst_state=off, key=key)), np.asarray(qlen))
+    np.testing.assert_array_equal(
+        np.asarray(ara.dispatch(a, s, 8, "ara_opt", th_s=5, th_l=5, burst_state=~off, key=key)),
+        np.asarray(ara.dispatch(a, s, 8, "ara", k=5, key=key)))
+    pred = ara.dispatch(a, s, 8, "ara_pred", th_s=3, th_l=3, key=key, predictor=lambda x: np.ones(len(x), bool))
+    np.testing.assert_array_equal(np.asarray(pred), np.asarray(ara.dispatch(a, s, 8, "ara", k=3, key=key)))
+
+
+def test_block_size_does_not_change_results():
+    rng = np.random.default_rng(9)
+    a, s = _jobs(rng, 500, mean_ia=0.05)
+    key = jax.random.key(0)
+    outs = [np.asarray(ara.simulate(a, s, 5, "ara", k=2, key=key, block=b).response) for b in (1, 3, 64)]
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
+
+
+def test_batched_replications_equal_single_runs():
+    rng = np.random.default_rng(10)
+    A, S = zip(*[_jobs(rng, 200, mean_ia=0.1) for _ in range(3)])
+    A, S = np.stack(A), np.stack(S)
+    key = jax.random.key(5)
+    keys = jax.random.split(key, 3)
+    batch = np.asarray(ara.dispatch(A, S, 4, "ara", k=2, key=key))
+    for r in range(3):
+        np.testing.assert_array_equal(batch[r], np.asarray(ara.dispatch(A[r], S[r], 4, "ara", k=2, key=keys[r])))
+
+
+def test_errors_name_the_parameter():
+    a, s = np.array([0.0, 1.0]), np.array([1.0, 1.0])
+    with pytest.raises(ValueError, match="'qlen', 'rand', 'ara', 'ara_pred', 'ara_opt'"):
+        ara.dispatch(a, s, 2, "jsq")
+    with pytest.raises(ValueError, match="non-decreasing"):
+        ara.dispatch(a[::-1], s, 2, "qlen")
+    with pytest.raises(ValueError, match=r"k must be an integer in \[1, n_sites=2\]"):
+        ara.dispatch(a, s, 2, "ara", k=3, key=jax.random.key(0))
+    with pytest.raises(ValueError, match="key"):
+        ara.dispatch(a, s, 2, "rand")
+    with pytest.raises(ValueError, match="delay"):
+        ara.dispatch(a, s, 2, "qlen", delay=0.0)
+    with pytest.raises(ValueError, match="burst"):
+        ara.dispatch(a, s, 2, "ara_opt", key=jax.random.key(0))
+
+
+# --------------------------------------------------------------------------------------------------
+# Workloads (experiments/ara_load_balancing.py)
+# --------------------------------------------------------------------------------------------------
+from tieringlab.experiments import ara_load_balancing as X  # noqa: E402
+
+
+def test_pollaczek_khinchine_scv_and_h2_moments():
+    es = X.mean_service_s(16, 0.5, 0.1)
+    assert es == pytest.approx(0.8)
+    c2 = X.scv_from_rand_response(80.5, es, 0.5)
+    # closed form back: E[T] = E[S] + rho E[S] (1 + c2) / (2 (1 - rho))
+    assert es + 0.5 * es * (1 + c2) / (2 * 0.5) == pytest.approx(80.5)
+    with pytest.raises(ValueError, match="mean_interarrival_s"):
+        X.scv_from_rand_response(80.5, 80.0, 0.5)  # the thesis' '10 s' reading is infeasible
+    p1, m1, m2 = X.h2_balanced(2.0, 9.0)
+    mean = p1 * m1 + (1 - p1) * m2
+    second = 2 * (p1 * m1**2 + (1 - p1) * m2**2)
+    assert mean == pytest.approx(2.0)
+    assert second / mean**2 - 1 == pytest.approx(9.0)
+    s = np.asarray(X.sample_services(jax.random.key(0), 400_000, 2.0, 9.0))
+    assert s.mean() == pytest.approx(2.0, rel=0.03)
+    assert s.var() / s.mean() ** 2 == pytest.approx(9.0, rel=0.1)
+
+
+def test_mmpp_sampler_matches_closed_forms():
+    mm = X.phased_mmpp(0.1, 0.51, 6.0, 10.0)
+    assert float(mm.mean_rate()) == pytest.approx(10.0)
+    t, burst = X.phased_workload(jax.random.key(1), 400_000, mm)
+    assert np.all(np.diff(t) >= 0)
+    assert len(t) / t[-1] == pytest.approx(10.0, rel=0.05)
+    assert burst.mean() == pytest.approx(0.51, abs=0.04)  # Sec. 3.2.3: 51 % of jobs in bursts
+    # counts in long windows: Var/E -> the MMPP(2) limiting index of dispersion (finite-window form)
+    w = 200.0
+    counts = np.bincount(np.floor(t / w).astype(int))[:-1]
+    want = float(mm.index_of_dispersion_counts(w)[()] if np.ndim(mm.index_of_dispersion_counts(w)) == 0
+                 else mm.index_of_dispersion_counts(w)[0])
+    assert counts.var() / counts.mean() == pytest.approx(want, rel=0.25)
+    # same key -> same workload
+    t2, _ = X.phased_workload(jax.random.key(1), 1000, mm)
+    np.testing.assert_array_equal(t2, X.phased_workload(jax.random.key(1), 1000, mm)[0])
