@@ -204,8 +204,8 @@ req_st = st.tuples(
 CAPS = [0, 1, 2, 3, 5, 8, 64]
 # denser traces for the global versions: fewer epochs and bins, so zones fill and overflow
 greq_st = st.tuples(
-    st.floats(0, 6 * EPOCH, allow_nan=False),
-    st.integers(0, 6 * MB),
+    st.floats(0, 5 * EPOCH, allow_nan=False),
+    st.integers(0, 8 * MB),
     st.sampled_from([512, 4096, MB, 2 * MB]),
     st.booleans(),
 )
@@ -220,8 +220,8 @@ def test_vfrm_matches_brute_force(reqs):
         assert_matches(out, i, ref_vfrm(reqs, cap))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=60),
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=120),
        st.sampled_from([0.0, 0.5, 1.0]))
 def test_g1_matches_brute_force(rv, frac):
     rv = sorted(rv)
@@ -232,8 +232,8 @@ def test_g1_matches_brute_force(rv, frac):
         assert_matches(out, i, ref_g1(reqs, vms, cap, frac))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=60),
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=120),
        st.sampled_from([0.0, 0.5, 1.0]))
 def test_g2_matches_brute_force(rv, frac):
     rv = sorted(rv)
@@ -242,6 +242,63 @@ def test_g2_matches_brute_force(rv, frac):
     out = V.g2_vfrm(trace(reqs, vms), [c * MB for c in caps], gparams=V.GvfrmParams(private_fraction=frac))
     for i, cap in enumerate(caps):
         assert_matches(out, i, ref_g2(reqs, vms, cap, frac))
+
+
+def structured(rnd, n_vm, n_ep, n_bins=10):
+    """Each epoch, each VM touches a random subset of its bins (random size, 1-4 IOs each): dense enough
+    that zones fill, overflow and shrink, so every branch of Alg. 1 and Alg. 2 runs."""
+    reqs, vms = [], []
+    for e in range(n_ep):
+        for v in range(n_vm):
+            k = rnd.randint(0, n_bins)
+            for b in rnd.sample(range(n_bins), k):
+                for _ in range(rnd.randint(1, 4)):
+                    reqs.append((e * EPOCH + rnd.random() * 299, b * MB + rnd.randrange(0, MB, 4096), 4096,
+                                 rnd.random() < 0.3))
+                    vms.append(v)
+    if not reqs:
+        reqs, vms = [(0.0, 0, 4096, False)], [0]
+    order = sorted(range(len(reqs)), key=lambda i: reqs[i])
+    return [reqs[i] for i in order], [vms[i] for i in order]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(1, 3), st.integers(2, 7), st.sampled_from([0.25, 0.5, 0.75]))
+def test_global_versions_match_brute_force_on_dense_structured_traces(rnd, n_vm, n_ep, frac):
+    reqs, vms = structured(rnd, n_vm, n_ep)
+    ds = trace(reqs, vms)
+    caps = [3, 6, 9, 14, 20]
+    gp = V.GvfrmParams(private_fraction=frac)
+    o1 = V.g1_vfrm(ds, [c * MB for c in caps], gparams=gp)
+    o2 = V.g2_vfrm(ds, [c * MB for c in caps], gparams=gp)
+    for i, cap in enumerate(caps):
+        assert_matches(o1, i, ref_g1(reqs, vms, cap, frac))
+        assert_matches(o2, i, ref_g2(reqs, vms, cap, frac))
+
+
+def test_replay_clears_dirty_on_move_out():
+    # bin written while in Flash, moved out (dirty), moved back in, moved out again unwritten (clean)
+    ds = trace([(0, 0, 4096, True), (EPOCH, 0, 4096, True), (4 * EPOCH, 0, 4096, False)])
+    bt = V.bin_trace(ds)
+    one, none = np.array([0]), np.array([], dtype=np.int64)
+    r = V.replay(bt, [one, none, one, none, none])
+    assert (r["move_ins"], r["move_outs"], r["dirty_move_outs"]) == (2, 2, 1)
+    assert r["hit"].tolist() == [True, False, False]
+
+
+def test_g1_branch_one_evicts_the_least_popular_private_bins():
+    # one VM, private zone of 3 bins, no public zone. Epoch 0: bins 0,1,2 (bin 0 x3, bin 1 x2, bin 2 x1).
+    # Epoch 1: only bin 5 (|popBin| = 1 < 3): Alg. 1 lines 13-17 evict the 1 least popular of {0,1,2}
+    # by T_2 -> bin 2 (7/8) leaves, bin 5 comes in. In epoch 2 bins 0, 1, 5 hit and bin 2 misses: 3 hits.
+    reqs = [(0, 0, 4096, False)] * 3 + [(1, MB, 4096, False)] * 2 + [(2, 2 * MB, 4096, False)]
+    reqs += [(EPOCH, 5 * MB, 4096, False)]
+    reqs += [(2 * EPOCH + i, b * MB, 4096, False) for i, b in enumerate([0, 1, 5, 2])]
+    ds = trace(reqs)
+    bt = V.bin_trace(ds)
+    place = V.g1_placements(bt, 3, V.GvfrmParams(private_fraction=1.0))
+    keys = [sorted(int(bt.bin_key[b]) for b in p) for p in place]
+    assert keys == [[], [0, 1, 2], [0, 1, 5]]
+    assert int(V.g1_vfrm(ds, [3 * MB], gparams=V.GvfrmParams(private_fraction=1.0)).hits[0]) == 3
 
 
 # ------------------------------------------------------------------ temperatures and counters
@@ -357,8 +414,8 @@ def test_g1_one_vm_all_private_equals_vfrm_on_a_stationary_working_set(n_bins, n
             for e in range(n_epochs) for b in range(n_bins) for _ in range(rnd.randint(1, 3))]
     reqs.sort()
     ds = trace(reqs)
-    a = V.vfrm(ds, [cap * MB])
-    b = V.g1_vfrm(ds, [cap * MB], gparams=V.GvfrmParams(private_fraction=1.0))
+    a = V.vfrm(ds, [cap * MB], start=0.0)  # epochs start at t = 0, so epoch e holds exactly its requests
+    b = V.g1_vfrm(ds, [cap * MB], gparams=V.GvfrmParams(private_fraction=1.0), start=0.0)
     for f in FIELDS:
         assert int(a[f][0]) == int(b[f][0]), f
 
