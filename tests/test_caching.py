@@ -134,10 +134,10 @@ def test_trace_counts_match_brute_force(policy):
         ref = brute_force_counts(ds, policy, fb // 4096)
         got = out.isel(flash_bytes=i)
         assert int(got.hits) == ref["hits"]
-        assert int(got.n_ssd_read) == ref["ssd_r"]
-        assert int(got.n_ssd_write) == ref["ssd_w"]
-        assert int(got.n_md_read) == ref["md_r"]
-        assert int(got.n_md_write) == ref["md_w"]
+        assert int(got.ssd_reads) == ref["ssd_r"]
+        assert int(got.ssd_writes) == ref["ssd_w"]
+        assert int(got.md_reads) == ref["md_r"]
+        assert int(got.md_writes) == ref["md_w"]
     assert out.hit_ratio.dims == ("flash_bytes",)
     assert np.all(np.diff(out.hits.values) >= 0) or policy != "lru"  # LRU is a stack algorithm
 
@@ -205,3 +205,20 @@ def test_lru_stack_distance_path_equals_scan(keys, capacity, data):
     scan_hit, scan_wb = caching.replay("lru", np.array(keys), [capacity, capacity + 3], writes)
     np.testing.assert_array_equal(hit, scan_hit)
     np.testing.assert_array_equal(n_wb, scan_wb.sum(axis=1))
+
+
+def test_simulate_reports_eq4_io_cost_from_its_counts():
+    """The cache's IO cost is Eq. 4 over its Table 2 counts at the 4 KB random latencies of Table 3."""
+    from tieringlab.models.devices import vfrm_latency
+
+    rng = np.random.default_rng(3)
+    n = 300
+    ds = xr.Dataset({"time": ("request", np.arange(n, dtype=float)),
+                     "offset": ("request", rng.integers(0, 40, n) * 4096),
+                     "size": ("request", np.full(n, 4096)),
+                     "is_write": ("request", rng.random(n) < 0.3)})
+    out = caching.simulate(ds, "arc", [8 * 4096]).isel(flash_bytes=0)
+    lat = {(d, o): vfrm_latency(d, o, "random", 4096) for d in ("ssd", "md") for o in ("read", "write")}
+    expected = (int(out.ssd_reads) * lat["ssd", "read"] + int(out.ssd_writes) * lat["ssd", "write"]
+                + int(out.md_reads) * lat["md", "read"] + int(out.md_writes) * lat["md", "write"])
+    assert float(out.io_cost) == pytest.approx(expected, rel=1e-12)

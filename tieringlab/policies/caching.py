@@ -46,6 +46,8 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from tieringlab.policies.iocost import CACHE_COST, io_cost
+
 __all__ = ["POLICIES", "PAGE_BYTES", "CachingParams", "hits", "lru_counts", "page_accesses", "simulate", "replay"]
 
 #: The policies this module implements.
@@ -485,8 +487,8 @@ def simulate(ds: xr.Dataset, policy: str, flash_bytes, params: CachingParams = C
     """Replay trace ``ds`` through a page cache of each size in ``flash_bytes`` (vFRM Sec. 5, Table 2).
 
     Returns a Dataset over ``flash_bytes`` with ``hits`` (requests all of whose pages hit),
-    ``hit_ratio``, the Eq. 4 operation counts ``n_ssd_read``, ``n_ssd_write``, ``n_md_read``,
-    ``n_md_write`` (4 KB operations, Table 2(a)(b)), ``n_dirty_evictions`` and ``request_hit``
+    ``hit_ratio``, the Eq. 4 operation counts ``ssd_reads``, ``ssd_writes``, ``md_reads``,
+    ``md_writes`` (4 KB operations, Table 2(a)(b)), ``dirty_evictions``, ``io_cost`` (Eq. 4, seconds) and ``request_hit``
     (``flash_bytes`` x ``request``). The cache holds ``flash_bytes // page_bytes`` pages.
     """
     _check_policy(policy)
@@ -511,11 +513,11 @@ def simulate(ds: xr.Dataset, policy: str, flash_bytes, params: CachingParams = C
         {
             "hits": ("flash_bytes", request_hit.sum(axis=1)),
             "hit_ratio": ("flash_bytes", request_hit.mean(axis=1) if n_req else np.zeros(fb.size)),
-            "n_ssd_read": ("flash_bytes", read_hit + n_wb),
-            "n_ssd_write": ("flash_bytes", read_miss + n_writes),
-            "n_md_read": ("flash_bytes", read_miss),
-            "n_md_write": ("flash_bytes", n_wb),
-            "n_dirty_evictions": ("flash_bytes", n_wb),
+            "ssd_reads": ("flash_bytes", read_hit + n_wb),
+            "ssd_writes": ("flash_bytes", read_miss + n_writes),
+            "md_reads": ("flash_bytes", read_miss),
+            "md_writes": ("flash_bytes", n_wb),
+            "dirty_evictions": ("flash_bytes", n_wb),
             "request_hit": (("flash_bytes", "request"), request_hit),
         },
         coords={"flash_bytes": fb},
@@ -524,4 +526,7 @@ def simulate(ds: xr.Dataset, policy: str, flash_bytes, params: CachingParams = C
                "source": "vFRM paper Sec. 5.1, Table 2(a)(b)"},
     )
     out["flash_bytes"].attrs["units"] = "bytes"
+    if params.page_bytes == CACHE_COST.io_bytes:  # Table 3 has 4 KB latencies only
+        out["io_cost"] = io_cost(out, CACHE_COST)
+        out["io_cost"].attrs.update(units="s", long_name="IO cost (vFRM Eq. 4, Table 3 latencies)")
     return out

@@ -1,247 +1,555 @@
-"""vFRM: temperature-based Flash placement of 1 MB bins every 5-minute epoch, and the IO cost of Eq. 4.
+"""vFRM, GLB-vFRM (G1-vFRM) and G2-vFRM: epoch-based flash placement of 1 MB bins by IO popularity.
 
-vFRM paper (Tai et al.), Sec. 4.4 and 5.1; thesis Sec. 4.2. At the start of each epoch ``i`` (``m = 5``
-minutes) every 1 MB bin gets the temperature ``T_i = sum_{j=1..N} λ M_{i-j} C_j`` (Eq. 1-3, ``N = 8``,
-from :func:`tieringlab.models.temperature.temperatures`), the bins are re-ordered by temperature and the
-hottest fill Flash (Sec. 4.4.2). During the epoch nothing moves: a request is a Flash hit only if all
-its bins are in Flash, and misses go to the MD without admission (Table 2(a), vFRM row).
+- :func:`vfrm` — vFRM for one VM (vFRM paper Sec. 4.4; thesis Sec. 4.2.2). At every epoch boundary the
+  bins with the highest temperature ``T_i`` (Eq. 1-3, :mod:`tieringlab.models.temperature`) fill
+  Flash; during the epoch a request is a Flash hit only if **all** its bins are in Flash (Sec. 5.1);
+  misses go to the spinning disk (MD) without admission (Table 2(a)). All flash sizes of a sweep share
+  one pass: bins are ranked once per epoch and a flash of ``k`` bins holds the first ``k`` of the
+  ranking, so every count is a prefix count over ranks (sorting and ``searchsorted``; no loop over
+  requests, bins or epochs).
+- :func:`g1_vfrm` — GLB-vFRM / G1-vFRM (vFRM paper Alg. 1, Sec. 4.5; thesis Alg. 1, Sec. 4.3.2):
+  a private zone split equally among VMs plus a public zone shared by popularity.
+- :func:`g2_vfrm` — G2-vFRM (thesis Alg. 2, Sec. 4.3.2): the private zone holds the bins with the
+  highest globally aged frequency counters (:func:`tieringlab.models.temperature.aged_counters`), the
+  public zone the recently accessed bins.
 
-Operation counts (Table 2): read hit -> SSD read, read miss -> MD read, write hit -> SSD write, write
-miss -> MD write, each request counted in ``ceil(size / access_io_bytes)`` IOs of 128 KB (Sec. 5.1: "the
-basic IO sizes ... of vFRM are 128KB"); a bin moved in costs 8 x (MD read + SSD write) and a dirty bin
-moved out 8 x (SSD read + MD write), 8 = 1 MB / 128 KB (Table 2(b), Sec. 5.1).
+G1/G2 carry per-VM zone state from epoch to epoch whose content depends on the flash size, so each
+flash size is its own pass: a Python loop over the epochs with array (set) operations over bins
+inside; the replay of the requests against the resulting placements is vectorized.
 
-Documented choices where the paper is silent (fields of :class:`VfrmParams`):
+**Documented choices where the papers are silent** (each also at its point of use):
 
-* only bins with ``T_i > 0`` are candidates (a bin untouched for ``N`` epochs is not hot); ties in ``T_i``
-  are broken by the lower bin number, so that the Flash content of size ``K`` bins is the first ``K`` of
-  one ranking, and every Flash size of a sweep is a prefix of the same sort (one pass for all sizes);
-* a bin in Flash becomes dirty when a write request that hits touches it; it stays dirty until it is
-  moved out (then written back). Bins still in Flash at the end of the trace are not flushed;
-* epochs are counted from the first request's time.
-
-Implementation: arrays over (epoch, bin); the per-epoch ranking is one ``argsort`` along the bin axis,
-hits of all Flash sizes come from one "worst rank of the request's bins" array, and the dirty state is a
-``jax.lax.scan`` over epochs vectorized over bins. No loop per request or per bin.
+1. Epoch ``i`` covers ``[start + i*epoch_s, start + (i+1)*epoch_s)``; ``start`` defaults to the first
+   request's time (for VM mixes: the common start the timestamps were aligned to, Sec. 5.3).
+2. ``M_i`` of a bin counts the requests that touch it in epoch ``i`` (a request over two bins heats
+   both, once each).
+3. Only bins with ``T_i > 0`` are placed: a bin with no IO in the last ``N`` epochs has no popularity,
+   and moving it in would cost 8 migration IOs for nothing. So a large flash holds exactly the bins
+   accessed in the last ``N`` epochs.
+4. Ties in popularity are broken by bin id (smaller first; bins are numbered in (VM, address) order),
+   so placements are deterministic; "lowest popularity" is the reverse of the same total order.
+5. A bin is dirty when a write request touches it while it is in Flash (the hybrid file redirects
+   each block's IO to the tier holding it, Sec. 4.2), and stays dirty until it is moved out; moving
+   it out then costs 8 x (SSD read + MD write). Clean bins leave for free. Flash is not flushed when
+   the trace ends.
+6. User IOs are counted in 128 KB operations, ``ceil(size / user_io_bytes)`` per request (Sec. 5.1:
+   all vFRM ``T`` terms are 128 KB IOs), at least one per request.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from tieringlab.models import devices
-from tieringlab.models.temperature import temperatures
+from tieringlab.models.temperature import N_EPOCHS_PAPER, cooling_factors
+from tieringlab.policies.iocost import VFRM_COST, CostModel, io_cost
+from tieringlab.traces.units import split_arrays
 
-__all__ = ["VfrmParams", "CostParams", "bin_accesses", "simulate", "io_cost"]
-
-MiB = 1 << 20
-KiB = 1 << 10
+__all__ = ["VfrmParams", "GvfrmParams", "BinTrace", "bin_trace", "vfrm", "vfrm_ranks", "g1_vfrm", "g2_vfrm",
+           "g1_placements", "g2_placements", "replay"]
 
 
 @dataclass(frozen=True)
 class VfrmParams:
-    """vFRM parameters with the paper's defaults."""
+    """vFRM parameters, paper values."""
 
-    bin_bytes: int = MiB  # 1 MB bins, vFRM Sec. 4.3 and 5.1 (the VMFS block size)
-    epoch_s: float = 300.0  # m = 5 minutes per epoch, vFRM Sec. 4.4.2 and 5.1
-    n_epochs: int = 8  # N = 8 past epochs in the heat map, vFRM Sec. 4.3
-    lam: float = 1.0  # λ = 1: every workload equally important, vFRM Sec. 5.2.1
-    migration_io_bytes: int = 128 * KiB  # a bin moves in 8 IOs of 128 KB, vFRM Sec. 5.1
-    access_io_bytes: int = 128 * KiB  # vFRM's basic IO size for request access, vFRM Sec. 5.1
+    #: 1 MB bins, the VMFS block (vFRM paper Sec. 4.3 and 5.1).
+    bin_bytes: int = 1 << 20
+    #: 5-minute epochs ("m = 5 in our experiments", vFRM paper Sec. 4.4.2; 5.1).
+    epoch_s: float = 300.0
+    #: N, the epochs of history in Eq. 1 ("the previous 8 epochs", vFRM paper Sec. 4.3).
+    n_epochs: int = N_EPOCHS_PAPER
+    #: λ of Eq. 2; "setting λ equal to one" (vFRM paper Sec. 5.2.1).
+    lam: float = 1.0
+    #: 128 KB migration IOs, 8 per 1 MB bin (vFRM paper Sec. 5.1).
+    migration_io_bytes: int = 128 << 10
+    #: size of one user-IO operation in the cost counts (Sec. 5.1: vFRM T terms are 128 KB IOs).
+    user_io_bytes: int = 128 << 10
 
     def __post_init__(self):
-        for name in ("bin_bytes", "migration_io_bytes", "access_io_bytes"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"VfrmParams.{name} must be > 0; got {getattr(self, name)}")
+        if self.bin_bytes <= 0 or self.migration_io_bytes <= 0 or self.user_io_bytes <= 0:
+            raise ValueError("bin_bytes, migration_io_bytes and user_io_bytes must be positive byte counts")
         if self.bin_bytes % self.migration_io_bytes:
-            raise ValueError("VfrmParams.bin_bytes must be a multiple of migration_io_bytes")
-        if self.epoch_s <= 0:
-            raise ValueError(f"VfrmParams.epoch_s must be > 0 seconds; got {self.epoch_s}")
+            raise ValueError(f"bin_bytes ({self.bin_bytes}) must be a multiple of migration_io_bytes "
+                             f"({self.migration_io_bytes}): a bin moves as whole migration IOs")
+        if not self.epoch_s > 0:
+            raise ValueError(f"epoch_s must be > 0 seconds, got {self.epoch_s}")
+        cooling_factors(self.n_epochs)  # validates N (even int >= 6)
+        if not self.lam > 0:
+            raise ValueError(f"lam (λ) must be > 0, got {self.lam}")
+
+    @property
+    def ios_per_bin(self) -> int:
+        """8: migration IOs per bin moved (1 MB / 128 KB)."""
+        return self.bin_bytes // self.migration_io_bytes
 
 
 @dataclass(frozen=True)
-class CostParams:
-    """Which Table 3 latencies Eq. 4 uses (the paper does not say which of sequential and random).
+class GvfrmParams:
+    """Zone split of the global versions."""
 
-    * ``access_pattern = "random"``: user requests of a VM arrive at scattered offsets, and a cache
-      miss or write-back of one 4 KB page is a single isolated IO;
-    * ``writeback_pattern = "random"``: LRU/ARC/CAR evict pages one at a time, wherever they are;
-    * ``migration_pattern = "sequential"``: vFRM moves a 1 MB bin as 8 consecutive 128 KB IOs of one
-      contiguous extent (Sec. 5.1: "large IOs (e.g., 128KB) can be employed ... to improve disk IO
-      performance").
+    #: share of Flash in the private zone; "50% of Flash space is assigned to each of these two zones
+    #: in our evaluation" (vFRM paper Sec. 5.3).
+    private_fraction: float = 0.5
+    #: G2-vFRM counter aging period in epochs (thesis Sec. 4.3.2 ages "periodically" without a period;
+    #: one epoch, as in :func:`tieringlab.models.temperature.aged_counters`).
+    aging_period: int = 1
+
+    def __post_init__(self):
+        if not 0.0 <= self.private_fraction <= 1.0:
+            raise ValueError(f"private_fraction must be in [0, 1], got {self.private_fraction}")
+        if int(self.aging_period) < 1:
+            raise ValueError(f"aging_period must be a positive number of epochs, got {self.aging_period}")
+
+
+# ------------------------------------------------------------------------------------ trace -> bins
+
+
+@dataclass(frozen=True)
+class BinTrace:
+    """A trace cut into (epoch, bin) accesses; bins are numbered densely in (vm, address) order."""
+
+    n_epochs: int
+    n_bins: int
+    bin_vm: np.ndarray        # (B,) dense VM index of each bin
+    bin_key: np.ndarray       # (B,) bin address (offset // bin_bytes)
+    req_epoch: np.ndarray     # (R,)
+    req_write: np.ndarray     # (R,) bool
+    req_ops: np.ndarray       # (R,) user IO operations (128 KB units)
+    req_start: np.ndarray     # (R,) first unit of each request in the unit arrays
+    unit_pair: np.ndarray     # (U,) access pair of each (request, bin) unit
+    pair_epoch: np.ndarray    # (P,) access pairs sorted by (epoch, bin)
+    pair_bin: np.ndarray
+    pair_count: np.ndarray    # M: requests touching the bin in that epoch
+    pair_wrote: np.ndarray    # a write request touched it
+    pair_ptr: np.ndarray      # (E+1,) CSR pointers of pairs by epoch
+    elig_key: np.ndarray      # (Q,) sorted epoch * B + bin of every (epoch, bin) with T > 0 (epoch < E)
+    elig_temp: np.ndarray     # (Q,) T_i of Eq. 1
+    elig_ptr: np.ndarray      # (E+1,)
+    vms: np.ndarray           # VM labels in dense-index order
+
+
+def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=None, lam=None) -> BinTrace:
+    """Cut trace ``ds`` (``time`` s, ``offset``/``size`` bytes, ``is_write``; optional ``vm``) into bins
+    and epochs and compute every bin's temperature (Eq. 1-3) at every epoch where it is positive.
+
+    ``vm`` (array, or the ``vm`` variable of ``ds``; default one VM) labels each request's VM;
+    ``lam`` is λ of Eq. 2: a scalar, or a sequence with one value per VM in sorted-label order
+    (default ``params.lam``). Temperatures are ``λ * sum_j C_j M_{i-j}`` (as
+    :func:`tieringlab.models.temperature.temperature_from_history`), computed on the sparse set of
+    (epoch, bin) pairs with IO in the ``N`` epochs before (no dense epoch x bin matrix).
     """
+    t = np.asarray(ds["time"].values, dtype=np.float64)
+    if t.size == 0:
+        raise ValueError("trace ds has no requests")
+    offset = np.asarray(ds["offset"].values, dtype=np.int64)
+    size = np.asarray(ds["size"].values, dtype=np.int64)
+    is_write = np.asarray(ds["is_write"].values, dtype=bool)
+    if vm is None:
+        vm = ds["vm"].values if "vm" in ds else np.zeros(t.size, dtype=np.int64)
+    vm = np.asarray(vm)
+    if vm.shape != t.shape:
+        raise ValueError(f"vm must have one label per request ({t.size}), got shape {vm.shape}")
+    vms, vm_idx = np.unique(vm, return_inverse=True)
+    t0 = float(t.min()) if start is None else float(start)
+    if t.min() < t0:
+        raise ValueError(f"start ({t0}) must not be after the first request time ({t.min()})")
+    epoch = np.floor((t - t0) / params.epoch_s).astype(np.int64)
+    n_epochs = int(epoch.max()) + 1
 
-    access_pattern: str = "random"
-    writeback_pattern: str = "random"
-    migration_pattern: str = "sequential"
+    keys, ridx = split_arrays(offset, size, params.bin_bytes)
+    span = int(keys.max()) + 1
+    combined = vm_idx[ridx].astype(np.int64) * span + keys
+    ubins, unit_bin = np.unique(combined, return_inverse=True)
+    n_bins = ubins.size
+    bin_vm = ubins // span
+    bin_key = ubins % span
+    unit_epoch = epoch[ridx]
+    pair_keys, unit_pair, pair_count = np.unique(unit_epoch * n_bins + unit_bin, return_inverse=True,
+                                                 return_counts=True)
+    pair_wrote = np.bincount(unit_pair, weights=is_write[ridx], minlength=pair_keys.size) > 0
+    pair_epoch, pair_bin = pair_keys // n_bins, pair_keys % n_bins
 
+    lam_vm = np.broadcast_to(np.asarray(params.lam if lam is None else lam, dtype=np.float64), (vms.size,))
+    if np.any(~(lam_vm > 0)):
+        raise ValueError(f"lam (λ) must be > 0 for every VM, got {lam}")
+    c = cooling_factors(params.n_epochs)
+    n_hist = params.n_epochs
+    # Eq. 1: pair (i', b) with M requests heats (i' + j, b) by C_j * M, j = 1..N
+    ek = np.concatenate([(pair_epoch + j) * n_bins + pair_bin for j in range(1, n_hist + 1)])
+    ew = np.concatenate([c[j - 1] * pair_count for j in range(1, n_hist + 1)])
+    keep = ek < n_epochs * n_bins
+    elig_key, inv = np.unique(ek[keep], return_inverse=True)
+    s = np.bincount(inv, weights=ew[keep], minlength=elig_key.size)  # sums of dyadic C_j * integers: exact
+    elig_temp = lam_vm[bin_vm[elig_key % n_bins]] * s               # Eq. 2: H = λ M (λ outside the sum)
 
-def _check_trace(ds) -> None:
-    if not isinstance(ds, xr.Dataset):
-        raise TypeError(f"trace must be an xarray.Dataset with dim 'request'; got {type(ds).__name__}")
-    missing = [v for v in ("time", "offset", "size", "is_write") if v not in ds]
-    if missing:
-        raise ValueError(f"trace is missing variable(s) {missing}; needs time, offset, size, is_write over 'request'")
-
-
-def bin_accesses(ds: xr.Dataset, params: VfrmParams = VfrmParams()):
-    """Split requests into the bins they touch: ``(bin_id, request, n_bins, epoch)``.
-
-    ``bin_id`` is dense (0..B-1, in the order of the bin numbers ``offset // bin_bytes``); ``epoch`` is
-    per request, ``floor((time - time[0]) / epoch_s)``.
-    """
-    _check_trace(ds)
-    off = np.asarray(ds["offset"].values, np.int64)
-    size = np.asarray(ds["size"].values, np.int64)
-    if np.any(size <= 0):
-        raise ValueError(f"trace variable 'size' must be > 0 bytes; request {int(np.argmax(size <= 0))} is not")
-    t = np.asarray(ds["time"].values, np.float64)
-    if np.any(np.diff(t) < 0):
-        raise ValueError("trace variable 'time' must be non-decreasing along 'request'")
-    first = off // params.bin_bytes
-    n = (off + size - 1) // params.bin_bytes - first + 1
-    req = np.repeat(np.arange(off.size), n)
-    starts = np.cumsum(n) - n
-    b = np.repeat(first, n) + (np.arange(req.size) - np.repeat(starts, n))
-    _, bin_id = np.unique(b, return_inverse=True)
-    epoch = np.floor((t - t[0]) / params.epoch_s).astype(np.int64) if t.size else np.zeros(0, np.int64)
-    return bin_id.astype(np.int64), req, n, epoch
-
-
-@jax.jit
-def _dirty_scan(in_flash, write_hit):
-    """dirty[e] = inF[e] & (written by a hit in e | (dirty[e-1] & inF[e-1])); returns dirty evictions.
-
-    in_flash, write_hit: (E, B) bool. A bin moved out at the start of epoch e (in Flash during e-1 and
-    not during e) is written back if it was dirty at the end of e-1.
-    """
-
-    def step(carry, xs):
-        dirty_prev, in_prev = carry
-        inf, wh = xs
-        out_dirty = in_prev & ~inf & dirty_prev
-        dirty = inf & (wh | (dirty_prev & in_prev))
-        return (dirty, inf), out_dirty.sum()
-
-    b = in_flash.shape[1]
-    init = (jnp.zeros(b, bool), jnp.zeros(b, bool))
-    _, n_out_dirty = jax.lax.scan(step, init, (in_flash, write_hit))
-    return n_out_dirty
+    ep = np.arange(n_epochs + 1)
+    req_ops = np.maximum(-(-np.maximum(size, 0) // params.user_io_bytes), 1)
+    req_start = np.searchsorted(ridx, np.arange(t.size))
+    return BinTrace(n_epochs=n_epochs, n_bins=n_bins, bin_vm=bin_vm, bin_key=bin_key, req_epoch=epoch,
+                    req_write=is_write, req_ops=req_ops, req_start=req_start, unit_pair=unit_pair,
+                    pair_epoch=pair_epoch, pair_bin=pair_bin, pair_count=pair_count, pair_wrote=pair_wrote,
+                    pair_ptr=np.searchsorted(pair_epoch, ep), elig_key=elig_key, elig_temp=elig_temp,
+                    elig_ptr=np.searchsorted(elig_key, ep * n_bins), vms=vms)
 
 
-def simulate(ds: xr.Dataset, flash_bytes, params: VfrmParams = VfrmParams()) -> xr.Dataset:
-    """Replay trace ``ds`` under vFRM for each Flash size (bytes; ``flash_bytes // bin_bytes`` bins).
+def _capacities(flash_sizes, bin_bytes):
+    fs = np.atleast_1d(np.asarray(flash_sizes))
+    if fs.ndim != 1 or fs.size == 0 or np.any(fs < 0):
+        raise ValueError(f"flash_sizes must be a non-empty 1-D sequence of non-negative byte counts, got {flash_sizes!r}")
+    return fs.astype(np.int64), (fs // bin_bytes).astype(np.int64)
 
-    Returns a Dataset over ``flash_bytes`` with ``hits``, ``hit_ratio``, ``request_hit``, the Eq. 4
-    counts ``n_ssd_read``, ``n_ssd_write``, ``n_md_read``, ``n_md_write`` (128 KB IOs, access and
-    migration together), and ``n_bins_in``, ``n_bins_out``, ``n_bins_out_dirty`` (migrated bins).
-    """
-    fb = np.atleast_1d(np.asarray(flash_bytes, np.int64))
-    k_bins = fb // params.bin_bytes
-    if np.any(k_bins < 1):
-        raise ValueError(f"flash_bytes must hold at least one {params.bin_bytes}-byte bin; got {flash_bytes!r}")
-    bin_id, req, nb, epoch = bin_accesses(ds, params)
-    n_req = int(nb.size)
-    n_bins = int(bin_id.max()) + 1 if bin_id.size else 1
-    n_ep = int(epoch.max()) + 1 if epoch.size else 1
-    e_acc = epoch[req]
-    counts = np.zeros((n_ep, n_bins), np.int64)
-    np.add.at(counts, (e_acc, bin_id), 1)  # M_i: requests touching each bin per epoch
-    temp = np.asarray(temperatures(counts, params.lam, params.n_epochs))  # (E, B), Eq. 1-3
-    # rank of every bin in every epoch: hottest first, ties by lower bin id; T = 0 is never placed
-    order = np.argsort(-temp, axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(n_bins)[None, :].repeat(n_ep, 0), axis=1)
-    rank = np.where(temp > 0, rank, np.iinfo(np.int64).max)
-    # a request hits with K bins iff the worst rank of its bins is < K (every size is a prefix)
-    worst = np.full(n_req, -1, np.int64)
-    np.maximum.at(worst, req, rank[e_acc, bin_id])
-    request_hit = worst[None, :] < k_bins[:, None]  # (K, R)
 
-    w = np.asarray(ds["is_write"].values, bool)
-    size = np.asarray(ds["size"].values, np.int64)
-    n_io = -(-size // params.access_io_bytes)
-    per_bin_io = params.bin_bytes // params.migration_io_bytes
-    rows = {k: [] for k in ("ssd_r", "ssd_w", "md_r", "md_w", "in", "out", "out_dirty")}
-    for i, k in enumerate(k_bins):  # a handful of sizes; each is whole-array work
-        hit = request_hit[i]
-        in_flash = rank < k
-        prev = np.vstack([np.zeros((1, n_bins), bool), in_flash[:-1]])
-        n_in = int((in_flash & ~prev).sum())
-        n_out = int((prev & ~in_flash).sum())
-        write_hit = np.zeros((n_ep, n_bins), bool)
-        sel = (w & hit)[req]
-        write_hit[e_acc[sel], bin_id[sel]] = True
-        n_out_dirty = int(np.asarray(_dirty_scan(jnp.asarray(in_flash), jnp.asarray(write_hit))).sum())
-        rows["ssd_r"].append(int(n_io[hit & ~w].sum()) + per_bin_io * n_out_dirty)
-        rows["ssd_w"].append(int(n_io[hit & w].sum()) + per_bin_io * n_in)
-        rows["md_r"].append(int(n_io[~hit & ~w].sum()) + per_bin_io * n_in)
-        rows["md_w"].append(int(n_io[~hit & w].sum()) + per_bin_io * n_out_dirty)
-        rows["in"].append(n_in)
-        rows["out"].append(n_out)
-        rows["out_dirty"].append(n_out_dirty)
-    out = xr.Dataset(
+def _count_below(values, weights, ks):
+    """For each k: sum of ``weights`` where ``values < k``."""
+    order = np.argsort(values, kind="stable")
+    cw = np.concatenate([[0], np.cumsum(np.asarray(weights)[order])])
+    return cw[np.searchsorted(values[order], ks, side="left")]
+
+
+def _count_between(lo, hi, ks):
+    """For each k: number of pairs with ``lo < k <= hi``."""
+    hi = np.maximum(hi, lo)
+    ones = np.ones(lo.size, dtype=np.int64)
+    return _count_below(lo, ones, ks) - _count_below(hi, ones, ks)
+
+
+def _dataset(bt, params, fs, caps, *, hit_r, hit_w, miss_r, miss_w, hits, move_ins, move_outs, dirty, policy,
+             cost_model):
+    n_io = params.ios_per_bin
+    ds = xr.Dataset(
         {
-            "hits": ("flash_bytes", request_hit.sum(axis=1)),
-            "hit_ratio": ("flash_bytes", request_hit.mean(axis=1) if n_req else np.zeros(fb.size)),
-            "n_ssd_read": ("flash_bytes", np.array(rows["ssd_r"])),
-            "n_ssd_write": ("flash_bytes", np.array(rows["ssd_w"])),
-            "n_md_read": ("flash_bytes", np.array(rows["md_r"])),
-            "n_md_write": ("flash_bytes", np.array(rows["md_w"])),
-            "n_bins_in": ("flash_bytes", np.array(rows["in"])),
-            "n_bins_out": ("flash_bytes", np.array(rows["out"])),
-            "n_bins_out_dirty": ("flash_bytes", np.array(rows["out_dirty"])),
-            "request_hit": (("flash_bytes", "request"), request_hit),
+            "hits": ("flash_size", hits),
+            "requests": ("flash_size", np.full(fs.size, bt.req_epoch.size, dtype=np.int64)),
+            "ssd_reads": ("flash_size", hit_r), "ssd_writes": ("flash_size", hit_w),
+            "md_reads": ("flash_size", miss_r), "md_writes": ("flash_size", miss_w),
+            "move_ins": ("flash_size", move_ins), "move_outs": ("flash_size", move_outs),
+            "dirty_move_outs": ("flash_size", dirty),
+            "update_md_reads": ("flash_size", n_io * move_ins), "update_ssd_writes": ("flash_size", n_io * move_ins),
+            "update_ssd_reads": ("flash_size", n_io * dirty), "update_md_writes": ("flash_size", n_io * dirty),
         },
-        coords={"flash_bytes": fb},
-        attrs={"policy": "vfrm", "bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s,
-               "n_epochs": params.n_epochs, "lam": params.lam, "io_bytes": params.access_io_bytes,
-               "migration_io_bytes": params.migration_io_bytes, "n_requests": n_req,
-               "source": "vFRM paper Sec. 4.4, 5.1, Eq. 1-3, Table 2"},
+        coords={"flash_size": fs, "capacity_bins": ("flash_size", caps)},
+        attrs={"policy": policy, "bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s,
+               "n_epochs_history": params.n_epochs, "io_op_bytes": params.user_io_bytes},
     )
-    out["flash_bytes"].attrs["units"] = "bytes"
+    ds["hit_ratio"] = ds["hits"] / ds["requests"]
+    ds["io_cost"] = io_cost(ds, cost_model)
+    ds["flash_size"].attrs["units"] = "bytes"
+    ds["io_cost"].attrs["units"] = "s"
+    for v in ("ssd_reads", "ssd_writes", "md_reads", "md_writes"):
+        ds[v].attrs["units"] = f"{params.user_io_bytes}-byte user IOs (Table 2(a))"
+    return ds
+
+
+# ------------------------------------------------------------------------------------ single-VM vFRM
+
+
+def vfrm_ranks(bt: BinTrace):
+    """Rank of every bin with ``T_i > 0`` at every epoch: 0 = hottest (ties by bin id). Returns
+    ``(keys, ranks)``, ``keys = epoch * n_bins + bin`` sorted; a flash of ``k`` bins holds, during epoch
+    ``i``, the bins with rank ``< k`` at ``i`` (vFRM paper Sec. 4.4.2: "the most popular blocks ...
+    placed in the Flash tier based on the available capacity")."""
+    e = bt.elig_key // bt.n_bins
+    b = bt.elig_key % bt.n_bins
+    order = np.lexsort((b, -bt.elig_temp, e))
+    pos = np.empty(order.size, dtype=np.int64)
+    pos[order] = np.arange(order.size)
+    return bt.elig_key, pos - bt.elig_ptr[e]
+
+
+def vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(), *, start=None,
+         cost_model: CostModel = VFRM_COST, bt: BinTrace | None = None) -> xr.Dataset:
+    """vFRM on one trace for every flash size in ``flash_sizes`` (bytes; capacity = whole bins) in one pass.
+
+    Returns an ``xarray.Dataset`` over ``flash_size`` with ``hits``, ``requests``, ``hit_ratio``, the
+    Table 2(a) user-IO counts ``ssd_reads``/``ssd_writes`` (hits) and ``md_reads``/``md_writes``
+    (misses, no admission) in 128 KB operations, ``move_ins``, ``move_outs``, ``dirty_move_outs``, the
+    Table 2(b) migration counts ``update_*`` (8 x 128 KB per bin), and ``io_cost`` (Eq. 4, seconds,
+    :data:`tieringlab.policies.iocost.VFRM_COST`). Requests of all VMs of ``ds`` (if it has ``vm``) are
+    ranked together, one global ranking (vFRM Sec. 4.4.1 step 2: "in the scope of all VMDK files").
+    """
+    if bt is None:
+        bt = bin_trace(ds, params, start=start)
+    fs, caps = _capacities(flash_sizes, params.bin_bytes)
+    keys, ranks = vfrm_ranks(bt)
+    inf = bt.n_bins + 1  # rank of a bin that is not placed at all
+    ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
+
+    def rank_of(epoch, b):
+        return _lookup(keys, ranks, epoch * bt.n_bins + b, inf, valid=(epoch >= 0) & (epoch < bt.n_epochs))
+
+    # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
+    pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
+    req_rank = np.maximum.reduceat(pair_rank[bt.unit_pair], bt.req_start)
+    w = bt.req_write
+    ops = bt.req_ops
+    hit_r = _count_below(req_rank[~w], ops[~w], ks)
+    hit_w = _count_below(req_rank[w], ops[w], ks)
+    hits = _count_below(req_rank, np.ones(req_rank.size, dtype=np.int64), ks)
+    miss_r = ops[~w].sum() - hit_r
+    miss_w = ops[w].sum() - hit_w
+
+    e = keys // bt.n_bins
+    b = keys % bt.n_bins
+    # move-ins at the start of epoch e: rank_e < k <= rank_{e-1}
+    move_ins = _count_between(ranks, rank_of(e - 1, b), ks)
+    # move-outs at the start of epoch e+1 (e+1 inside the trace; no flush at its end): rank_e < k <= rank_{e+1}
+    inside = e + 1 < bt.n_epochs
+    nxt = rank_of(e[inside] + 1, b[inside])
+    move_outs = _count_between(ranks[inside], nxt, ks)
+    # dirty: written while resident. For the latest write epoch w <= e of the bin, it stayed in a flash of
+    # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf).
+    mx = _max_rank_since_write(bt, keys, ranks, inf)
+    dirty = _count_between(mx[inside], nxt, ks)
+    return _dataset(bt, params, fs, caps, hit_r=hit_r, hit_w=hit_w, miss_r=miss_r, miss_w=miss_w, hits=hits,
+                    move_ins=move_ins, move_outs=move_outs, dirty=dirty, policy="vFRM", cost_model=cost_model)
+
+
+def _max_rank_since_write(bt, keys, ranks, inf):
+    """For every placed (epoch e, bin b): max rank of b over [w, e], w = its latest write epoch <= e
+    (inf without such a write or with an epoch in between where b is not placed). A segmented running
+    max over the union of placed and accessed (epoch, bin) pairs sorted by (bin, epoch)."""
+    nb = bt.n_bins
+    pk = bt.pair_epoch * nb + bt.pair_bin
+    allk = np.union1d(keys, pk)
+    ep, bn = allk // nb, allk % nb
+    order = np.lexsort((ep, bn))
+    ep, bn = ep[order], bn[order]
+    k2 = allk[order]
+    r = _lookup(keys, ranks, k2, inf)
+    ip = np.minimum(np.searchsorted(pk, k2), pk.size - 1)
+    wrote = (pk[ip] == k2) & bt.pair_wrote[ip]
+    first = np.ones(k2.size, dtype=bool)
+    first[1:] = bn[1:] != bn[:-1]
+    gap = np.ones(k2.size, dtype=bool)
+    gap[1:] = first[1:] | (ep[1:] - ep[:-1] > 1)
+    v = np.where(gap & ~wrote, inf, r)
+    seg = np.cumsum(wrote | first)
+    big = inf + 1
+    mx = np.maximum.accumulate(seg * big + v) - seg * big
+    # back to the sorted-keys order of the placed pairs
+    out = np.empty(k2.size, dtype=np.int64)
+    out[order] = mx  # out is in allk order
+    return out[np.searchsorted(allk, keys)]
+
+
+def _lookup(keys, values, query, missing, valid=True):
+    """``values[i]`` where ``keys[i] == query`` (``keys`` sorted), else ``missing``."""
+    query = np.asarray(query)
+    if keys.size == 0:
+        return np.full(query.shape, missing, dtype=np.int64)
+    i = np.minimum(np.searchsorted(keys, query), keys.size - 1)
+    return np.where(valid & (keys[i] == query), values[i], missing)
+
+
+# ------------------------------------------------------------------------------------ global versions
+
+
+def _top(bins, score, j):
+    """The ``j`` bins of ``bins`` with the highest ``score`` (ties: smaller bin id first)."""
+    if j <= 0 or bins.size == 0:
+        return bins[:0]
+    return bins[np.lexsort((bins, -score[bins]))[:j]]
+
+
+def _bottom(bins, score, j):
+    """The ``j`` bins of ``bins`` with the lowest popularity (reverse of :func:`_top`'s order)."""
+    if j <= 0 or bins.size == 0:
+        return bins[:0]
+    return bins[np.lexsort((bins, -score[bins]))[::-1][:j]]
+
+
+def _zone_sizes(cap, n_vm, private_fraction):
+    """(private bins per VM, public bins): ``P = floor(private_fraction * cap)`` split equally, the
+    remainder of ``P / n`` goes to the public zone (a documented choice: no slot is lost)."""
+    p = int(np.floor(private_fraction * cap))
+    per_vm = p // n_vm
+    return per_vm, cap - per_vm * n_vm
+
+
+def _epoch_views(bt):
+    temp = np.zeros(bt.n_bins)
+
+    def temps(e):
+        temp[:] = 0.0
+        lo, hi = bt.elig_ptr[e], bt.elig_ptr[e + 1]
+        temp[bt.elig_key[lo:hi] % bt.n_bins] = bt.elig_temp[lo:hi]
+        return temp
+
+    def accessed(e):
+        if e < 0:
+            return bt.pair_bin[:0], bt.pair_count[:0]
+        lo, hi = bt.pair_ptr[e], bt.pair_ptr[e + 1]
+        return bt.pair_bin[lo:hi], bt.pair_count[lo:hi]
+
+    return temps, accessed
+
+
+def g1_placements(bt: BinTrace, cap: int, gparams: GvfrmParams = GvfrmParams()):
+    """G1-vFRM / GLB-vFRM (vFRM paper Alg. 1; thesis Alg. 1): the bins in Flash during each epoch.
+
+    At the start of epoch ``i``: ``popBin[v]`` = bins of VM ``v`` accessed in epoch ``i-1``; IO
+    popularity = temperature ``T_i`` (Eq. 1). ``len(prvBin[v])`` and ``len(pubBin)`` in Alg. 1 are read
+    as the zones' pre-allocated sizes (Sec. 4.5: "the equal portion of Flash that is pre-allocated"),
+    with empty slots as the least popular entries: read as the current contents, an empty private
+    zone would stay empty forever (line 20-21 with ``j = 0``). So line 14/35 evict real bins only as
+    far as the incoming bins do not fit into free slots. ``evictBin`` and ``extraBin`` are rebuilt at
+    every epoch. Returns a list of sorted bin-id arrays, one per epoch.
+    """
+    n_vm = bt.vms.size
+    p_vm, q = _zone_sizes(cap, n_vm, gparams.private_fraction)
+    temps, accessed = _epoch_views(bt)
+    prv = [np.zeros(0, np.int64) for _ in range(n_vm)]
+    pub = np.zeros(0, np.int64)
+    out = []
+    for e in range(bt.n_epochs):
+        tmp = temps(e)
+        pb, _ = accessed(e - 1)
+        pvm = bt.bin_vm[pb]
+        evict, extra = [], []
+        for v in range(n_vm):                                  # UpdatePrivateZone, lines 8-23
+            pop = pb[pvm == v]
+            pop_diff = np.setdiff1d(pop, prv[v])               # line 10
+            prv_diff = np.setdiff1d(prv[v], pop)               # line 11
+            if pop.size < p_vm:                                # line 12
+                need = max(0, prv[v].size + pop_diff.size - p_vm)
+                item_l = _bottom(prv[v], tmp, need)            # line 13-14 (free slots go first)
+                evict.append(item_l)                           # line 15
+                prv[v] = np.union1d(np.setdiff1d(prv[v], item_l), pop_diff)  # lines 16-17
+            else:
+                evict.append(prv_diff)                         # line 19
+                new = _top(pop, tmp, p_vm)                     # lines 20-21
+                extra.append(np.setdiff1d(pop, new))           # line 22
+                prv[v] = np.sort(new)
+        evict = np.concatenate(evict) if evict else np.zeros(0, np.int64)
+        extra = np.concatenate(extra) if extra else np.zeros(0, np.int64)
+        if extra.size >= q:                                    # UpdatePublicZone, lines 25-27
+            pub = np.sort(_top(extra, tmp, q))
+        elif extra.size + evict.size >= q:                     # lines 28-31
+            pub = np.union1d(extra, _top(evict, tmp, q - extra.size))
+        else:                                                  # lines 33-36
+            need = max(0, pub.size + extra.size + evict.size - q)
+            item_l = _bottom(pub, tmp, need)
+            pub = np.union1d(np.setdiff1d(pub, item_l), np.union1d(extra, evict))
+        flash = pub
+        for v in range(n_vm):                                  # lines 4-6 (set union)
+            flash = np.union1d(flash, prv[v])
+        out.append(flash)
     return out
 
 
-def io_cost(result: xr.Dataset, cost: CostParams = CostParams()) -> xr.DataArray:
-    """Overall IO cost ``C_IO`` of vFRM Eq. 4 in seconds, for a result of :func:`simulate` here or of
-    :func:`tieringlab.policies.caching.simulate`.
+def g2_placements(bt: BinTrace, cap: int, gparams: GvfrmParams = GvfrmParams()):
+    """G2-vFRM (thesis Alg. 2): the bins in Flash during each epoch.
 
-    ``C_IO = N_SsdRd T_SsdRd + N_SsdWrt T_SsdWrt + N_MdRd T_MdRd + N_MdWrt T_MdWrt`` with the Table 3
-    latencies (:func:`tieringlab.models.devices.vfrm_latency`) of the result's IO size (4 KB pages for
-    LRU/ARC/CAR, 128 KB for vFRM). The access part uses ``cost.access_pattern``; the Flash update part
-    uses ``cost.writeback_pattern`` (dirty page evictions) or ``cost.migration_pattern`` (bin moves).
+    At the start of epoch ``i``: ``binFreq`` = the aged counters after epoch ``i-1``
+    (:func:`~tieringlab.models.temperature.aged_counters` with ``gparams.aging_period``; its keys are
+    the bins with a non-zero counter), ``popBin`` = bins of all VMs accessed in epoch ``i-1``, IO
+    popularity (public zone) = temperature ``T_i`` (Eq. 1, recency-weighted). Zone sizes as in
+    :func:`g1_placements` (``len(prvBin)`` = ``P``, ``len(pubBin)`` = ``Q``, ``len(flashBin)`` = ``P + Q``).
+    Line 12 reads "evictBin = bins of prvBin which are also in itemH"; we take the bins of ``prvBin``
+    **not** in ``itemH`` (the ones leaving the private zone, which the text says the public zone takes
+    in: "as well as the data just evicted from the private zone"). In the branch ``len(binFreq) <= P``
+    the public zone is left as it is (Alg. 2 has no else). Returns a list of sorted bin arrays.
     """
-    def lat(dev, op, pattern, io):
-        return devices.vfrm_latency(dev, op, pattern, io)
+    p, q = _zone_sizes(cap, 1, gparams.private_fraction)
+    temps, accessed = _epoch_views(bt)
+    freq = np.zeros(bt.n_bins, dtype=np.int64)
+    prv = np.zeros(0, np.int64)
+    pub = np.zeros(0, np.int64)
+    out = []
+    period = int(gparams.aging_period)
+    for e in range(bt.n_epochs):
+        tmp = temps(e)
+        pop, cnt = accessed(e - 1)
+        if e >= 1:                                  # F_{e-1} = (F_{e-2} >> 1 if aged) + M_{e-1}
+            if e - 1 > 0 and (e - 1) % period == 0:
+                freq >>= 1
+            freq[pop] += cnt
+        keys = np.flatnonzero(freq)
+        evict = np.zeros(0, np.int64)
+        if keys.size <= p:                          # UpdatePrivateZone, lines 7-8
+            prv = keys
+        else:                                       # lines 10-13
+            item_h = np.sort(_top(keys, freq, p))
+            evict = np.setdiff1d(prv, item_h)
+            prv = item_h
+        if p < keys.size <= p + q:                  # UpdatePublicZone, lines 16-17
+            pub = np.setdiff1d(keys, prv)
+        elif keys.size > p + q:                     # lines 18-29
+            pub = np.setdiff1d(pub, prv)
+            popr = np.setdiff1d(pop, prv)
+            if popr.size >= q:
+                pub = np.sort(_top(popr, tmp, q))
+            else:
+                pub = np.setdiff1d(np.union1d(pub, evict), popr)
+                pub = np.union1d(_top(pub, tmp, q - popr.size), popr)
+        out.append(np.union1d(prv, pub))
+    return out
 
-    if result.attrs.get("policy") == "vfrm":
-        io = int(result.attrs["migration_io_bytes"])
-        per_bin = int(result.attrs["bin_bytes"]) // io
-        mig_in = per_bin * result["n_bins_in"]
-        mig_out = per_bin * result["n_bins_out_dirty"]
-        upd_pattern = cost.migration_pattern
-        upd = (mig_in * (lat("md", "read", upd_pattern, io) + lat("ssd", "write", upd_pattern, io))
-               + mig_out * (lat("ssd", "read", upd_pattern, io) + lat("md", "write", upd_pattern, io)))
-        acc = dict(ssd_r=result["n_ssd_read"] - mig_out, ssd_w=result["n_ssd_write"] - mig_in,
-                   md_r=result["n_md_read"] - mig_in, md_w=result["n_md_write"] - mig_out)
-        io_acc = int(result.attrs["io_bytes"])
-    else:
-        io_acc = int(result.attrs["io_bytes"])
-        wb = result["n_dirty_evictions"]
-        p = cost.writeback_pattern
-        upd = wb * (lat("ssd", "read", p, io_acc) + lat("md", "write", p, io_acc))
-        acc = dict(ssd_r=result["n_ssd_read"] - wb, ssd_w=result["n_ssd_write"],
-                   md_r=result["n_md_read"], md_w=result["n_md_write"] - wb)
-    p = cost.access_pattern
-    c = (acc["ssd_r"] * lat("ssd", "read", p, io_acc) + acc["ssd_w"] * lat("ssd", "write", p, io_acc)
-         + acc["md_r"] * lat("md", "read", p, io_acc) + acc["md_w"] * lat("md", "write", p, io_acc) + upd)
-    c.name = "io_cost"
-    c.attrs.update(units="s", equation="vFRM Eq. 4", access_pattern=cost.access_pattern,
-                   writeback_pattern=cost.writeback_pattern, migration_pattern=cost.migration_pattern)
-    return c
+
+def replay(bt: BinTrace, placements) -> dict:
+    """Replay the trace against per-epoch Flash contents (a list of bin arrays, one per epoch): hit
+    iff all bins of the request are in Flash (Sec. 5.1); move-ins, move-outs and dirty move-outs at
+    every boundary inside the trace (choices 5 of the module docstring). Array work per epoch."""
+    if len(placements) != bt.n_epochs:
+        raise ValueError(f"placements must have one bin array per epoch ({bt.n_epochs}), got {len(placements)}")
+    in_pair = np.zeros(bt.pair_bin.size, dtype=bool)
+    resident = np.zeros(bt.n_bins, dtype=bool)
+    dirty = np.zeros(bt.n_bins, dtype=bool)
+    move_ins = move_outs = dirty_outs = 0
+    for e, flash in enumerate(placements):
+        flash = np.asarray(flash, dtype=np.int64)
+        new = np.zeros(bt.n_bins, dtype=bool)
+        new[flash] = True
+        moved_out = resident & ~new
+        move_ins += int((new & ~resident).sum())
+        move_outs += int(moved_out.sum())
+        dirty_outs += int((moved_out & dirty).sum())
+        dirty &= new
+        resident = new
+        lo, hi = bt.pair_ptr[e], bt.pair_ptr[e + 1]
+        pin = resident[bt.pair_bin[lo:hi]]
+        in_pair[lo:hi] = pin
+        dirty[bt.pair_bin[lo:hi][pin & bt.pair_wrote[lo:hi]]] = True
+    hit = np.minimum.reduceat(in_pair[bt.unit_pair].astype(np.int8), bt.req_start).astype(bool)
+    return {"hit": hit, "move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty_outs}
+
+
+def _global(policy, placer, ds, flash_sizes, params, gparams, vm, start, lam, cost_model, bt):
+    if bt is None:
+        bt = bin_trace(ds, params, vm=vm, start=start, lam=lam)
+    fs, caps = _capacities(flash_sizes, params.bin_bytes)
+    cols = {k: np.zeros(fs.size, dtype=np.int64) for k in
+            ("hits", "hit_r", "hit_w", "move_ins", "move_outs", "dirty")}
+    w, ops = bt.req_write, bt.req_ops
+    for i, cap in enumerate(caps):
+        r = replay(bt, placer(bt, int(cap), gparams))
+        cols["hits"][i] = r["hit"].sum()
+        cols["hit_r"][i] = ops[r["hit"] & ~w].sum()
+        cols["hit_w"][i] = ops[r["hit"] & w].sum()
+        cols["move_ins"][i], cols["move_outs"][i], cols["dirty"][i] = (
+            r["move_ins"], r["move_outs"], r["dirty_move_outs"])
+    ds_out = _dataset(bt, params, fs, caps, hit_r=cols["hit_r"], hit_w=cols["hit_w"],
+                      miss_r=ops[~w].sum() - cols["hit_r"], miss_w=ops[w].sum() - cols["hit_w"],
+                      hits=cols["hits"], move_ins=cols["move_ins"], move_outs=cols["move_outs"],
+                      dirty=cols["dirty"], policy=policy, cost_model=cost_model)
+    ds_out.attrs["private_fraction"] = gparams.private_fraction
+    return ds_out
+
+
+def g1_vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(),
+            gparams: GvfrmParams = GvfrmParams(), *, vm=None, start=None, lam=None,
+            cost_model: CostModel = VFRM_COST, bt: BinTrace | None = None) -> xr.Dataset:
+    """GLB-vFRM / G1-vFRM (vFRM paper Alg. 1) over a multi-VM trace (``vm`` per request, timestamps
+    aligned to one start), for every flash size; same outputs as :func:`vfrm`. See :func:`g1_placements`."""
+    return _global("G1-vFRM", g1_placements, ds, flash_sizes, params, gparams, vm, start, lam, cost_model, bt)
+
+
+def g2_vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(),
+            gparams: GvfrmParams = GvfrmParams(), *, vm=None, start=None, lam=None,
+            cost_model: CostModel = VFRM_COST, bt: BinTrace | None = None) -> xr.Dataset:
+    """G2-vFRM (thesis Alg. 2) over a multi-VM trace, for every flash size; same outputs as
+    :func:`vfrm`. See :func:`g2_placements`."""
+    return _global("G2-vFRM", g2_placements, ds, flash_sizes, params, gparams, vm, start, lam, cost_model, bt)

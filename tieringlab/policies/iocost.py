@@ -1,0 +1,121 @@
+"""IO cost of a flash manager, vFRM paper Eq. 4 (thesis Sec. 4.2.3.1), from the Table 3 latencies.
+
+    C_IO = C_IOAccess + C_FlashUpdate
+         = N_SsdRd T_SsdRd + N_SsdWrt T_SsdWrt + N_MdRd T_MdRd + N_MdWrt T_MdWrt        (Eq. 4)
+
+The ``T`` terms are the measured average response times of vFRM paper Table 3
+(:func:`tieringlab.models.devices.vfrm_latency`); the ``N`` terms are operation counts produced by a
+policy, following Table 2:
+
+(a) IO access:   LRU/ARC/CAR (4 KB pages): read hit -> SSD read; read miss -> MD read + SSD write;
+                 write (hit or miss) -> SSD write.
+                 vFRM/GLB-vFRM/G2-vFRM: hit -> SSD read/write; miss -> MD read/write (no admission).
+(b) Flash update: LRU/ARC/CAR: evicting a dirty page -> SSD read + MD write.
+                 vFRM family: moving a bin in -> 8 x (MD read + SSD write) of 128 KB; moving a cold
+                 dirty bin out -> 8 x (SSD read + MD write) of 128 KB (Sec. 5.1).
+
+**Count names (the contract between policies and this module).** A counts mapping or
+``xarray.Dataset`` holds
+
+- ``ssd_reads``, ``ssd_writes``, ``md_reads``, ``md_writes``: operations costed at
+  :attr:`CostModel.io_bytes` with :attr:`CostModel.access_pattern` (for LRU/ARC/CAR: every 4 KB page
+  operation of Table 2(a) *and* (b), since both are 4 KB page IOs);
+- optionally ``update_ssd_reads``, ``update_ssd_writes``, ``update_md_reads``, ``update_md_writes``:
+  Flash-update operations costed at :attr:`CostModel.update_io_bytes` with
+  :attr:`CostModel.update_pattern` (vFRM bin migrations, 128 KB each). Missing ones count as zero.
+
+:data:`CACHE_COST` (4 KB, random everywhere) is the model for the page caches and :data:`VFRM_COST`
+(128 KB; user IO random, bin migrations sequential) the one for the vFRM family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from tieringlab.models.devices import vfrm_latency
+
+__all__ = ["CostModel", "CACHE_COST", "VFRM_COST", "ACCESS_NAMES", "UPDATE_NAMES", "io_cost", "latencies"]
+
+#: Access-cost counts (Table 2(a); also the 4 KB dirty-page write-backs of the page caches).
+ACCESS_NAMES = ("ssd_reads", "ssd_writes", "md_reads", "md_writes")
+#: Flash-update counts costed separately (Table 2(b), vFRM migrations).
+UPDATE_NAMES = ("update_ssd_reads", "update_ssd_writes", "update_md_reads", "update_md_writes")
+_DEV_OP = (("ssd", "read"), ("ssd", "write"), ("md", "read"), ("md", "write"))
+_PATTERNS = ("sequential", "random")
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Which row of vFRM Table 3 prices which operation.
+
+    ``io_bytes`` / ``update_io_bytes``: 4096 or 131072 (Sec. 5.1: "the basic IO sizes for the
+    conventional caching algorithms and vFRM/GLB-vFRM are specified as 4KB and 128KB").
+    ``access_pattern`` / ``update_pattern``: ``"sequential"`` or ``"random"``; the paper does not say
+    which rows it used, so each is a documented choice (see :data:`CACHE_COST`, :data:`VFRM_COST`).
+    """
+
+    io_bytes: int = 4096
+    access_pattern: str = "random"
+    update_io_bytes: int = 4096
+    update_pattern: str = "random"
+
+    def __post_init__(self):
+        for name in ("access_pattern", "update_pattern"):
+            if getattr(self, name) not in _PATTERNS:
+                raise ValueError(f"{name} must be one of {list(_PATTERNS)}, got {getattr(self, name)!r}")
+        for name in ("io_bytes", "update_io_bytes"):
+            vfrm_latency("ssd", "read", "random", getattr(self, name))  # raises naming the allowed sizes
+
+
+#: LRU/ARC/CAR: 4 KB page IOs (Sec. 5.1). Random for user IO: trace requests land at scattered
+#: addresses and each cache line is its own IO; random for dirty-page write-backs too: an evicted page
+#: goes back to its own home address on the disk, not next to the previous eviction.
+CACHE_COST = CostModel(io_bytes=4096, access_pattern="random", update_io_bytes=4096, update_pattern="random")
+
+#: vFRM family: 128 KB IOs (Sec. 5.1: "all T terms for ... vFRM/GLB-vFRM are the corresponding disk
+#: performance of ... 128KB IOs"). User IO hits/misses are random (scattered trace addresses); a bin
+#: migration is sequential: its 8 x 128 KB IOs read/write one contiguous 1 MB VMFS block.
+VFRM_COST = CostModel(io_bytes=128 << 10, access_pattern="random", update_io_bytes=128 << 10,
+                      update_pattern="sequential")
+
+
+def latencies(io_bytes: int, pattern: str) -> tuple[float, float, float, float]:
+    """(T_SsdRd, T_SsdWrt, T_MdRd, T_MdWrt) in seconds for one Table 3 row."""
+    return tuple(vfrm_latency(d, o, pattern, io_bytes) for d, o in _DEV_OP)
+
+
+def _get(counts, name, required):
+    try:
+        v = counts[name]
+    except KeyError:
+        if required:
+            have = list(counts.keys()) if hasattr(counts, "keys") else list(getattr(counts, "data_vars", []))
+            raise KeyError(f"counts must hold {name!r} (IO cost names: {list(ACCESS_NAMES)} and optional "
+                           f"{list(UPDATE_NAMES)}); got {have}") from None
+        return 0
+    return v
+
+
+def io_cost(counts: Mapping, model: CostModel = CACHE_COST):
+    """Total IO cost ``C_IO`` of vFRM Eq. 4, in **seconds**.
+
+    ``counts`` is a mapping or ``xarray.Dataset`` with the count names of this module's docstring
+    (``ssd_reads``, ``ssd_writes``, ``md_reads``, ``md_writes`` required; ``update_*`` optional);
+    values may be scalars, numpy arrays or ``xarray.DataArray`` (the result then has their shape /
+    labels, e.g. one cost per flash size). ``model`` picks the Table 3 rows (:data:`CACHE_COST` for
+    LRU/ARC/CAR, :data:`VFRM_COST` for the vFRM family).
+    """
+    if not isinstance(model, CostModel):
+        raise TypeError(f"model must be a CostModel (e.g. CACHE_COST or VFRM_COST), got {type(model).__name__}")
+    total = 0.0
+    for names, size, pattern, required in ((ACCESS_NAMES, model.io_bytes, model.access_pattern, True),
+                                           (UPDATE_NAMES, model.update_io_bytes, model.update_pattern, False)):
+        for name, t in zip(names, latencies(size, pattern)):
+            n = _get(counts, name, required)
+            if np.any(np.asarray(n) < 0):
+                raise ValueError(f"counts[{name!r}] must be non-negative operation counts")
+            total = total + n * t
+    return total
