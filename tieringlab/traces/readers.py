@@ -231,6 +231,73 @@ def _default_name(path: Path) -> str:
     return name
 
 
+def _category_codes(col: pd.Series, table: dict[str, int]) -> np.ndarray:
+    """Map a categorical column through ``table`` (categories stripped and lower-cased); -1 if unknown or missing."""
+    cats = [str(c).strip().lower() for c in col.cat.categories]
+    lut = np.array([table.get(c, -1) for c in cats] + [-1], dtype=np.int8)
+    return lut[col.cat.codes.to_numpy()]  # code -1 (missing) maps to the trailing -1
+
+
+def _read_chunked(path: str | Path, *, columns: tuple[str, ...] | list[str], dtype: dict,
+                  header_probe: Callable[[str], bool], parse, ticks_per_s: int, source: str, name: str | None,
+                  errors: str, chunksize: int) -> xr.Dataset:
+    """The readers' shared loop: chunks of the C parser, the short-line check, per-format ``parse``, skip counts.
+
+    ``parse(chunk, fail)`` returns ``(ticks, offset_bytes, size_bytes, is_write)`` arrays for the chunk and
+    reports each bad field with ``fail(bad_mask, field, why)`` (raises, or masks the line with ``errors="skip"``).
+    """
+    _check_errors_arg(errors)
+    path = Path(path)
+    parts: tuple[list, list, list, list] = ([], [], [], [])
+    n_skipped = 0
+    digest = ""
+    gen = _chunks(path, names=columns, usecols=columns, dtype=dtype, header_probe=header_probe,
+                  chunksize=chunksize, errors=errors)
+    for chunk, extra in gen:
+        if chunk is None:
+            digest = extra
+            break
+        n_skipped += extra
+        lines = chunk["_line"].to_numpy()
+        keep = np.ones(len(chunk), bool)
+
+        def fail(bad, field, why, lines=lines, keep=keep):
+            _fail_or_mask(path, bad, lines, field, why, errors, keep)
+
+        # A short line leaves trailing fields missing: check the last field first.
+        last = columns[-1]
+        fail(chunk[last].isna().to_numpy(), last, f"missing (a line needs {len(columns)} fields: {','.join(columns)})")
+        fields = parse(chunk, fail)
+        n_skipped += int((~keep).sum())
+        for acc, arr in zip(parts, fields):
+            acc.append(arr[keep])
+    return _finish(path, *parts, ticks_per_s, name=name, source=source, sha256=digest, n_skipped=n_skipped)
+
+
+def _parse_msr(chunk: pd.DataFrame, fail) -> tuple[np.ndarray, ...]:
+    ts, bad = _numeric(chunk["Timestamp"])
+    fail(bad, "Timestamp", "expected an integer Windows FILETIME")
+    off, bad = _numeric(chunk["Offset"])
+    fail(bad | (off < 0), "Offset", "expected a non-negative integer byte offset")
+    sz, bad = _numeric(chunk["Size"])
+    fail(bad | (sz <= 0), "Size", "expected a positive integer size in bytes")
+    code = _category_codes(chunk["Type"], {"read": 0, "write": 1})
+    fail(code < 0, "Type", "expected 'Read' or 'Write'")
+    return ts, off, sz, code == 1
+
+
+def _parse_cloudphysics(chunk: pd.DataFrame, fail) -> tuple[np.ndarray, ...]:
+    t, bad = _numeric(chunk["time"])
+    fail(bad, "time", "expected an integer number of seconds")
+    sz, bad = _numeric(chunk["size"])
+    fail(bad | (sz <= 0), "size", "expected a positive integer size in bytes")
+    lbn, bad = _numeric(chunk["lbn"])
+    fail(bad | (lbn < 0), "lbn", "expected a non-negative integer sector number")
+    code = _category_codes(chunk["op"], {**{o: 0 for o in READ_OPS}, **{o: 1 for o in WRITE_OPS}})
+    fail(code < 0, "op", f"expected a SCSI read ({'/'.join(READ_OPS)}) or write ({'/'.join(WRITE_OPS)}) opcode")
+    return t, lbn * SECTOR_BYTES, sz, code == 1
+
+
 def read_msr(path: str | Path, *, errors: str = "raise", name: str | None = None,
              chunksize: int = DEFAULT_CHUNK_ROWS) -> xr.Dataset:
     """Read an MSR Cambridge trace (``<host>_<disk>.csv`` or ``.csv.gz``; SNIA IOTTA set 388).
@@ -243,42 +310,10 @@ def read_msr(path: str | Path, *, errors: str = "raise", name: str | None = None
     <= 0, a Type other than Read/Write) raise :class:`TraceFormatError` (file, line, field), or are
     dropped with ``errors="skip"`` (their count in ``attrs["n_skipped"]``).
     """
-    _check_errors_arg(errors)
-    path = Path(path)
-    ticks, offs, sizes, writes = [], [], [], []
-    n_skipped = 0
-    digest = ""
-    gen = _chunks(path, names=MSR_COLUMNS, usecols=MSR_COLUMNS,
-                  dtype={"Hostname": "category", "Type": "category"},
-                  header_probe=lambda line: line.lower().startswith("timestamp"),
-                  chunksize=chunksize, errors=errors)
-    for chunk, extra in gen:
-        if chunk is None:
-            digest = extra
-            break
-        n_skipped += extra
-        lines = chunk["_line"].to_numpy()
-        keep = np.ones(len(chunk), bool)
-        # A short line leaves trailing fields missing: ResponseTime is the last field.
-        _fail_or_mask(path, chunk["ResponseTime"].isna().to_numpy(), lines, "ResponseTime",
-                      f"missing (a line needs {len(MSR_COLUMNS)} fields: {','.join(MSR_COLUMNS)})", errors, keep)
-        ts, bad = _numeric(chunk["Timestamp"])
-        _fail_or_mask(path, bad, lines, "Timestamp", "expected an integer Windows FILETIME", errors, keep)
-        off, bad = _numeric(chunk["Offset"])
-        _fail_or_mask(path, bad | (off < 0), lines, "Offset", "expected a non-negative integer byte offset",
-                      errors, keep)
-        sz, bad = _numeric(chunk["Size"])
-        _fail_or_mask(path, bad | (sz <= 0), lines, "Size", "expected a positive integer size in bytes",
-                      errors, keep)
-        typ = chunk["Type"]
-        cats = [str(c) for c in typ.cat.categories]
-        lut = np.array([{"read": 0, "write": 1}.get(c.strip().lower(), -1) for c in cats] + [-1], dtype=np.int8)
-        code = lut[typ.cat.codes.to_numpy()]  # code -1 (missing) maps to the trailing -1
-        _fail_or_mask(path, code < 0, lines, "Type", "expected 'Read' or 'Write'", errors, keep)
-        n_skipped += int((~keep).sum())
-        ticks.append(ts[keep]); offs.append(off[keep]); sizes.append(sz[keep]); writes.append(code[keep] == 1)
-    return _finish(path, ticks, offs, sizes, writes, FILETIME_TICKS_PER_S, name=name, source="msr",
-                   sha256=digest, n_skipped=n_skipped)
+    return _read_chunked(path, columns=MSR_COLUMNS, dtype={"Hostname": "category", "Type": "category"},
+                         header_probe=lambda line: line.lower().startswith("timestamp"), parse=_parse_msr,
+                         ticks_per_s=FILETIME_TICKS_PER_S, source="msr", name=name, errors=errors,
+                         chunksize=chunksize)
 
 
 def read_cloudphysics(path: str | Path, *, errors: str = "raise", name: str | None = None,
@@ -289,45 +324,9 @@ def read_cloudphysics(path: str | Path, *, errors: str = "raise", name: str | No
     bytes, ``lbn`` the first 512-byte sector: ``offset = lbn * 512``. A header line is expected (and
     detected); malformed lines raise :class:`TraceFormatError` or are skipped as in :func:`read_msr`.
     """
-    _check_errors_arg(errors)
-    path = Path(path)
-    secs, offs, sizes, writes = [], [], [], []
-    n_skipped = 0
-    digest = ""
-    gen = _chunks(path, names=CLOUDPHYSICS_COLUMNS, usecols=CLOUDPHYSICS_COLUMNS,
-                  dtype={"op": "category"}, header_probe=lambda line: line.lower().startswith("version"),
-                  chunksize=chunksize, errors=errors)
-    for chunk, extra in gen:
-        if chunk is None:
-            digest = extra
-            break
-        n_skipped += extra
-        lines = chunk["_line"].to_numpy()
-        keep = np.ones(len(chunk), bool)
-        _fail_or_mask(path, chunk["lbn"].isna().to_numpy(), lines, "lbn",
-                      f"missing (a line needs {len(CLOUDPHYSICS_COLUMNS)} fields: {','.join(CLOUDPHYSICS_COLUMNS)})",
-                      errors, keep)
-        t, bad = _numeric(chunk["time"])
-        _fail_or_mask(path, bad, lines, "time", "expected an integer number of seconds", errors, keep)
-        sz, bad = _numeric(chunk["size"])
-        _fail_or_mask(path, bad | (sz <= 0), lines, "size", "expected a positive integer size in bytes",
-                      errors, keep)
-        lbn, bad = _numeric(chunk["lbn"])
-        _fail_or_mask(path, bad | (lbn < 0), lines, "lbn", "expected a non-negative integer sector number",
-                      errors, keep)
-        op = chunk["op"]
-        cats = [str(c).strip().lower() for c in op.cat.categories]
-        table = {**{o: 0 for o in READ_OPS}, **{o: 1 for o in WRITE_OPS}}
-        lut = np.array([table.get(c, -1) for c in cats] + [-1], dtype=np.int8)
-        code = lut[op.cat.codes.to_numpy()]
-        _fail_or_mask(path, code < 0, lines, "op",
-                      f"expected a SCSI read ({'/'.join(READ_OPS)}) or write ({'/'.join(WRITE_OPS)}) opcode",
-                      errors, keep)
-        n_skipped += int((~keep).sum())
-        secs.append(t[keep]); offs.append(lbn[keep] * SECTOR_BYTES); sizes.append(sz[keep])
-        writes.append(code[keep] == 1)
-    return _finish(path, secs, offs, sizes, writes, 1, name=name, source="cloudphysics", sha256=digest,
-                   n_skipped=n_skipped)
+    return _read_chunked(path, columns=CLOUDPHYSICS_COLUMNS, dtype={"op": "category"},
+                         header_probe=lambda line: line.lower().startswith("version"), parse=_parse_cloudphysics,
+                         ticks_per_s=1, source="cloudphysics", name=name, errors=errors, chunksize=chunksize)
 
 
 def _finish(path: Path, ticks, offs, sizes, writes, ticks_per_s: int, *, name, source, sha256,
