@@ -220,28 +220,19 @@ def test_vfrm_matches_brute_force(reqs):
         assert_matches(out, i, ref_vfrm(reqs, cap))
 
 
+@pytest.mark.parametrize(("policy", "ref"), [("g1_vfrm", "ref_g1"), ("g2_vfrm", "ref_g2")])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=120),
        st.sampled_from([0.0, 0.5, 1.0]))
-def test_g1_matches_brute_force(rv, frac):
+def test_global_vfrm_matches_brute_force(policy, ref, rv, frac):
+    """G1-vFRM (Alg. 1) and G2-vFRM (thesis Alg. 2) against their plain references, every capacity."""
     rv = sorted(rv)
     reqs, vms = [r for r, _ in rv], [v for _, v in rv]
     caps = [0, 2, 3, 4, 7, 12, 30]
-    out = V.g1_vfrm(trace(reqs, vms), [c * MB for c in caps], gparams=V.GvfrmParams(private_fraction=frac))
+    out = getattr(V, policy)(trace(reqs, vms), [c * MB for c in caps],
+                             gparams=V.GvfrmParams(private_fraction=frac))
     for i, cap in enumerate(caps):
-        assert_matches(out, i, ref_g1(reqs, vms, cap, frac))
-
-
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=120),
-       st.sampled_from([0.0, 0.5, 1.0]))
-def test_g2_matches_brute_force(rv, frac):
-    rv = sorted(rv)
-    reqs, vms = [r for r, _ in rv], [v for _, v in rv]
-    caps = [0, 2, 3, 4, 7, 12, 30]
-    out = V.g2_vfrm(trace(reqs, vms), [c * MB for c in caps], gparams=V.GvfrmParams(private_fraction=frac))
-    for i, cap in enumerate(caps):
-        assert_matches(out, i, ref_g2(reqs, vms, cap, frac))
+        assert_matches(out, i, globals()[ref](reqs, vms, cap, frac))
 
 
 def structured(rnd, n_vm, n_ep, n_bins=10):
