@@ -193,7 +193,7 @@ def check(name: str, namespace: Mapping[str, Any]) -> Any:
     Notebooks call ``P = tieringlab.params.check("quickstart", globals())`` right after their
     ``parameters`` cell, so papermill-injected values are checked the same way as ``params.yaml``.
     """
-    cls = sections()[name] if name in sections() else None
+    cls = sections().get(name)
     if cls is None:
         raise ParamsError(f"unknown params section {name!r}")
     values = {f.name: namespace[f.name] for f in dataclasses.fields(cls) if f.name in namespace}

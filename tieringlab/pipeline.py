@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tieringlab import fileio, params, paths
 from tieringlab.progress import enabled as progress_enabled
+from tieringlab.results import plain
 
 _STEM = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
 
@@ -36,22 +37,14 @@ def notebook_parameters(notebook: str | Path, params_path: str | Path, results: 
     if name not in loaded:
         raise params.ParamsError(f"{params_path}: no section {name!r} for {notebook}")
     section_obj = loaded[name]
-    values = _plain(dataclasses.asdict(section_obj))
+    values = plain(dataclasses.asdict(section_obj))
     # Sections shared by several notebooks (for example ``traces``) are passed as one dict parameter
     # each, named after the section; a notebook lists them in its section class as ``uses = ("traces",)``.
     for shared in getattr(type(section_obj), "uses", ()):
         shared_obj = loaded.get(shared) or params.validate_section(shared, {}, source=str(params_path))
-        values[shared] = _plain(dataclasses.asdict(shared_obj))
+        values[shared] = plain(dataclasses.asdict(shared_obj))
     return {**values, "seed": loaded["seed"], "results_dir": str(paths.results_dir(results))}
 
-
-def _plain(value):
-    """Tuples -> lists, recursively (papermill writes parameters as Python literals)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def run(notebook: str | Path, *, params_path: str | Path | None = None, results: str | Path = "results",

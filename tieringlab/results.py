@@ -28,14 +28,14 @@ from tieringlab import fileio, paths
 matplotlib.rcParams["svg.hashsalt"] = "tieringlab"  # deterministic SVG element ids
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Convert numpy/jax scalars and arrays to JSON-ready Python values."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if hasattr(value, "tolist"):
-        return _plain(value.tolist())
+        return plain(value.tolist())
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (bool, int, float, str)) or value is None:
@@ -84,7 +84,7 @@ class Outputs:
 
     def metric(self, key: str, value: Any) -> None:
         """Record a named number (or small structure) in this notebook's metrics JSON."""
-        self._metrics["values"][key] = _plain(value)
+        self._metrics["values"][key] = plain(value)
         self._write_metrics()
 
     def claim(self, claim_id: str, value: float | bool | None, note: str | None = None) -> None:
@@ -105,4 +105,4 @@ class Outputs:
         self._write_metrics()
 
     def _write_metrics(self) -> None:
-        fileio.write_text(self.metrics_path, json.dumps(_plain(self._metrics), indent=2, sort_keys=True) + "\n")
+        fileio.write_text(self.metrics_path, json.dumps(plain(self._metrics), indent=2, sort_keys=True) + "\n")
