@@ -108,18 +108,21 @@ def test_observations_and_spikes():
     from tieringlab.experiments.trace_characterization import TraceCharacterizationParams, observations
 
     p = TraceCharacterizationParams()
-    friendly, unfriendly = msr_twin("mds_0", 0.02), msr_twin("usr_2", 0.004)
+    friendly, unfriendly = msr_twin("mds_0", 0.05), msr_twin("usr_2", 0.01)
     o = observations(friendly, p)
     assert o["rare_share"] > 0.5                    # Obs. 1: most bins rarely accessed
     assert o["max_daily_count"] > 1000              # ... a few thousands of times a day
     assert o["next_day_capture"] > 0.7              # Obs. 2: stable popularity
-    # cache-unfriendly twins: most bins rare too, but scans and first touches dominate (a known limit)
-    assert observations(unfriendly, p)["rare_share"] > 0.5
+    ou = observations(unfriendly, p)
+    assert ou["rare_share"] > 0.5 and ou["next_day_capture"] > 0.7
     spike = lambda d: stats.bins_per_epoch(d, duration_s=d.attrs["duration_s"]).values  # noqa: E731
     f, u = spike(friendly), spike(unfriendly)
-    assert u.max() / np.median(u) > 5 * f.max() / np.median(f)  # Fig. 1(c)(d): strong spikes
-    # spike strength at paper scale is the documented 6,000 MB per epoch, inside the paper's 1,800-16,000 MB
-    assert 1800 <= u.max() / 0.004 <= 16000
+    # Fig. 1(c)(d): much stronger spikes (peak over median accessed bins; a factor 3 is this test's choice,
+    # at scales where the baseline is several bins: at paper scale the gap is wider)
+    assert u.max() / np.median(u) > 3 * f.max() / np.median(f)
+    # spike strength at paper scale is the documented 6,000 MB of bins per epoch (plus the baseline),
+    # inside the paper's 1,800-16,000 MB
+    assert 1800 <= u.max() / 0.01 <= 16000
 
 
 def test_twin_table_lists_fitted_parameters():
@@ -139,3 +142,97 @@ def test_load_twin_through_the_traces_section():
     np.testing.assert_array_equal(ds["offset"].values, ref["offset"].values)
     with pytest.raises(ValueError, match="source"):
         load("mds_0", {"source": "web"})
+
+
+# --- cache-unfriendly twins: the daily scan job over fixed extents (Obs. 1-2) -----------------------
+
+def test_scan_passes_stripe_every_bin_once_a_day_without_page_revisits():
+    """Small brute-force check of twins._scan_passes: plain-Python page sets per pass and per IO."""
+    from dataclasses import replace
+
+    spec = replace(TWINS["src2_1"], spike_epoch_bytes=4 << 20, spike_on_s=120.0)
+    rng = np.random.default_rng(5)
+    scan_bins = np.array([3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+    scan_pages = 9 * 256 + 100                                  # last bin partly used
+    off, size, t, on = twins._scan_passes(rng, spec, 1.0, scan_pages, scan_bins, 7 * 86400.0)
+    assert np.all(off % 512 == 0) and np.all(size % 512 == 0) and np.all(size > 0)
+    day = (t // 86400).astype(int)
+    pages_of = [set(range(o // 4096, (o + s - 1) // 4096 + 1)) for o, s in zip(off.tolist(), size.tolist())]
+    bins_of = [{p // 256 for p in ps} for ps in pages_of]
+    assert all(len(b) == 1 for b in bins_of)                    # an IO never leaves its 1 MB bin
+    allowed = {b * 256 + i for b in scan_bins.tolist() for i in range(256)}
+    per_day_pages, per_day_bins = [], []
+    for d in range(7):
+        idx = np.flatnonzero(day == d)
+        per_day_pages.append(set().union(*(pages_of[i] for i in idx)))
+        per_day_bins.append(set().union(*(bins_of[i] for i in idx)))
+    # the same fixed extents every day: every scan bin that has a stripe for the day is swept that day
+    full_bins = set(scan_bins[:9].tolist())
+    assert all(full_bins <= b <= set(scan_bins.tolist()) for b in per_day_bins)
+    # ... but every page in one day only, and the days' pages together are exactly the scan region
+    for a in range(7):
+        for b in range(a + 1, 7):
+            assert not per_day_pages[a] & per_day_pages[b]
+    union = set().union(*per_day_pages)
+    assert len(union) == scan_pages and union <= allowed
+    # consecutive IOs of a stripe share exactly one 4 KB page (the misaligned boundary page)
+    order = np.argsort(off, kind="stable")
+    shared = [len(pages_of[i] & pages_of[j]) for i, j in zip(order[:-1], order[1:])]
+    assert set(shared) <= {0, 1} and shared.count(1) > len(shared) // 2
+    # scan IOs only while the MMPP is ON
+    k = np.searchsorted(on[:, 0], t, side="right") - 1
+    assert np.all(t >= on[k, 0]) and np.all(t <= on[k, 1])
+
+
+def _next_day_capture(ds) -> float:
+    """Obs. 2 written plainly: per pair of consecutive days, the share of day d+1's IOs that go to the
+    busiest bins taking 80 % of day d's IOs (a request counts for every 1 MB bin it touches)."""
+    off, size, t = ds["offset"].values, ds["size"].values, ds["time"].values
+    first, last = off // (1 << 20), (off + size - 1) // (1 << 20)
+    assert np.all(last - first <= 1)                            # twins' IOs span at most two bins
+    bins = np.concatenate([first, last[last != first]])
+    days = np.concatenate([t, t[last != first]]) // 86400
+    shares = []
+    for d in range(6):
+        today = np.bincount(bins[days == d], minlength=int(bins.max()) + 1)
+        tomorrow = np.bincount(bins[days == d + 1], minlength=int(bins.max()) + 1)
+        order = np.argsort(-today, kind="stable")
+        k = int(np.searchsorted(np.cumsum(today[order]), 0.8 * today.sum()) + 1)
+        shares.append(tomorrow[order[:k]].sum() / tomorrow.sum())
+    return float(np.mean(shares))
+
+
+UNFRIENDLY_OBS2 = [("stg_1", 0.01), ("usr_2", 0.003), ("web_2", 0.01), ("src2_1", 0.05)]
+
+
+@pytest.mark.parametrize("name,scale", UNFRIENDLY_OBS2)
+def test_unfriendly_popularity_stable_day_to_day(name, scale):
+    # Obs. 2 "does not vary significantly over time": a perfectly stable popularity gives about 0.8,
+    # the ledger's documented threshold is 0.7. Per-bin counts of the scan extents do not depend on
+    # the scale (a bin gets one stripe a day), so a small scale is meaningful here.
+    from tieringlab.experiments.trace_characterization import TraceCharacterizationParams, observations
+
+    ds = msr_twin(name, scale, seed=2)
+    cap = _next_day_capture(ds)
+    assert cap >= 0.7
+    # the notebook's implementation agrees (it breaks ties among equally busy bins differently)
+    assert observations(ds, TraceCharacterizationParams())["next_day_capture"] == pytest.approx(cap, abs=0.01)
+
+
+# Obs. 1 needs the hot set to span whole bins (per-bin rates are scale-invariant only then): scales
+# with scale x hot_bytes >= 1 MB; src2_1's 1 MB hot set needs scale 1 (it is small: 22 GB working set).
+UNFRIENDLY_OBS1 = [("stg_1", 0.05), ("usr_2", 0.02), ("web_2", 0.25), ("src2_1", 1.0)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,scale", UNFRIENDLY_OBS1)
+def test_unfriendly_bimodal_bins_with_hot_bins_thousands_a_day(name, scale):
+    assert TWINS[name].hot_bytes * scale >= 1 << 20
+    ds = msr_twin(name, scale, seed=3)
+    daily = stats.bin_daily_counts(ds)
+    # plain recount of the busiest bin: requests touching it (IOs span at most two bins)
+    off, size = ds["offset"].values, ds["size"].values
+    b = np.concatenate([off >> 20, ((off + size - 1) >> 20)[(off >> 20) != ((off + size - 1) >> 20)]])
+    assert daily.max() == pytest.approx(np.bincount(b).max() / 7.0)
+    assert daily.max() >= 1000                    # Obs. 1: "more than thousands of times a day"
+    assert (daily < 10).mean() > 0.5              # Obs. 1: most bins accessed < 10 times a day
