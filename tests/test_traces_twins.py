@@ -35,6 +35,10 @@ def test_bad_arguments_are_named():
         msr_twin("mds_0", scale=0.0)
     with pytest.raises(ValueError, match="hot_io_share"):
         msr_twin("mds_0", 0.01, hot_io_share=1.0)
+    with pytest.raises(ValueError, match="scan_misalign_bytes"):
+        msr_twin("src2_1", 0.01, scan_misalign_bytes=100)
+    with pytest.raises(ValueError, match="scan_period_s"):
+        msr_twin("src2_1", 0.01, scan_period_s=0.0)
 
 
 def test_mmpp_on_fraction_matches_the_chain():

@@ -34,8 +34,9 @@ The volume of ``V`` bytes is cut into 1 MB bins (vFRM Sec. 3.2) with three roles
    146 KB each); pass ``j`` sweeps stripe ``j`` of every bin in bin order during day ``j``, in
    ``scan_request_bytes`` IOs. So every 4 KB page is still touched by a single pass: a page re-accessed a
    day later would be a re-access beyond 5 minutes, which Table 1's 90.94-96.04 % re-access ratios leave
-   almost no room for. Scan IOs after a stripe's first start ``scan_misalign_bytes`` (3,584 B, a
-   512-byte-sector offset) past a 4 KB boundary and share their first page with the previous IO's last
+   almost no room for. Scan IOs after a stripe's first start ``scan_misalign_bytes`` past a 4 KB
+   boundary (documented choice: 3,584 B = 63 x 512 B mod 4 KB, where a partition that starts at sector
+   63, the old PC default, puts file-system blocks) and share their first page with the previous IO's last
    page: a re-access seconds later that still misses a 1 GB LRU because its other pages are new (how
    src21 can show 96.04 % re-accesses within 5 minutes next to 2.82 % LRU hits). The passes run only
    while a 2-state MMPP is ON (OFF rate 0; ON rate sized so a spike sweeps ``spike_epoch_bytes`` of
