@@ -129,6 +129,8 @@ def test_params_defaults_are_the_paper_and_bad_values_raise():
         G.GvfrmMultiVmParams(flash_gb=(1.0, 1.0))
     with pytest.raises(ValueError, match="cf4"):
         G.GvfrmMultiVmParams(cf4=("mds_0", "mds_0"))
+    with pytest.raises(ValueError, match="aging_periods"):
+        G.GvfrmMultiVmParams(aging_periods=(1, 1))
     with pytest.raises(ValueError):
         G.GvfrmMultiVmParams(n_epochs=7)  # N of Eq. 1 must be even
     for bad in ({"mixes": ["cf5"]}, {"policies": ["LRU", "FIFO"]}, {"flash_gb": [0.0]},
@@ -182,6 +184,17 @@ def test_sweep_matches_direct_engine_calls(tiny_sweep):
     np.testing.assert_allclose(res["io_cost"].sel(mix="cuf4", policy="G1-vFRM").values, g1["io_cost"].values)
     car = caching.simulate(mixed, "car", fb)
     np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="CAR").values, car["hits"].values)
+
+
+def test_aging_sensitivity_matches_the_sweep(tiny_sweep):
+    p, res = tiny_sweep
+    q = dataclasses.replace(p, aging_periods=(288, p.aging_period))
+    ag = G.aging_sensitivity(q, TINY, seed=0)
+    assert dict(ag["hit_ratio"].sizes) == {"aging_period": 2, "mix": 2, "flash_gb": 2}
+    np.testing.assert_array_equal(ag["hit_ratio"].sel(aging_period=p.aging_period).values,
+                                  res["hit_ratio"].sel(policy="G2-vFRM").values)
+    np.testing.assert_allclose(ag["io_cost"].sel(aging_period=p.aging_period).values,
+                               res["io_cost"].sel(policy="G2-vFRM").values)
 
 
 def _cold_miss_truth(traces):

@@ -53,7 +53,7 @@ from tieringlab.traces.twins import TWINS
 from tieringlab.traces.units import BIN_BYTES, GB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
-           "build_mix", "run_policy", "sweep", "table", "cost_reduction", "g2_threshold_gb", "claim_values"]
+           "build_mix", "run_policy", "sweep", "aging_sensitivity", "table", "cost_reduction", "g2_threshold_gb", "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -94,11 +94,14 @@ class GvfrmMultiVmParams:
     lam: float = param(1.0, "λ of Eq. 2 for every VM (vFRM Sec. 5.2.1 sets λ = 1)", bounds=(1e-6, 1e6))
     epoch_s: float = param(300.0, "vFRM Sec. 4.4.2 / 5.1: 5-minute epochs", bounds=(1.0, 86400.0))
     n_epochs: int = param(8, "N of Eq. 1: 'the previous 8 epochs' (vFRM Sec. 4.3)", bounds=(6, 64))
+    aging_periods: tuple[int, ...] = param((1, 12, 288), "extra, not a paper figure: G2-vFRM rerun with these "
+                                           "aging periods (epochs: 5 min, 1 h, 1 day), since the thesis gives "
+                                           "none", bounds=(1, 100000))
 
     def __post_init__(self):
         if "LRU" not in self.policies:
             raise ValueError(f"policies must include 'LRU' (Fig. 9 normalizes IO cost to LRU), got {self.policies}")
-        for field in ("mixes", "policies", "flash_gb"):
+        for field in ("mixes", "policies", "flash_gb", "aging_periods"):
             vals = getattr(self, field)
             if len(set(vals)) != len(vals):
                 raise ValueError(f"{field} must not repeat a value, got {vals}")
@@ -255,6 +258,38 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     out["update_cost"].attrs["units"] = "s"
     out["io_cost_norm"].attrs["long_name"] = "IO cost / LRU's IO cost (Fig. 9)"
     out["seconds"].attrs["units"] = "s (wall time of the engine call)"
+    return out
+
+
+def aging_sensitivity(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Dataset:
+    """G2-vFRM's hit ratio and IO cost for each aging period in ``p.aging_periods`` (dims
+    ``aging_period, mix, flash_gb``), the same mixes and flash sizes as :func:`sweep`.
+
+    Not a paper figure: the thesis (Sec. 4.3.2) ages the counters "periodically" to avoid overflow
+    and gives no period, so this shows how much Fig. 24/25's G2 curves depend on that choice. One
+    :func:`tieringlab.policies.vfrm.g2_vfrm` call per (period, mix), all flash sizes in it.
+    """
+    A, M, F = len(p.aging_periods), len(p.mixes), len(p.flash_gb)
+    hr = np.zeros((A, M, F))
+    cost = np.zeros((A, M, F))
+    steps = [(j, a) for j in range(M) for a in range(A)]
+    cur: dict = {}
+    for j, a in progress(steps, total=len(steps), desc="G2 aging x mix", unit="call"):
+        mix = p.mixes[j]
+        if cur.get("mix") != mix:
+            mixed = build_mix(p, mix, traces, seed)
+            cur = {"mix": mix, "fb": flash_bytes(p, mixed.attrs["scale"]),
+                   "bt": vfrm.bin_trace(mixed, p.vfrm_params, start=0.0), "ds": mixed}
+        g = vfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=int(p.aging_periods[a]))
+        r = vfrm.g2_vfrm(cur["ds"], cur["fb"], p.vfrm_params, g, start=0.0, bt=cur["bt"])
+        hr[a, j], cost[a, j] = r["hit_ratio"].values, r["io_cost"].values
+    dims = ("aging_period", "mix", "flash_gb")
+    out = xr.Dataset({"hit_ratio": (dims, hr), "io_cost": (dims, cost)},
+                     coords={"aging_period": list(p.aging_periods), "mix": list(p.mixes),
+                             "flash_gb": np.asarray(p.flash_gb, float)},
+                     attrs={"policy": "G2-vFRM", "epoch_s": p.epoch_s})
+    out["aging_period"].attrs["units"] = f"epochs of {p.epoch_s:g} s"
+    out["io_cost"].attrs["units"] = "s"
     return out
 
 
