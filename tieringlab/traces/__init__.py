@@ -5,14 +5,16 @@
 - :func:`split_units`: requests -> 4 KB pages / 1 MB bins / 1 GB sub-LUNs, keeping the request index.
 - :mod:`tieringlab.traces.stats`: vFRM Table 1 columns, Fig. 1 / Fig. 2 statistics, dispersion.
 - :func:`msr_twin`, :data:`TWINS`: synthetic twins of the papers' MSR traces.
+- :func:`mix_traces`: several traces merged into one multi-VM trace (vFRM Sec. 5.3 workloads).
 """
 
 from tieringlab.traces import stats
 from tieringlab.traces.readers import TraceFormatError, make_dataset, read_cloudphysics, read_msr
 from tieringlab.traces.twins import PAPER_NAMES, TWINS, TwinSpec, msr_twin, twin_table
 from tieringlab.traces.source import effective_scale, load
+from tieringlab.traces.mix import member_of, mix_traces
 from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES, SUBLUN_BYTES, split_arrays, split_units
 
 __all__ = ["TraceFormatError", "read_msr", "read_cloudphysics", "make_dataset", "split_units", "split_arrays",
-           "stats", "msr_twin", "load", "effective_scale", "TWINS", "TwinSpec", "PAPER_NAMES", "twin_table", "PAGE_BYTES", "BIN_BYTES",
+           "stats", "msr_twin", "mix_traces", "member_of", "load", "effective_scale", "TWINS", "TwinSpec", "PAPER_NAMES", "twin_table", "PAGE_BYTES", "BIN_BYTES",
            "SUBLUN_BYTES", "GB"]

@@ -1,0 +1,306 @@
+"""Multi-VM mixes (tieringlab.traces.mix) and the Fig. 8/9 sweep (tieringlab.experiments.gvfrm_multi_vm)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tieringlab  # noqa: F401  (x64)
+from tieringlab import params
+from tieringlab.claims import HOLDS, DIFFERS, registry
+from tieringlab.claims import gvfrm as C
+from tieringlab.experiments import gvfrm_multi_vm as G
+from tieringlab.policies import caching, vfrm
+from tieringlab.traces import make_dataset, member_of, mix_traces
+
+# ------------------------------------------------------------------------------------------ mix builder
+
+
+@st.composite
+def member_traces(draw):
+    """1-4 small traces with integer times (ties likely), arbitrary starts, offsets and sizes."""
+    n_vm = draw(st.integers(1, 4))
+    out = []
+    for v in range(n_vm):
+        n = draw(st.integers(1, 25))
+        t0 = draw(st.integers(0, 10_000))
+        gaps = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+        t = t0 + np.cumsum(gaps).astype(float)
+        off = np.array(draw(st.lists(st.integers(0, 3 << 20), min_size=n, max_size=n)), dtype=np.int64)
+        size = np.array(draw(st.lists(st.integers(1, 300_000), min_size=n, max_size=n)), dtype=np.int64)
+        w = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+        out.append(make_dataset(t, off, size, w, name=f"vm{v}", source="test"))
+    return out
+
+
+def _units(ds, unit):
+    off, size = ds["offset"].values, ds["size"].values
+    return set(np.concatenate([np.arange(o // unit, (o + s - 1) // unit + 1) for o, s in zip(off, size)]).tolist())
+
+
+@settings(max_examples=40, deadline=None)
+@given(member_traces(), st.sampled_from([1 << 20, 1 << 22, 1 << 30]))
+def test_mix_properties(traces, align):
+    m = mix_traces(traces, align_bytes=align)
+    n = [ds.sizes["request"] for ds in traces]
+    # length is the sum; every (vm, member_request) appears once
+    assert m.sizes["request"] == sum(n)
+    pairs = sorted(zip(m["vm"].values.tolist(), m["member_request"].values.tolist()))
+    assert pairs == [(v, i) for v in range(len(traces)) for i in range(n[v])]
+    # merged by time with the stable tie rule: (time, vm, member order) non-decreasing
+    key = list(zip(m["time"].values.tolist(), m["vm"].values.tolist(), m["member_request"].values.tolist()))
+    assert key == sorted(key)
+    for v, ds in enumerate(traces):
+        mine = m["vm"].values == v
+        # per-VM order preserved and contents carried over, times aligned to the common start
+        assert np.all(np.diff(m["member_request"].values[mine]) == 1)
+        np.testing.assert_array_equal(m["time"].values[mine], ds["time"].values - ds["time"].values.min())
+        np.testing.assert_array_equal(m["size"].values[mine], ds["size"].values)
+        np.testing.assert_array_equal(m["is_write"].values[mine], ds["is_write"].values)
+        np.testing.assert_array_equal(m["offset"].values[mine] - m.attrs["member_offsets"][v], ds["offset"].values)
+        assert m.attrs["member_offsets"][v] % align == 0
+        back = member_of(m, v)
+        np.testing.assert_array_equal(back["offset"].values, ds["offset"].values)
+    # no address collision between VMs, for pages, bins and sub-LUNs up to the alignment
+    for unit in {4096, 1 << 20, align}:
+        sets = [_units(m.isel(request=np.flatnonzero(m["vm"].values == v)), unit) for v in range(len(traces))]
+        for a in range(len(sets)):
+            for b in range(a + 1, len(sets)):
+                assert not sets[a] & sets[b]
+    assert m.attrs["members"] == [ds.attrs["name"] for ds in traces]
+    assert m.attrs["member_requests"] == n
+
+
+def test_mix_ties_and_unsorted_member():
+    a = make_dataset([5.0, 6.0, 6.0], [0, 4096, 8192], [4096] * 3, [False] * 3, name="a", source="t")
+    b = make_dataset([100.0, 101.0], [0, 0], [512, 512], [True, False], name="b", source="t")
+    m = mix_traces([a, b])
+    # a: 0, 1, 1 ; b: 0, 1 -> ties go to the lower VM, then the member's order
+    assert m["vm"].values.tolist() == [0, 1, 0, 0, 1]
+    assert m["time"].values.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0]
+    assert m.attrs["member_offsets"] == [0, 1 << 30]
+    # a member that is not in time order keeps its own file order
+    c = make_dataset([0.0, 10.0, 3.0, 20.0], [0] * 4, [1] * 4, [False] * 4, name="c", source="t")
+    d = make_dataset([0.0, 5.0], [0] * 2, [1] * 2, [False] * 2, name="d", source="t")
+    m = mix_traces([c, d])
+    mine = m["vm"].values == 0
+    assert m["member_request"].values[mine].tolist() == [0, 1, 2, 3]
+    assert m["time"].values[mine].tolist() == [0.0, 10.0, 3.0, 20.0]
+    assert m["vm"].values.tolist() == [0, 1, 1, 0, 0, 0]
+
+
+def test_mix_errors():
+    a = make_dataset([0.0], [0], [10], [False], name="a", source="t")
+    with pytest.raises(ValueError, match="at least one"):
+        mix_traces([])
+    with pytest.raises(ValueError, match="align_bytes"):
+        mix_traces([a], align_bytes=0)
+    with pytest.raises(ValueError, match="names"):
+        mix_traces([a, a], names=["x"])
+    with pytest.raises(TypeError, match=r"traces\[0\]"):
+        mix_traces([np.zeros(3)])
+    with pytest.raises(ValueError, match="missing"):
+        mix_traces([a.drop_vars("is_write")])
+    bad = make_dataset([0.0], [-5], [10], [False], name="bad", source="t")
+    with pytest.raises(ValueError, match="offset"):
+        mix_traces([bad])
+    m = mix_traces([a, a], names=["x", "y"])
+    with pytest.raises(KeyError, match="no member"):
+        member_of(m, "z")
+    with pytest.raises(ValueError, match="mix_traces"):
+        member_of(a, 0)
+
+
+# ------------------------------------------------------------------------------------------ params
+
+def test_params_defaults_are_the_paper_and_bad_values_raise():
+    p = G.GvfrmMultiVmParams()
+    assert p.flash_gb == (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+    assert p.cf4 == ("mds_0", "src1_2", "stg_0", "usr_0") and p.cuf4 == ("stg_1", "usr_2", "web_2", "src2_1")
+    assert p.all8 == p.cf4 + p.cuf4 and p.private_fraction == 0.5
+    with pytest.raises(ValueError, match="LRU"):
+        G.GvfrmMultiVmParams(policies=("G1-vFRM", "ARC"))
+    with pytest.raises(ValueError, match="flash_gb"):
+        G.GvfrmMultiVmParams(flash_gb=(1.0, 1.0))
+    with pytest.raises(ValueError, match="cf4"):
+        G.GvfrmMultiVmParams(cf4=("mds_0", "mds_0"))
+    with pytest.raises(ValueError, match="aging_periods"):
+        G.GvfrmMultiVmParams(aging_periods=(1, 1))
+    with pytest.raises(ValueError):
+        G.GvfrmMultiVmParams(n_epochs=7)  # N of Eq. 1 must be even
+    for bad in ({"mixes": ["cf5"]}, {"policies": ["LRU", "FIFO"]}, {"flash_gb": [0.0]},
+                {"private_fraction": 1.5}, {"cf4": ["nope"]}, {"aging_period": 0}):
+        with pytest.raises(params.ParamsError, match=next(iter(bad))):
+            params.validate_section("gvfrm_multi_vm", bad)
+    with pytest.raises(ValueError, match="mix"):
+        G.members(p, "cf5")
+
+
+# ------------------------------------------------------------------------------------------ sweep
+
+TINY = {"source": "twin", "scale": 0.0003, "max_wss_gb": 0.1}  # cuf4 at 0.00026 (usr_2 capped)
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep():
+    # ARC takes the same code path as CAR (caching.simulate); left out to keep the file fast
+    p = G.GvfrmMultiVmParams(mixes=("cf4", "cuf4"), flash_gb=(1.0, 32.0), policies=("G1-vFRM", "G2-vFRM", "LRU", "CAR"))
+    return p, G.sweep(p, TINY, seed=0)
+
+
+def test_sweep_shapes_and_lru_normalization(tiny_sweep):
+    p, res = tiny_sweep
+    assert dict(res["hit_ratio"].sizes) == {"mix": 2, "policy": 4, "flash_gb": 2}
+    assert res["policy"].values.tolist() == list(p.policies)
+    assert res["seconds"].dims == ("mix", "policy")
+    np.testing.assert_array_equal(res["io_cost_norm"].sel(policy="LRU").values, 1.0)
+    assert np.all((res["hit_ratio"] >= 0) & (res["hit_ratio"] <= 1))
+    assert np.all(res["io_cost"] > 0) and np.all(res["update_cost"] >= 0)
+    assert np.all(res["update_cost"] <= res["io_cost"])
+    # every flash size is flash_gb x GiB x the mix's scale; one scale per mix = its smallest member scale
+    for mix in p.mixes:
+        s = float(res["scale"].sel(mix=mix))
+        assert s == pytest.approx(G.mix_scale(G.members(p, mix), TINY))
+        np.testing.assert_array_equal(res["flash_bytes"].sel(mix=mix).values,
+                                      np.round(np.array(p.flash_gb) * (1 << 30) * s).astype(np.int64))
+    # hits / requests = hit ratio; LRU is monotone in the cache size (inclusion property)
+    np.testing.assert_allclose(res["hits"] / res["requests"], res["hit_ratio"])
+    assert np.all(res["hit_ratio"].sel(policy="LRU").diff("flash_gb") >= 0)
+    df = G.table(res)
+    assert len(df) == 2 * 4 * 2 and {"hit_ratio_pct", "io_cost_norm"} <= set(df.columns)
+
+
+def test_sweep_matches_direct_engine_calls(tiny_sweep):
+    p, res = tiny_sweep
+    mixed = G.build_mix(p, "cuf4", TINY, 0)
+    fb = res["flash_bytes"].sel(mix="cuf4").values
+    g1 = vfrm.g1_vfrm(mixed, fb, p.vfrm_params, p.gparams, start=0.0)
+    np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="G1-vFRM").values, g1["hits"].values)
+    np.testing.assert_allclose(res["io_cost"].sel(mix="cuf4", policy="G1-vFRM").values, g1["io_cost"].values)
+    car = caching.simulate(mixed, "car", fb)
+    np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="CAR").values, car["hits"].values)
+
+
+def test_aging_sensitivity_matches_the_sweep(tiny_sweep):
+    p, res = tiny_sweep
+    q = dataclasses.replace(p, aging_periods=(288, p.aging_period))
+    ag = G.aging_sensitivity(q, TINY, seed=0)
+    assert dict(ag["hit_ratio"].sizes) == {"aging_period": 2, "mix": 2, "flash_gb": 2}
+    np.testing.assert_array_equal(ag["hit_ratio"].sel(aging_period=p.aging_period).values,
+                                  res["hit_ratio"].sel(policy="G2-vFRM").values)
+    np.testing.assert_allclose(ag["io_cost"].sel(aging_period=p.aging_period).values,
+                               res["io_cost"].sel(policy="G2-vFRM").values)
+
+
+def _cold_miss_truth(traces):
+    """Requests of an infinite cache that hit: all pages seen before *by the same VM* (brute force, per VM)."""
+    total = 0
+    for ds in traces:
+        seen = set()
+        for o, s in zip(ds["offset"].values.tolist(), ds["size"].values.tolist()):
+            pages = range(o // 4096, (o + s - 1) // 4096 + 1)
+            total += all(pg in seen for pg in pages)
+            seen.update(pages)
+    return total
+
+
+def test_mix_vm_address_spaces_end_to_end():
+    """VMs using the same addresses: an unbounded LRU on the mix sees their data as distinct."""
+    rng = np.random.default_rng(3)
+    traces = [make_dataset(np.sort(rng.uniform(0, 900, 60)) + 50 * v, rng.integers(0, 64, 60) * 4096,
+                           rng.integers(1, 3, 60) * 4096, rng.random(60) < 0.3, name=f"v{v}", source="t")
+              for v in range(3)]
+    m = mix_traces(traces)
+    r = caching.simulate(m, "lru", [1 << 30])
+    assert int(r["hits"].values[0]) == _cold_miss_truth(traces)
+    # G1-vFRM (1 MB bins, placed at epoch starts): a request can hit only if each of its bins was accessed by
+    # its own VM in an earlier epoch (upper bound, brute force per VM)
+    g1 = vfrm.g1_vfrm(m, [1 << 30], start=0.0)
+    bound = 0
+    for ds in traces:
+        seen = {}
+        for t, o, s in zip(ds["time"].values - ds["time"].values.min(), ds["offset"].values, ds["size"].values):
+            e = int(t // 300)
+            bins = range(o >> 20, (o + s - 1 >> 20) + 1)
+            bound += all(seen.get(b, e) < e for b in bins)
+            for b in bins:
+                seen.setdefault(b, e)
+    assert 0 < int(g1["hits"].values[0]) <= bound
+
+
+# ------------------------------------------------------------------------------------------ claims
+
+
+def _fake(hr, cost, flash_gb=(1.0, 2.0, 4.0, 8.0, 16.0, 32.0), mixes=("cf4", "cuf4", "all8")):
+    """A sweep-shaped Dataset from hit ratios / costs given per (mix, policy) as flash-size lists."""
+    F = len(flash_gb)
+    shape = (len(mixes), len(G.POLICIES), F)
+    h = np.zeros(shape)
+    c = np.ones(shape)
+    for i, m in enumerate(mixes):
+        for j, pol in enumerate(G.POLICIES):
+            h[i, j] = hr.get(pol, np.full(F, 0.5))
+            c[i, j] = cost.get(pol, np.ones(F))
+    dims = ("mix", "policy", "flash_gb")
+    res = xr.Dataset({"hit_ratio": (dims, h), "io_cost": (dims, c)},
+                     coords={"mix": list(mixes), "policy": list(G.POLICIES), "flash_gb": list(flash_gb),
+                             "scale": ("mix", np.ones(len(mixes)))})
+    res["io_cost_norm"] = res["io_cost"] / res["io_cost"].sel(policy="LRU")
+    return res
+
+
+def test_claim_values_paper_shaped_results_hold():
+    """A result shaped like the paper's text makes every row hold; the opposite makes them differ."""
+    hr = {"G1-vFRM": np.array([.80, .88, .93, .96, .98, .99]), "G2-vFRM": np.array([.80, .90, .94, .97, .985, .995]),
+          "LRU": np.array([.90, .92, .93, .93, .93, .93]), "ARC": np.array([.91, .925, .93, .93, .93, .93]),
+          "CAR": np.array([.91, .925, .93, .93, .93, .93])}
+    cost = {"G1-vFRM": np.array([.6, .5, .45, .40, .37, .35]), "G2-vFRM": np.array([.5, .45, .4, .35, .3, .3]),
+            "LRU": np.full(6, 1.0), "ARC": np.full(6, 1.1), "CAR": np.full(6, 1.1)}
+    vals = G.claim_values(_fake(hr, cost))
+    reg = registry()
+    assert set(vals) == {c.id for c in C.CLAIMS}
+    assert all(reg[k].source == C.SOURCE for k in vals)
+    assert vals[C.CF4_G1_TOP][0] == pytest.approx(99.0)
+    assert vals[C.CUF4_G1_MAX_REDUCTION][0] == pytest.approx(65.0)
+    assert vals[C.g2_threshold("cf4")][0] is True and "threshold 4 GB" in vals[C.g2_threshold("cf4")][1]
+    verdicts = {k: reg[k].verdict(v) for k, (v, _) in vals.items()}
+    assert verdicts == {k: HOLDS for k in vals}
+
+    worse = {"G1-vFRM": np.array([.5, .55, .6, .58, .63, .64]), "G2-vFRM": np.array([.5, .95, .5, .5, .5, .5]),
+             "LRU": np.full(6, .9)}
+    cost2 = {"G1-vFRM": np.array([1.0, 0.9, 1.2, 1.1, 1.3, 1.4]), "G2-vFRM": np.full(6, 2.0)}
+    vals = G.claim_values(_fake(worse, cost2))
+    verdicts = {k: reg[k].verdict(v) for k, (v, _) in vals.items()}
+    assert verdicts == {k: DIFFERS for k in vals}
+
+
+def test_g2_threshold_and_cost_reduction_closed_form():
+    hr = {"G2-vFRM": np.array([.1, .9, .2, .9, .9, .9]), "LRU": np.full(6, .5), "ARC": np.full(6, .5),
+          "CAR": np.array([.5, .5, .5, .5, .5, .95])}
+    res = _fake(hr, {"G1-vFRM": np.array([1, 1, 1, 1, 1, .5]), "LRU": np.full(6, 2.0)})
+    assert np.isnan(G.g2_threshold_gb(res, "cf4"))  # CAR wins at 32 GB: no tail where G2 always wins
+    hr["CAR"] = np.array([.5, .5, .5, .5, .95, .5])
+    assert G.g2_threshold_gb(_fake(hr, {}), "cf4") == 32.0  # only the last size
+    hr["CAR"] = np.full(6, .5)
+    assert G.g2_threshold_gb(_fake(hr, {}), "cf4") == 8.0  # the win at 2 GB is followed by a loss at 4 GB
+    red = G.cost_reduction(res).sel(mix="cuf4").values
+    np.testing.assert_allclose(red, [50, 50, 50, 50, 50, 75])
+
+
+def test_claim_values_skip_what_the_sweep_lacks():
+    res = _fake({}, {}, mixes=("cuf4",)).sel(policy=["LRU", "ARC"])
+    assert G.claim_values(res) == {}
+    with pytest.raises(ValueError, match="conventional"):
+        G.g2_threshold_gb(_fake({}, {}).sel(policy=["G1-vFRM", "G2-vFRM"]), "cf4")
+
+
+def test_sweep_rejects_wrong_params_type():
+    with pytest.raises(TypeError, match="GvfrmMultiVmParams"):
+        G.sweep(dataclasses.asdict(G.GvfrmMultiVmParams()), TINY)
+    with pytest.raises(ValueError, match="policy"):
+        G.run_policy("FIFO", None, [1], G.GvfrmMultiVmParams())
