@@ -262,6 +262,10 @@ def fig6_summary(res: xr.Dataset, catch_up_pct: float | None = None) -> pd.DataF
     return df
 
 
+def _names(index) -> str:
+    return ", ".join(map(str, index)) if len(index) else "none"
+
+
 def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
     """Reproduced values of the single-VM rows of :mod:`tieringlab.claims.vfrm`: ``{claim id: (value,
     note)}``. Rows whose traces are not in the sweep are left out (the ledger shows them as not
@@ -286,10 +290,10 @@ def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
         n = len(paper)
         out["vfrm.fig6.catches_up.most_traces"] = (
             bool(s["catches_up"].sum() > n / 2),
-            f"{int(s['catches_up'].sum())} of {n} traces ({src}): " + ", ".join(s.index[s["catches_up"]]))
+            f"{int(s['catches_up'].sum())} of {n} traces ({src}) catch up: " + _names(s.index[s["catches_up"]]))
         out["vfrm.fig6.gap_narrows.most_traces"] = (
             bool(s["gap_narrows"].sum() > n / 2),
-            f"{int(s['gap_narrows'].sum())} of {n} traces ({src}): " + ", ".join(s.index[s["gap_narrows"]]))
+            f"{int(s['gap_narrows'].sum())} of {n} traces ({src}) narrow the gap: " + _names(s.index[s["gap_narrows"]]))
     if "mds_0" in costs.index:
         out["vfrm.fig7.mds0_cost_rel_lru"] = (float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
                                               f"{costs.loc['mds_0', 'source']} at scale {costs.loc['mds_0', 'scale']:.4g}")
