@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tieringlab import params
+from tieringlab import params, paths
 from tieringlab.claims import registry
 from tieringlab.experiments import vfrm_single_vm as X
 from tieringlab.traces import make_dataset
@@ -70,7 +70,7 @@ def test_paper_defaults():
     assert p.flash_mb[0] == 100 and p.flash_mb[-1] == 4096 and p.cost_flash_mb == 4096
     assert (p.bin_bytes, p.epoch_s, p.n_history_epochs, p.lam) == (1 << 20, 300.0, 8, 1.0)
     X.validate(p)
-    yaml_p = params.load(X.__file__.rsplit("/tieringlab/", 1)[0] + "/params.yaml")["vfrm_single_vm"]
+    yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]
     X.validate(yaml_p)
     assert yaml_p.fig6_traces == p.fig6_traces and yaml_p.flash_mb == p.flash_mb
 

@@ -8,7 +8,9 @@ vFRM paper Sec. 5.2 (thesis Sec. 4.2.3.2): each trace is replayed alone as the w
   (:func:`tieringlab.policies.caching.simulate`).
 - **Fig. 7** (thesis Fig. 21): the IO cost ``C_IO`` of Eq. 4 (:mod:`tieringlab.policies.iocost`, Table 2
   operation counts priced at the Table 3 latencies) at a Flash size of 4 GB, and vFRM's cost relative
-  to LRU's (the paper prints it on the vFRM bars; the text gives mds0's: 31.87 %).
+  to LRU's (the paper prints it on the vFRM bars; the text gives mds0's: 31.87 %). The text calls that
+  percentage "the relative improvement of the number of IOs", the caption "the relative IO costs with
+  respect to LRU": we follow the caption, ``C_IO(vFRM) / C_IO(LRU)``, the quantity the figure plots.
 
 Scale. A twin at scale ``s`` (``traces.scale``, capped by ``traces.max_wss_gb``) has ``s`` times the
 bytes and requests of the real trace (its per-bin statistics kept), so it is replayed against ``s``
