@@ -77,6 +77,7 @@ def test_paper_defaults():
 
 @pytest.mark.parametrize("kw, match", [
     (dict(policies=("vFRM", "ARC")), "must include 'LRU'"),
+    (dict(policies=("LRU", "ARC")), "must include 'vFRM'"),
     (dict(cost_flash_mb=3.0), "cost_flash_mb"),
     (dict(flash_mb=(1.0, 1.0, 8.0)), "flash_mb has duplicates"),
     (dict(bin_bytes=3 * 128 * KB + 1), "bin_bytes"),
