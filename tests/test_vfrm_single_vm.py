@@ -1,0 +1,273 @@
+"""tieringlab.experiments.vfrm_single_vm (notebook 02: vFRM paper Fig. 6/7) against plain references.
+
+References written here: an OrderedDict LRU over 4 KB pages (request hit iff all its pages hit), the
+Table 3 latencies typed in from the paper for the Flash-update cost, and hand-computed ratios.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tieringlab import params, paths
+from tieringlab.claims import registry
+from tieringlab.experiments import vfrm_single_vm as X
+from tieringlab.traces import make_dataset
+
+MB = 1 << 20
+KB = 1 << 10
+
+
+def small_params(**kw) -> X.VfrmSingleVmParams:
+    base = dict(fig6_traces=("mds_0",), include_cloudphysics=False, policies=("vFRM", "LRU"),
+                flash_mb=(1.0, 2.0, 4.0, 8.0), cost_flash_mb=8.0)
+    base.update(kw)
+    return params.validate_section("vfrm_single_vm", base, source="test")
+
+
+def random_trace(seed, n=400, span_mb=24, duration_s=3600.0):
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.uniform(0, duration_s, n))
+    hot = rng.random(n) < 0.7
+    off = np.where(hot, rng.integers(0, 2 * MB, n), rng.integers(0, span_mb * MB, n)) // 512 * 512
+    size = rng.choice([4 * KB, 8 * KB, 64 * KB], n)
+    w = rng.random(n) < 0.4
+    return make_dataset(t, off.astype(np.int64), size.astype(np.int64), w, name="rand", source="test")
+
+
+def ref_lru_request_hits(ds, cap_pages):
+    """Plain OrderedDict LRU over 4 KB pages; returns (request hits, dirty write-backs)."""
+    cache, dirty, hits, wb = OrderedDict(), set(), 0, 0
+    for o, s, w in zip(ds.offset.values, ds["size"].values, ds.is_write.values):
+        all_hit = True
+        for pg in range(o // 4096, (o + s - 1) // 4096 + 1):
+            if pg in cache:
+                cache.move_to_end(pg)
+            else:
+                all_hit = False
+                if len(cache) >= cap_pages:
+                    v, _ = cache.popitem(last=False)
+                    wb += v in dirty
+                    dirty.discard(v)
+                cache[pg] = None
+            if w:
+                dirty.add(pg)
+        hits += all_hit
+    return hits, wb
+
+
+# -------------------------------------------------------------------------------------- params
+
+
+def test_paper_defaults():
+    p = X.VfrmSingleVmParams()
+    assert p.fig6_traces == ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
+    assert p.flash_mb[0] == 100 and p.flash_mb[-1] == 4096 and p.cost_flash_mb == 4096
+    assert (p.bin_bytes, p.epoch_s, p.n_history_epochs, p.lam) == (1 << 20, 300.0, 8, 1.0)
+    X.validate(p)
+    yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]
+    X.validate(yaml_p)
+    assert yaml_p.fig6_traces == p.fig6_traces and yaml_p.flash_mb == p.flash_mb
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(policies=("vFRM", "ARC")), "must include 'LRU'"),
+    (dict(policies=("LRU", "ARC")), "must include 'vFRM'"),
+    (dict(cost_flash_mb=3.0), "cost_flash_mb"),
+    (dict(flash_mb=(1.0, 1.0, 8.0)), "flash_mb has duplicates"),
+    (dict(bin_bytes=3 * 128 * KB + 1), "bin_bytes"),
+    (dict(n_history_epochs=7), "even"),
+])
+def test_bad_cross_field_params_raise(kw, match):
+    with pytest.raises(ValueError, match=match):
+        X.validate(small_params(**kw))
+
+
+@pytest.mark.parametrize("key, value", [("flash_mb", [0.5]), ("policies", ["FIFO"]), ("fig6_traces", ["nope"]),
+                                        ("catch_up_pct", -1.0), ("lam", 0.0)])
+def test_bad_field_values_raise_naming_the_field(key, value):
+    with pytest.raises(params.ParamsError, match=f"vfrm_single_vm.{key}"):
+        small_params(**{key: value})
+
+
+def test_flash_bytes_scale_with_the_twin():
+    p = small_params(flash_mb=(100.0, 4096.0), cost_flash_mb=4096.0)
+    assert X.flash_bytes(p).tolist() == [100 * MB, 4096 * MB]
+    assert X.flash_bytes(p, 0.25).tolist() == [25 * MB, 1024 * MB]
+    with pytest.raises(ValueError, match="scale"):
+        X.flash_bytes(p, 0.0)
+
+
+# -------------------------------------------------------------------------------------- one trace
+
+
+@pytest.fixture(scope="module")
+def one():
+    ds = random_trace(1)
+    p = small_params(policies=("vFRM", "LRU", "ARC", "CAR"))
+    return ds, p, X.run_trace(ds, p)
+
+
+def test_run_trace_shapes_and_lru_against_plain_reference(one):
+    ds, p, r = one
+    assert r.hit_ratio.dims == ("policy", "flash_mb")
+    assert r.policy.values.tolist() == ["vFRM", "LRU", "ARC", "CAR"]
+    assert r.flash_mb.values.tolist() == [1.0, 2.0, 4.0, 8.0]
+    assert r.flash_bytes.values.tolist() == [MB, 2 * MB, 4 * MB, 8 * MB]
+    assert (r.requests == ds.sizes["request"]).all()
+    for k, fm in enumerate(p.flash_mb):
+        hits, wb = ref_lru_request_hits(ds, int(fm * MB) // 4096)
+        assert int(r.hits.sel(policy="LRU").values[k]) == hits
+        # Table 2(b): a dirty eviction = SSD read + MD write at the 4 KB random latencies (Table 3: 135 + 3922 us)
+        assert float(r.update_cost.sel(policy="LRU").values[k]) == pytest.approx(wb * (135 + 3922) * 1e-6, rel=1e-12)
+    np.testing.assert_allclose(r.hit_ratio, r.hits / r.requests)
+    assert (r.io_cost >= r.update_cost).all() and (r.update_cost >= 0).all()
+
+
+def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
+    ds, p, _ = one
+    from tieringlab.policies.vfrm import vfrm
+
+    v = vfrm(ds, X.flash_bytes(p))
+    r = X.run_policy(ds, "vFRM", X.flash_bytes(p), p)
+    # Table 3, 128 KB sequential: SSD read 558, SSD write 1242, MD read 1070, MD write 1104 us
+    want = 8e-6 * (v.move_ins.values * (1070 + 1242) + v.dirty_move_outs.values * (558 + 1104))
+    np.testing.assert_allclose(r.update_cost.values, want, rtol=1e-12)
+    np.testing.assert_array_equal(r.hits.values, v.hits.values)
+
+
+def test_lru_hit_ratio_never_falls_as_flash_grows(one):
+    _, _, r = one
+    assert np.all(np.diff(r.hit_ratio.sel(policy="LRU").values) >= 0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), sizes=st.lists(st.integers(1, 32), min_size=2, max_size=5, unique=True))
+def test_lru_inclusion_property_random_traces(seed, sizes):
+    sizes = sorted(float(s) for s in sizes)
+    p = small_params(flash_mb=tuple(sizes), cost_flash_mb=sizes[-1], policies=("LRU",))
+    r = X.run_policy(random_trace(seed, n=150), "LRU", X.flash_bytes(p), p)
+    assert np.all(np.diff(r.hits.values) >= 0)
+
+
+def test_bad_policy_raises(one):
+    ds, p, _ = one
+    with pytest.raises(ValueError, match="policy must be one of"):
+        X.run_policy(ds, "FIFO", X.flash_bytes(p), p)
+
+
+# -------------------------------------------------------------------------------------- tables
+
+
+def fake_sweep(one, names=("mds_0", "stg_1")):
+    """Two 'traces' from one run (the second with its costs and hits changed by hand)."""
+    import xarray as xr
+
+    _, p, r = one
+    r2 = r.copy(deep=True)
+    r2["io_cost"] = r2.io_cost * xr.DataArray([0.5, 2.0, 1.0, 3.0], dims="policy", coords={"policy": r.policy})
+    res = xr.concat([r, r2], dim="trace").assign_coords(trace=np.asarray(names), scale=("trace", [1.0, 0.5]),
+                                                       source=("trace", np.asarray(["twin", "twin"])))
+    res.attrs.update(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct)
+    return res
+
+
+def test_io_cost_table_relative_to_lru(one):
+    res = fake_sweep(one)
+    t = X.io_cost_table(res)
+    assert t.trace.tolist() == ["mds_0", "stg_1"] and len(t) == 2
+    assert np.allclose(t["LRU_rel_lru_pct"], 100.0)
+    c = res.io_cost.sel(flash_mb=8.0)
+    assert t["vFRM_rel_lru_pct"][0] == pytest.approx(100 * float(c.sel(trace="mds_0", policy="vFRM") /
+                                                                 c.sel(trace="mds_0", policy="LRU")))
+    # stg_1: vFRM x 0.5 and LRU x 2 -> a quarter of mds_0's ratio
+    assert t["vFRM_rel_lru_pct"][1] == pytest.approx(t["vFRM_rel_lru_pct"][0] / 4)
+    assert t["CAR_rel_lru_pct"][1] == pytest.approx(t["CAR_rel_lru_pct"][0] * 3 / 2)
+    # paper scale = as replayed / scale
+    assert t["LRU_io_cost_paper_scale_s"][1] == pytest.approx(t["LRU_io_cost_s"][1] / 0.5)
+    assert t["paper_vfrm_rel_lru_pct"][0] == 31.87 and np.isnan(t["paper_vfrm_rel_lru_pct"][1])
+    with pytest.raises(ValueError, match="not in the sweep"):
+        X.io_cost_table(res, 3.0)
+    with pytest.raises(ValueError, match="no LRU"):
+        X.io_cost_table(res.sel(policy=["vFRM", "ARC"]))
+
+
+def test_hit_ratio_table_is_tidy(one):
+    res = fake_sweep(one)
+    t = X.hit_ratio_table(res)
+    assert list(t.columns) == ["trace", "policy", "flash_mb", "hit_ratio_pct"]
+    assert len(t) == 2 * 4 * 4
+    row = t[(t.trace == "mds_0") & (t.policy == "LRU") & (t.flash_mb == 2.0)]
+    assert float(row.hit_ratio_pct.iloc[0]) == pytest.approx(100 * float(res.hit_ratio.sel(
+        trace="mds_0", policy="LRU", flash_mb=2.0)))
+
+
+def test_fig6_summary_and_claim_values_by_hand(one):
+    res = fake_sweep(one)
+    hr = res.hit_ratio.copy()
+    # set hit ratios by hand: mds_0 vFRM catches up (gap 5 -> 0.5), stg_1 does not (gap 10 -> 20)
+    vals = {("mds_0", "vFRM"): [0.5, 0.6, 0.7, 0.795], ("mds_0", "LRU"): [0.55, 0.7, 0.75, 0.8],
+            ("stg_1", "vFRM"): [0.1, 0.1, 0.1, 0.1], ("stg_1", "CAR"): [0.2, 0.2, 0.3, 0.3]}
+    hr[:] = 0.0
+    for (t, pol), v in vals.items():
+        hr.loc[dict(trace=t, policy=pol)] = v
+    res["hit_ratio"] = hr
+    s = X.fig6_summary(res, 1.0).set_index("trace")
+    assert s.loc["mds_0", "gap_small_pts"] == pytest.approx(5.0)
+    assert s.loc["mds_0", "gap_large_pts"] == pytest.approx(0.5)
+    assert bool(s.loc["mds_0", "catches_up"]) and bool(s.loc["mds_0", "gap_narrows"])
+    assert s.loc["stg_1", "gap_large_pts"] == pytest.approx(20.0)
+    assert not s.loc["stg_1", "catches_up"] and not s.loc["stg_1", "gap_narrows"]
+    assert not X.fig6_summary(res, 0.4).set_index("trace").loc["mds_0", "catches_up"]
+
+    vals = X.claim_values(res)
+    known = registry()
+    for cid, (value, note) in vals.items():
+        assert known[cid].source == "02_vfrm_single_vm" and isinstance(note, str)
+    assert vals["vfrm.fig6.catches_up.most_traces"][0] is False  # 1 of 2 is not "most"
+    assert vals["vfrm.fig6.gap_narrows.most_traces"][0] is False
+    costs = X.io_cost_table(res).set_index("trace")
+    assert vals["vfrm.fig7.mds0_cost_rel_lru"][0] == pytest.approx(costs.loc["mds_0", "vFRM_rel_lru_pct"])
+    assert vals["vfrm.fig7.cost_fraction_of_lru.every_trace"][0] == pytest.approx(costs["vFRM_rel_lru_pct"].max())
+    assert vals["vfrm.fig7.order_of_magnitude.most_traces"][0] == pytest.approx(costs["vFRM_rel_lru_pct"].median())
+    assert "vfrm.fig7.cost_fraction_of_lru.cloudphysics" not in vals
+
+
+def test_every_single_vm_claim_is_produced_by_claim_values():
+    ours = {cid for cid, c in registry().items() if c.source == "02_vfrm_single_vm"}
+    import tieringlab.claims.vfrm as cv
+
+    assert ours == {c.id for c in cv.CLAIMS}
+    assert len(ours) == 8
+
+
+# -------------------------------------------------------------------------------------- sweep
+
+
+def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
+    p = small_params(fig6_traces=("mds_0",), include_cloudphysics=True, cloudphysics_max_requests=1500,
+                     flash_mb=(512.0, 2048.0), cost_flash_mb=2048.0)
+    res = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
+    assert dict(res.sizes) == {"trace": 2, "policy": 2, "flash_mb": 2}
+    assert res.trace.values.tolist() == ["mds_0", "cloudphysics"]
+    assert res.source.values.tolist() == ["twin", "real"]
+    assert res.scale.values.tolist() == [0.002, 1.0]
+    assert res.flash_bytes.sel(trace="mds_0").values.tolist() == [round(0.002 * 512 * MB), round(0.002 * 2048 * MB)]
+    assert res.flash_bytes.sel(trace="cloudphysics").values.tolist() == [512 * MB, 2048 * MB]
+    assert (res.requests.sel(trace="cloudphysics") == 1500).all()
+    assert np.all(res.hit_ratio.values >= 0) and np.all(res.hit_ratio.values <= 1)
+    vals = X.claim_values(res)
+    assert set(vals) == {cid for cid, c in registry().items() if c.source == "02_vfrm_single_vm"}
+    # same inputs and seed -> identical results
+    again = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
+    assert again.identical(res)
+
+
+def test_sweep_refuses_bad_params():
+    with pytest.raises(ValueError, match="must include 'LRU'"):
+        X.sweep(dataclasses.replace(small_params(), policies=("vFRM",)), {"scale": 0.002})
