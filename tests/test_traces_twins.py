@@ -240,3 +240,12 @@ def test_unfriendly_bimodal_bins_with_hot_bins_thousands_a_day(name, scale):
     assert daily.max() == pytest.approx(np.bincount(b).max() / 7.0)
     assert daily.max() >= 1000                    # Obs. 1: "more than thousands of times a day"
     assert (daily < 10).mean() > 0.5              # Obs. 1: most bins accessed < 10 times a day
+
+
+def test_tiny_scale_hot_set_smaller_than_any_object_size():
+    """At scales where the hot footprint is smaller than every sampled object size (src2_1's 1 MB hot set
+    at scale 2.6e-4 is one page), the twin still has one hot object covering the footprint, not an error."""
+    ds = msr_twin("src2_1", scale=2.6e-4, seed=0)
+    assert ds.sizes["request"] > 0
+    assert bool((ds["size"] > 0).all())
+    assert int((ds["offset"] + ds["size"]).max()) <= int(ds.attrs.get("volume_bytes", 1 << 62))

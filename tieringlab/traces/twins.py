@@ -471,6 +471,8 @@ def msr_twin(name: str, scale: float = 1.0, seed: int = 0, **overrides):
     n_guess = int(hot_pages / (SIZE_PAGES @ SIZE_PROBS) * 1.3) + 8
     hk = _sizes(rng, n_guess)
     hk = np.sort(hk[np.cumsum(hk) <= hot_pages])[::-1]   # random sizes up to the footprint, largest first
+    if hk.size == 0:  # tiny scales: every sampled size exceeds the hot footprint -> one object covering it
+        hk = np.array([hot_pages], dtype=np.int64)
     hstart = np.cumsum(hk) - hk
     n_obj = hk.shape[0]
     weight = rng.pareto(spec.pareto_alpha, n_obj) + 1.0
