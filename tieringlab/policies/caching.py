@@ -22,11 +22,14 @@ Two entry points:
   :class:`xarray.Dataset` over ``flash_bytes`` with hits and the four operation counts of Eq. 4.
 
 Implementation. ARC and CAR are sequential by nature: each is one jitted :func:`jax.lax.scan` over
-the page accesses whose carry is O(1)-per-step array state (keys remapped to dense ids ``0..U-1``;
-per-id list membership, doubly-linked-list ``prev``/``next`` arrays for T1/T2/B1/B2, reference bits
-for CAR's clocks, dirty bits), updated with ``.at[].set`` and run once per capacity. LRU uses
-the same machinery with one list (:func:`replay`), and :func:`simulate` computes it without a
-scan from exact stack distances (:func:`lru_counts`). No Python loop runs per request.
+the page accesses whose carry is one flat int32 array per capacity (keys remapped to dense ids
+``0..U-1``; per id ``prev``/``next`` links of the doubly-linked T1/T2/B1/B2 lists and a packed word of
+list id, dirty bit and CAR's reference bit; then the lists' heads, tails and sizes and the target p).
+A step reads the rows it needs up front, decides with scalar selects, and commits its writes with one
+scatter, so the array is updated in place (O(1) per access). A long trace runs in chunks of
+``_CHUNK`` accesses with the state carried over (and a progress bar), one scan per capacity. LRU uses
+the same machinery with one list (:func:`replay`), and :func:`simulate` computes it without a scan
+from exact stack distances (:func:`lru_counts`). No Python loop runs per request.
 
 ARC framing. The adaptation step is the paper's: ``p <- min(p + max(|B2|/|B1|, 1), c)`` on a B1 hit and
 ``p <- max(p - max(|B1|/|B2|, 1), 0)`` on a B2 hit, with a real-valued ``p``. libcachesim 0.3.5 (the
