@@ -72,20 +72,23 @@ class CachingParams:
 # Array-state linked lists: one capacity's cache, updated in place, one access at a time
 # --------------------------------------------------------------------------------------------------
 # List ids: 0 = in no list, 1 = T1, 2 = T2, 3 = B1, 4 = B2. Each list is doubly linked with its head
-# at the MRU end and its tail at the LRU end. Per capacity the state is
-#   * one flat int32 array of 3 fields per id (id i, field f at 3 i + f): prev, next and a packed
-#     "meta" word (bits 0-2: list id, bit 3: dirty, bit 4: CAR's reference bit), for U + 2 ids: id
-#     NIL = U is a scratch row absorbing the writes of disabled operations (a disabled operation is
-#     the same code aimed at NIL), id OUT = U + 1 holds the access's outputs;
-#   * a small int32 vector of the five lists' heads, tails and sizes, and the float64 target p.
+# at the MRU end and its tail at the LRU end. Per capacity the state is ONE flat int32 array:
+#   * 3 fields per id (id i, field f at 3 i + f): prev, next and a packed "meta" word (bits 0-2: list
+#     id, bit 3: dirty, bit 4: CAR's reference bit), for U + 2 ids: id NIL = U is a scratch row
+#     absorbing the writes of disabled operations (a disabled operation is the same code aimed at
+#     NIL), id OUT = U + 1 holds the access's outputs;
+#   * then the five lists' heads, tails and sizes (15), the target p (float64 as two int32) and CAR's
+#     loop flags (see _extra).
 #
-# Speed on XLA's CPU backend (measured, see benchmarks/bench_caching.py): scalar dynamic-slice reads
-# and scalar dynamic-update-slice writes cost tens of nanoseconds, while gathers/scatters with index
-# vectors, and chains of dependent reads, cost microseconds. So a step reads the few rows it needs
-# up front (x and the tails of the lists), derives everything else from them with scalar selects, and
-# then writes scalars one by one in program order (a later write wins, as in the pseudo-code). The
-# array is updated in place only when no value read from its old version is used after an update,
-# so the step's outputs are written to the OUT row and read back from the new array.
+# In place, O(1) per access. XLA updates a loop-carried array in place only when no value read from
+# its old version is used after the update; it fuses reads into their consumers, so a read used after
+# a write (even one finished before it in program order) makes XLA copy the whole array every step.
+# A step therefore reads everything first (rows of x and of the lists' tails), decides with scalar
+# selects, queues its writes and commits them with ONE scatter (a later write to a slot wins), and
+# everything needed after the commit (outputs, CAR's loop flag) is read back from the new array.
+# Measured on XLA's CPU backend (benchmarks/bench_caching.py): about 10 us per access and capacity,
+# most of it the fixed cost of the ~50 kernels of a step; the previous design (generic store
+# forwarding of every read through every pending write, int64) took 40-60 us.
 _T1, _T2, _B1, _B2 = 1, 2, 3, 4
 _PREV, _NEXT, _META = 0, 1, 2
 _NF = 3
