@@ -222,3 +222,19 @@ def test_simulate_reports_eq4_io_cost_from_its_counts():
     expected = (int(out.ssd_reads) * lat["ssd", "read"] + int(out.ssd_writes) * lat["ssd", "write"]
                 + int(out.md_reads) * lat["md", "read"] + int(out.md_writes) * lat["md", "write"])
     assert float(out.io_cost) == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(keys=keys_st, caps=st.lists(st.integers(1, 30), min_size=2, max_size=4), data=st.data())
+@pytest.mark.parametrize("policy", caching.POLICIES)
+def test_several_capacities_and_chunks_equal_one_at_a_time(policy, keys, caps, data):
+    """One call over several capacities, with the trace cut into small chunks (state carried across
+    scan calls), gives the hits and write-backs of one whole-trace call per capacity."""
+    writes = np.array(data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys))))
+    keys = np.array(keys)
+    one = [caching.replay(policy, keys, [c], writes) for c in caps]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(caching, "_CHUNK", 64)
+        hit, wb = caching.replay(policy, keys, caps, writes)
+    np.testing.assert_array_equal(hit, np.concatenate([h for h, _ in one]))
+    np.testing.assert_array_equal(wb, np.concatenate([b for _, b in one]))

@@ -22,11 +22,14 @@ Two entry points:
   :class:`xarray.Dataset` over ``flash_bytes`` with hits and the four operation counts of Eq. 4.
 
 Implementation. ARC and CAR are sequential by nature: each is one jitted :func:`jax.lax.scan` over
-the page accesses whose carry is O(1)-per-step array state (keys remapped to dense ids ``0..U-1``;
-per-id list membership, doubly-linked-list ``prev``/``next`` arrays for T1/T2/B1/B2, reference bits
-for CAR's clocks, dirty bits), updated with ``.at[].set`` and run once per capacity. LRU uses
-the same machinery with one list (:func:`replay`), and :func:`simulate` computes it without a
-scan from exact stack distances (:func:`lru_counts`). No Python loop runs per request.
+the page accesses whose carry is one flat int32 array per capacity (keys remapped to dense ids
+``0..U-1``; per id ``prev``/``next`` links of the doubly-linked T1/T2/B1/B2 lists and a packed word of
+list id, dirty bit and CAR's reference bit; then the lists' heads, tails and sizes and the target p).
+A step reads the rows it needs up front, decides with scalar selects, and commits its writes with one
+scatter, so the array is updated in place (O(1) per access). A long trace runs in chunks of
+``_CHUNK`` accesses with the state carried over (and a progress bar), one scan per capacity. LRU uses
+the same machinery with one list (:func:`replay`), and :func:`simulate` computes it without a scan
+from exact stack distances (:func:`lru_counts`). No Python loop runs per request.
 
 ARC framing. The adaptation step is the paper's: ``p <- min(p + max(|B2|/|B1|, 1), c)`` on a B1 hit and
 ``p <- max(p - max(|B1|/|B2|, 1), 0)`` on a B2 hit, with a real-valued ``p``. libcachesim 0.3.5 (the
@@ -47,6 +50,7 @@ import numpy as np
 import xarray as xr
 
 from tieringlab.policies.iocost import CACHE_COST, io_cost
+from tieringlab.progress import progress
 
 __all__ = ["POLICIES", "PAGE_BYTES", "CachingParams", "hits", "lru_counts", "page_accesses", "simulate", "replay"]
 
@@ -65,178 +69,173 @@ class CachingParams:
 
 
 # --------------------------------------------------------------------------------------------------
-# Array-state linked lists, one transaction per access
+# Array-state linked lists: one capacity's cache, updated in place, one access at a time
 # --------------------------------------------------------------------------------------------------
 # List ids: 0 = in no list, 1 = T1, 2 = T2, 3 = B1, 4 = B2. Each list is doubly linked with its head
-# at the MRU end and its tail at the LRU end. The whole state is ONE flat int64 array: per-id fields
-# (id i, field f at i * 5 + f) for U + 1 ids — id NIL = U is a scratch slot absorbing the writes of
-# disabled operations (a disabled operation is the same code with x = NIL) — then the heads, tails
-# and sizes of the five lists, CAR/ARC's target p (float64 bits) and two output slots.
+# at the MRU end and its tail at the LRU end. Per capacity the state is ONE flat int32 array:
+#   * 3 fields per id (id i, field f at 3 i + f): prev, next and a packed "meta" word (bits 0-2: list
+#     id, bit 3: dirty, bit 4: CAR's reference bit), for U + 2 ids: id NIL = U is a scratch row
+#     absorbing the writes of disabled operations (a disabled operation is the same code aimed at
+#     NIL), id OUT = U + 1 holds the access's outputs;
+#   * then the five lists' heads, tails and sizes (15), the target p (float64 as two int32) and CAR's
+#     loop flags (see _extra).
 #
-# Why one array and one scatter per access: XLA updates a loop-carried array in place only when no
-# value read from its old version is used after the update. A step therefore reads the old array
-# only, keeps its writes pending (later reads see them: store forwarding), commits them with one
-# multi-index scatter, and its outputs are read back from the new array. Otherwise XLA copies the
-# whole array every step (O(U) per access).
+# In place, O(1) per access. XLA updates a loop-carried array in place only when no value read from
+# its old version is used after the update; it fuses reads into their consumers, so a read used after
+# a write (even one finished before it in program order) makes XLA copy the whole array every step.
+# A step therefore reads everything first (rows of x and of the lists' tails), decides with scalar
+# selects, queues its writes and commits them with ONE scatter (a later write to a slot wins), and
+# everything needed after the commit (outputs, CAR's loop flag) is read back from the new array.
+# Measured on XLA's CPU backend (benchmarks/bench_caching.py): about 10 us per access and capacity,
+# most of it the fixed cost of the ~50 kernels of a step; the previous design (generic store
+# forwarding of every read through every pending write, int64) took 40-60 us.
 _T1, _T2, _B1, _B2 = 1, 2, 3, 4
-_WHERE, _PREV, _NEXT, _DIRTY, _REF = 0, 1, 2, 3, 4
-_NF = 5
-_IB = "promise_in_bounds"
+_PREV, _NEXT, _META = 0, 1, 2
+_NF = 3
+_LIST, _DIRTY, _REF = 7, 8, 16  # meta bits
+_HEAD, _TAIL, _SIZE = 0, 5, 10  # offsets in the heads/tails/sizes vector
+_I32 = jnp.int32
 
 
-def _layout(n_ids: int) -> dict:
-    base = (n_ids + 1) * _NF
-    return dict(nil=n_ids, head=base, tail=base + 5, size=base + 10, p=base + 15, hit=base + 16,
-                wb=base + 17, flag=base + 18, full=base + 19, n=base + 20)
+def _extra(n_ids: int) -> int:
+    """Offset of the per-cache scalars after the U + 2 rows: heads/tails/sizes (15), p (2), flags."""
+    return (n_ids + 2) * _NF
 
 
-class _Tx:
-    """Pending writes to the state array for one access (or one move of CAR's clock hand)."""
+_P, _FLAG, _FULL, _WB, _NX = 15, 17, 18, 19, 20  # slots after _extra(): p (float64 bits), CAR's flags
+
+
+class _Cache:
+    """One capacity's state during one access (one flat int32 array ``a``).
+
+    Reads come first (rows, and the heads/tails/sizes vector ``h`` and target ``p`` as values); writes
+    are queued and :meth:`commit` applies them with one scatter (a later write to a slot wins), ``h``
+    and ``p`` included. Values needed after a commit are read back from the new array.
+    """
 
     def __init__(self, a, n_ids):
-        self.a = a
-        self.L = _layout(n_ids)
-        self.nil = n_ids
-        self.idx: list = []
-        self.val: list = []
+        self.a, self.nil = a, n_ids
+        self.e = _extra(n_ids)
+        self.h = a[self.e:self.e + 15]
+        self.p = jax.lax.bitcast_convert_type(a[self.e + _P:self.e + _P + 2], jnp.float64)
+        self._ix = jnp.arange(15, dtype=_I32)
+        self._w = []
 
-    def rd(self, k):
-        k = jnp.asarray(k).astype(jnp.int32)
-        v = self.a.at[k].get(mode=_IB)
-        for j, w in zip(self.idx, self.val):
-            v = jnp.where(k == j, w, v)
-        return v
+    def row(self, i):
+        r = jax.lax.dynamic_slice(self.a, (i * _NF,), (_NF,))
+        return r[_PREV], r[_NEXT], r[_META]
 
-    def wr(self, k, v):
-        self.idx.append(jnp.asarray(k).astype(jnp.int32))
-        self.val.append(jnp.asarray(v).astype(jnp.int64))
+    def wr(self, i, f, v):
+        """Queue a write of field ``f`` of id ``i``."""
+        self._w.append((jnp.asarray(i).astype(_I32) * _NF + f, jnp.asarray(v).astype(_I32)))
 
-    def get(self, i, f):
-        return self.rd(i * _NF + f)
+    def slot(self, k, v):
+        self._w.append((jnp.asarray(self.e + k, _I32), jnp.asarray(v).astype(_I32)))
 
-    def set(self, i, f, v):
-        self.wr(i * _NF + f, v)
+    def commit(self, scalars=True):
+        k = jnp.stack([i for i, _ in self._w])
+        v = jnp.stack([v for _, v in self._w])
+        later = jnp.triu(k[:, None] == k[None, :], 1).any(axis=1)
+        k = jnp.where(later, (self.nil + 1) * _NF + 2, k)  # overwritten writes -> a scratch slot
+        if scalars:
+            pb = jax.lax.bitcast_convert_type(jnp.asarray(self.p, jnp.float64), _I32)
+            k = jnp.concatenate([k, self.e + jnp.arange(17, dtype=_I32)])
+            v = jnp.concatenate([v, self.h, pb])
+        self.a = self.a.at[k].set(v, mode="promise_in_bounds")
+        self._w = []
 
-    def head(self, lst):
-        return self.rd(self.L["head"] + lst)
+    def hd(self, base, lst):
+        return jax.lax.dynamic_index_in_dim(self.h, base + lst, keepdims=False)
 
-    def tail(self, lst):
-        return self.rd(self.L["tail"] + lst)
+    def hset(self, base, lst, v, en):
+        self.h = jnp.where((self._ix == base + lst) & en, jnp.asarray(v).astype(_I32), self.h)
 
     def size(self, lst):
-        return self.rd(self.L["size"] + lst)
+        return self.h[_SIZE + lst]
 
-    @property
-    def p(self):
-        return jax.lax.bitcast_convert_type(self.rd(self.L["p"]), jnp.float64)
+    def tail(self, lst):
+        return self.h[_TAIL + lst]
 
-    @p.setter
-    def p(self, value):
-        self.wr(self.L["p"], jax.lax.bitcast_convert_type(jnp.asarray(value, jnp.float64), jnp.int64))
+    def at(self, i, en):
+        return jnp.where(en, i, self.nil)
 
-    def commit(self):
-        k = jnp.stack(self.idx)
-        later = jnp.triu(k[:, None] == k[None, :], 1).any(axis=1)  # the last write wins
-        k = jnp.where(later, self.nil * _NF + _NF - 1, k)  # earlier duplicates -> scratch field
-        return self.a.at[k].set(jnp.stack(self.val), mode=_IB)
+    def remove(self, x, lst, px, nx, en):
+        """Unlink ``x`` (row values ``px``, ``nx``) from list ``lst``; no-op when ``en`` is False."""
+        nil = self.nil
+        self.wr(self.at(px, en & (px != nil)), _NEXT, nx)
+        self.wr(self.at(nx, en & (nx != nil)), _PREV, px)
+        self.hset(_HEAD, lst, nx, en & (px == nil))
+        self.hset(_TAIL, lst, px, en & (nx == nil))
+        self.hset(_SIZE, lst, self.hd(_SIZE, lst) - 1, en)
 
-    def remove(self, x, en):
-        """Unlink ``x`` from the list it is in (no-op when ``en`` is False)."""
-        nil, L = self.nil, self.L
-        x = jnp.where(en, x, nil)
-        lst = jnp.where(en, self.get(x, _WHERE), 0)
-        p = jnp.where(en, self.get(x, _PREV), nil)
-        n = jnp.where(en, self.get(x, _NEXT), nil)
-        hd = jnp.where(p == nil, n, self.head(lst))
-        tl = jnp.where(n == nil, p, self.tail(lst))
-        sz = self.size(lst) - 1
-        self.set(p, _NEXT, n)
-        self.set(n, _PREV, p)
-        self.wr(L["head"] + lst, hd)
-        self.wr(L["tail"] + lst, tl)
-        self.wr(L["size"] + lst, sz)
-        self.set(x, _WHERE, 0)
-        self.set(x, _PREV, nil)
-        self.set(x, _NEXT, nil)
+    def push(self, x, lst, en):
+        """Insert ``x`` (in no list) at the MRU end of ``lst`` (its meta word is the caller's)."""
+        nil = self.nil
+        h = self.hd(_HEAD, lst)
+        x_ = self.at(x, en)
+        self.wr(x_, _NEXT, h)
+        self.wr(x_, _PREV, nil)
+        self.wr(self.at(h, en & (h != nil)), _PREV, x)
+        self.hset(_TAIL, lst, x, en & (h == nil))
+        self.hset(_HEAD, lst, x, en)
+        self.hset(_SIZE, lst, self.hd(_SIZE, lst) + 1, en)
 
-    def push_mru(self, x, lst, en):
-        """Insert ``x`` (in no list) at the MRU end of list ``lst`` (no-op when ``en`` is False)."""
-        nil, L = self.nil, self.L
-        x = jnp.where(en, x, nil)
-        lst = jnp.where(en, lst, 0)
-        h = jnp.where(en, self.head(lst), nil)
-        tl = jnp.where(h == nil, x, self.tail(lst))
-        sz = self.size(lst) + 1
-        self.set(x, _NEXT, h)
-        self.set(x, _PREV, nil)
-        self.set(h, _PREV, x)
-        self.set(x, _WHERE, lst)
-        self.wr(L["tail"] + lst, tl)
-        self.wr(L["head"] + lst, x)
-        self.wr(L["size"] + lst, sz)
-
-    def evict_data(self, v, en):
-        """The data of page ``v`` leaves Flash; returns whether it was dirty (a write-back, Table 2(b))."""
-        v = jnp.where(en, v, self.nil)
-        was_dirty = en & (self.get(v, _DIRTY) != 0)
-        self.set(v, _DIRTY, 0)
-        return was_dirty
-
-    def touch(self, x, w):
-        """A write marks page ``x`` dirty (write-back cache)."""
-        self.set(x, _DIRTY, self.get(x, _DIRTY) | w.astype(jnp.int64))
+    def output(self, hit, wb):
+        self.wr(self.nil + 1, 0, hit.astype(_I32) | (wb.astype(_I32) << 1))
+        self.commit()
 
 
 def _init_state(n_ids: int):
-    L = _layout(n_ids)
-    nil = n_ids
-    node = jnp.zeros((n_ids + 1, _NF), jnp.int64).at[:, _PREV].set(nil).at[:, _NEXT].set(nil)
-    meta = jnp.zeros(L["n"] - L["head"], jnp.int64).at[:10].set(nil)
-    return jnp.concatenate([node.reshape(-1), meta])
+    a = jnp.zeros((n_ids + 2, _NF), _I32).at[:, _PREV].set(n_ids).at[:, _NEXT].set(n_ids).reshape(-1)
+    ex = jnp.zeros(_NX, _I32).at[:10].set(n_ids)  # heads, tails = NIL; sizes, p (0.0), flags = 0
+    return jnp.concatenate([a, ex])
 
 
-def _outputs(a, n_ids):
-    L = _layout(n_ids)
-    return a[L["hit"]] != 0, a[L["wb"]] != 0
+def _dirty(meta):
+    return (meta & _DIRTY) != 0
 
 
 # --------------------------------------------------------------------------------------------------
-# One access of each policy: (state, id, is_write, capacity c) -> new state (hit, write-back inside)
+# One access of each policy: (cache, id x, is_write w, capacity c) -> None (updates the cache)
 # --------------------------------------------------------------------------------------------------
-def _lru_step(a, x, w, c, n_ids):
-    t = _Tx(a, n_ids)
-    lst = t.get(x, _WHERE)
-    hit = lst == _T1
-    evict = (~hit) & (t.size(_T1) >= c)
-    v = t.tail(_T1)
-    wb = t.evict_data(v, evict)
-    t.remove(v, evict)
-    t.remove(x, hit)
-    t.push_mru(x, _T1, True)
-    t.touch(x, w)
-    t.wr(t.L["hit"], hit)
-    t.wr(t.L["wb"], wb)
-    return t.commit()
+def _lru_step(S, x, w, c):
+    px, nx, mx = S.row(x)
+    v = S.tail(_T1)
+    pv, _, mv = S.row(v)
+    hit = (mx & _LIST) == _T1
+    ev = (~hit) & (S.size(_T1) >= c)
+    wb = ev & _dirty(mv)
+    S.remove(x, _T1, px, nx, hit)
+    S.remove(v, _T1, pv, S.nil, ev)
+    S.wr(S.at(v, ev), _META, 0)
+    S.push(x, _T1, True)
+    S.wr(x, _META, _T1 | (mx & _DIRTY) | jnp.where(w, _DIRTY, 0))
+    S.output(hit, wb)
+    return S
 
 
-def _arc_step(a, x, w, c, n_ids):
+def _arc_step(S, x, w, c):
     """ARC (Megiddo & Modha, FAST'03, Fig. 4) with a real-valued target ``p``.
 
     Case I (x in T1 ∪ T2): hit, move x to MRU of T2. Case II/III (x in B1/B2): adapt p, REPLACE,
     move x to MRU of T2. Case IV (x new), cache full: A) |T1|+|B1| = c: if |T1| < c delete LRU of B1
     and REPLACE, else delete LRU of T1; B) otherwise, if |T1|+|T2|+|B1|+|B2| = 2c delete LRU of B2,
-    then REPLACE; x goes to MRU of T1.
+    then REPLACE; x goes to MRU of T1. (x leaves its ghost list before REPLACE runs, which moves a
+    page between T and B lists only: the lists end up the same as in the paper's order.)
     """
-    t = _Tx(a, n_ids)
-    lst = t.get(x, _WHERE)
-    s1, s2, b1, b2 = t.size(_T1), t.size(_T2), t.size(_B1), t.size(_B2)
+    nil = S.nil
+    px, nx, mx = S.row(x)
+    t1, t2, g1, g2 = S.tail(_T1), S.tail(_T2), S.tail(_B1), S.tail(_B2)
+    r_t1, r_t2, r_g1, r_g2 = S.row(t1), S.row(t2), S.row(g1), S.row(g2)
+    s1, s2, b1, b2 = S.size(_T1), S.size(_T2), S.size(_B1), S.size(_B2)
+    lst = mx & _LIST
     hit = (lst == _T1) | (lst == _T2)
     in_b1, in_b2 = lst == _B1, lst == _B2
     fresh = lst == 0
     # adaptation (Fig. 4 cases II/III): delta1 = max(|B2|/|B1|, 1), delta2 = max(|B1|/|B2|, 1), real p
     d1 = jnp.maximum(b2.astype(jnp.float64) / jnp.maximum(b1, 1), 1.0)
     d2 = jnp.maximum(b1.astype(jnp.float64) / jnp.maximum(b2, 1), 1.0)
-    p = t.p
+    p = S.p
     p = jnp.where(in_b1, jnp.minimum(p + d1, c), jnp.where(in_b2, jnp.maximum(p - d2, 0), p))
     full = fresh & (s1 + s2 >= c)
     case_a = full & (s1 + b1 >= c)
@@ -244,100 +243,125 @@ def _arc_step(a, x, w, c, n_ids):
     del_t1 = case_a & (s1 >= c)
     del_b2 = full & (~case_a) & (s1 + s2 + b1 + b2 >= 2 * c)
     replace = in_b1 | in_b2 | del_b1 | (full & ~case_a)
-    # delete the LRU ghost of B1 or B2 (directory replacement)
-    g = jnp.where(del_b1, t.tail(_B1), t.tail(_B2))
-    t.remove(g, del_b1 | del_b2)
+    # x leaves its list (hit or ghost hit)
+    S.remove(x, lst, px, nx, ~fresh)
+    # delete the LRU ghost of B1 or B2 (directory replacement; only when x is new)
+    del_g = del_b1 | del_b2
+    g = jnp.where(del_b1, g1, g2)
+    pg = jnp.where(del_b1, r_g1[0], r_g2[0])
+    S.remove(g, jnp.where(del_b1, _B1, _B2), pg, nil, del_g)
+    S.wr(S.at(g, del_g), _META, 0)
     # REPLACE(x, p): LRU of T1 to MRU of B1 if |T1| > p or (x in B2 and |T1| = p), else T2 -> B2
     from_t1 = (s1 > 0) & ((s1 > p) | ((s1 == p) & in_b2))
-    v = jnp.where(del_t1 | from_t1, t.tail(_T1), t.tail(_T2))
+    v_t1 = del_t1 | from_t1
+    v = jnp.where(v_t1, t1, t2)
+    pv = jnp.where(v_t1, r_t1[0], r_t2[0])
+    mv = jnp.where(v_t1, r_t1[2], r_t2[2])
     ev = del_t1 | replace
-    wb = t.evict_data(v, ev)
-    t.remove(v, ev)
-    t.push_mru(v, jnp.where(from_t1, _B1, _B2), replace)
+    wb = ev & _dirty(mv)
+    S.remove(v, jnp.where(v_t1, _T1, _T2), pv, nil, ev)
+    dst = jnp.where(from_t1, _B1, _B2)
+    S.push(v, dst, replace)
+    S.wr(S.at(v, ev), _META, jnp.where(replace, dst, 0))
     # x to MRU of T2 (hit or ghost hit) or of T1 (new)
-    t.remove(x, ~fresh)
-    t.push_mru(x, jnp.where(fresh, _T1, _T2), True)
-    t.p = p
-    t.touch(x, w)
-    t.wr(t.L["hit"], hit)
-    t.wr(t.L["wb"], wb)
-    return t.commit()
+    lt = jnp.where(fresh, _T1, _T2)
+    S.push(x, lt, True)
+    S.wr(x, _META, lt | (mx & _DIRTY) | jnp.where(w, _DIRTY, 0))
+    S.p = p
+    S.output(hit, wb)
+    return S
 
 
-def _car_step(a, x, w, c, n_ids):
+def _car_step(S, x, w, c):
     """CAR (Bansal & Modha, FAST'04, Fig. 2): lines 1-21 around replace() (lines 22-39).
 
     A clock's head (the hand) is the LRU end of its list here; "the tail of a clock" is the MRU end.
     """
-    L = _layout(n_ids)
-    # phase 0: hit? cache full? (flag slot: 1 while replace() has not found its victim)
-    t = _Tx(a, n_ids)
-    lst = t.get(x, _WHERE)
+    nil = S.nil
+    _, _, mx = S.row(x)
+    lst = mx & _LIST
     hit = (lst == _T1) | (lst == _T2)
-    full = (~hit) & (t.size(_T1) + t.size(_T2) >= c)
-    t.wr(L["hit"], hit)
-    t.wr(L["wb"], 0)
-    t.wr(L["flag"], full)
-    t.wr(L["full"], full)  # remembers "full" across the loop
-    a = t.commit()
+    full = (~hit) & (S.size(_T1) + S.size(_T2) >= c)
+    S.slot(_FLAG, full)  # 1 while replace() has not found its victim
+    S.slot(_FULL, full)
+    S.slot(_WB, 0)
+    S.commit(scalars=False)
+    e = S.e
 
     def body(a):  # one move of the clock hand, lines 25-39
-        t = _Tx(a, n_ids)
-        use_t1 = t.size(_T1) >= jnp.maximum(1.0, t.p)  # line 25
-        lst = jnp.where(use_t1, _T1, _T2)
-        h = t.tail(lst)
-        r = t.get(h, _REF) != 0
-        found = ~r
-        wb = t.evict_data(h, found)  # lines 27-28 / 34-35: demote to MRU of B1 / B2
-        t.set(h, _REF, 0)  # lines 30 / 37: reset the bit, move to the tail of T2
-        t.remove(h, True)
-        t.push_mru(h, jnp.where(r, _T2, lst + 2), True)
-        t.wr(L["wb"], wb)
-        t.wr(L["flag"], r)
-        return t.commit()
+        T = _Cache(a, nil)
+        use_t1 = T.size(_T1).astype(jnp.float64) >= jnp.maximum(1.0, T.p)  # line 25
+        ls = jnp.where(use_t1, _T1, _T2)
+        hnd = T.hd(_TAIL, ls)
+        ph, _, mh = T.row(hnd)
+        r = (mh & _REF) != 0
+        T.slot(_WB, (~r) & _dirty(mh))  # lines 27-28 / 34-35: demote to MRU of B1 / B2
+        T.slot(_FLAG, r)
+        T.remove(hnd, ls, ph, nil, True)
+        dst = jnp.where(r, _T2, ls + 2)  # lines 30 / 37: reset the bit, move to the tail of T2
+        T.push(hnd, dst, True)
+        T.wr(hnd, _META, jnp.where(r, _T2 | (mh & _DIRTY), dst))
+        T.commit()
+        return T.a
 
-    a = jax.lax.while_loop(lambda a: a[L["flag"]] != 0, body, a)
-    t = _Tx(a, n_ids)
-    full = t.rd(L["full"]) != 0
-    hit = t.rd(L["hit"]) != 0
-    lst = t.get(x, _WHERE)  # replace() does not touch x: x is not in T1 ∪ T2 when it runs
+    S = _Cache(jax.lax.while_loop(lambda a: a[e + _FLAG] != 0, body, S.a), nil)
+    full, wb = S.a[e + _FULL] != 0, S.a[e + _WB] != 0
+    px, nx, mx = S.row(x)  # replace() does not move x, but may have changed its neighbours
+    lst = mx & _LIST
+    hit = (lst == _T1) | (lst == _T2)  # as before replace(), which runs only on a miss
     in_b1, in_b2 = lst == _B1, lst == _B2
     in_b = in_b1 | in_b2
-    s1, s2, b1, b2 = t.size(_T1), t.size(_T2), t.size(_B1), t.size(_B2)
+    s1, s2, b1, b2 = S.size(_T1), S.size(_T2), S.size(_B1), S.size(_B2)
     del_b1 = full & (~in_b) & (s1 + b1 == c)  # lines 6-7
     del_b2 = full & (~in_b) & (~del_b1) & (s1 + s2 + b1 + b2 == 2 * c)  # lines 8-9
-    g = jnp.where(del_b1, t.tail(_B1), t.tail(_B2))
-    t.remove(g, del_b1 | del_b2)
-    b1, b2 = t.size(_B1).astype(jnp.float64), t.size(_B2).astype(jnp.float64)
-    p = t.p
+    del_g = del_b1 | del_b2
+    lg = jnp.where(del_b1, _B1, _B2)
+    g = S.hd(_TAIL, lg)
+    pg, _, _ = S.row(g)
+    S.remove(g, lg, pg, nil, del_g)
+    S.wr(S.at(g, del_g), _META, 0)
+    b1, b2 = S.size(_B1).astype(jnp.float64), S.size(_B2).astype(jnp.float64)
+    p = S.p
     p = jnp.where(in_b1, jnp.minimum(p + jnp.maximum(1.0, b2 / jnp.maximum(b1, 1.0)), c), p)  # line 15
     p = jnp.where(in_b2, jnp.maximum(p - jnp.maximum(1.0, b1 / jnp.maximum(b2, 1.0)), 0.0), p)  # line 18
-    t.p = p
-    t.remove(x, in_b)
-    t.push_mru(x, jnp.where(in_b, _T2, _T1), ~hit)  # lines 13, 16, 19
-    t.set(x, _REF, hit)  # line 2 (hit) / bit 0 on insertion
-    t.touch(x, w)
-    return t.commit()
+    S.p = p
+    S.remove(x, lst, px, nx, in_b)
+    lt = jnp.where(in_b, _T2, _T1)
+    S.push(x, lt, ~hit)  # lines 13, 16, 19
+    wbit = jnp.where(w, _DIRTY, 0)
+    S.wr(x, _META, jnp.where(hit, mx | _REF | wbit, lt | wbit))  # line 2 (hit: bit 1) / bit 0 on insertion
+    S.output(hit, wb)
+    return S
 
 
 _STEPS = {"lru": _lru_step, "arc": _arc_step, "car": _car_step}
 
 
-@partial(jax.jit, static_argnames=("policy", "n_ids"))
-def _run(policy: str, n_ids: int, ids, is_write, capacity):
-    """One jitted scan over the accesses for one capacity (traced: sizes share one compilation).
+@partial(jax.jit, static_argnames=("policy", "n_ids"), donate_argnums=(0,))
+def _run(state, policy: str, n_ids: int, ids, is_write, capacities):
+    """One jitted scan over a chunk of accesses for the capacities given (one state each).
 
-    Capacities are looped over in Python rather than vmapped: on CPU, batching the scatters (and
-    CAR's inner while loop) costs 2-4x per access, more than the loop over a handful of sizes.
+    The step handles several capacities in one scan body, but on XLA's CPU backend that measured 2-3x
+    slower per capacity than one scan per capacity (independent kernels in one body are dispatched to
+    a thread pool), so :func:`replay` calls it with one capacity at a time.
+
+    ``state`` is a tuple over capacities of flat state arrays and is donated: the caller's buffers are
+    reused, chunks of a long trace run one after another without copying it. Returns the new state and
+    per access and capacity ``hit | dirty_eviction << 1`` (int8, ``(len(ids), len(capacities))``).
     """
     step = _STEPS[policy]
+    out_at = (n_ids + 1) * _NF
 
-    def body(a, xw):
-        a = step(a, xw[0].astype(jnp.int64), xw[1], capacity, n_ids)
-        return a, _outputs(a, n_ids)
+    def body(st, xw):
+        x, w = xw[0].astype(_I32), xw[1]
+        new, outs = [], []
+        for k, a in enumerate(st):
+            S = step(_Cache(a, n_ids), x, w, capacities[k])
+            new.append(S.a)
+            outs.append(S.a[out_at].astype(jnp.int8))
+        return tuple(new), jnp.stack(outs)
 
-    _, out = jax.lax.scan(body, _init_state(n_ids), (ids, is_write))
-    return out
+    return jax.lax.scan(body, state, (ids, is_write))
 
 
 def _check_policy(policy: str) -> str:
@@ -377,21 +401,48 @@ def replay(policy: str, keys, capacities, is_write=None) -> tuple[np.ndarray, np
         empty = np.zeros((caps.size, 0), bool)
         return empty, empty.copy()
     uniq, ids = np.unique(keys, return_inverse=True)
-    # Shapes are padded to powers of two so that traces of similar sizes share one compilation: the
-    # padding accesses (one extra id) come after every real access and cannot change its outcome.
     n, u = keys.size, uniq.size
-    n_pad, u_pad = _bucket(n), _bucket(u + 1)
-    ids_p = np.full(n_pad, u, np.int64)
+    if u + 2 > (2**31 - 1) // _NF:
+        raise ValueError(f"keys has {u} distinct values; at most {(2**31 - 1) // _NF - 2} fit the int32 state")
+    # Shapes are bucketed so that traces of similar sizes share one compilation: ids up to 1/16 above
+    # the count, accesses in chunks of at most _CHUNK (a long trace runs chunk after chunk, the state
+    # carried over, with a progress bar). The padding accesses (one extra id, u) come after every real
+    # access and cannot change its outcome.
+    u_pad = _bucket(u + 1)
+    chunk = min(_bucket(n), _CHUNK)
+    n_chunks = -(-n // chunk)
+    ids_p = np.full(n_chunks * chunk, u, np.int32)
     ids_p[:n] = ids
-    w_p = np.zeros(n_pad, bool)
+    w_p = np.zeros(n_chunks * chunk, bool)
     w_p[:n] = is_write
-    ids_j, w_j = jnp.asarray(ids_p), jnp.asarray(w_p)
-    out = [_run(policy, u_pad, ids_j, w_j, jnp.int64(c)) for c in caps]
-    return (np.stack([np.asarray(h)[:n] for h, _ in out]), np.stack([np.asarray(b)[:n] for _, b in out]))
+    hit = np.zeros((caps.size, n), bool)
+    wb = np.zeros((caps.size, n), bool)
+    bar = progress(total=caps.size * n_chunks, desc=f"{policy} cache", unit="chunk", leave=False)
+    for k, c in enumerate(caps):  # a handful of sizes, one scan each (see _run)
+        state = (_init_state(u_pad),)
+        for i in range(n_chunks):
+            sl = slice(i * chunk, (i + 1) * chunk)
+            state, out = _run(state, policy, u_pad, jnp.asarray(ids_p[sl]), jnp.asarray(w_p[sl]),
+                              jnp.asarray([c], jnp.int64))
+            out = np.asarray(out)[: max(0, min(chunk, n - i * chunk)), 0]
+            hit[k, sl][: out.size] = (out & 1) != 0
+            wb[k, sl][: out.size] = (out & 2) != 0
+            bar.update(1)
+    bar.close()
+    return hit, wb
+
+
+#: Accesses per jitted scan call (a long trace runs in chunks of this many, state carried over).
+_CHUNK = 1 << 20
 
 
 def _bucket(n: int) -> int:
-    return max(64, 1 << int(np.ceil(np.log2(max(n, 1)))))
+    """``n`` rounded up: to a power of two (at least 64) up to 2^16, above that to a multiple of 1/16
+    of the next power of two (at most 1/16 of padding on large traces)."""
+    n = max(int(n), 64)
+    e = int(np.ceil(np.log2(n)))
+    step = 1 << (e if e <= 16 else e - 4)
+    return -(-n // step) * step
 
 
 def lru_counts(keys, capacities, is_write=None) -> tuple[np.ndarray, np.ndarray]:
