@@ -32,18 +32,23 @@ Conventions of this implementation (documented choices where the thesis is silen
 
 Vectorization. Jobs are grouped by refresh window; windows without jobs are skipped (nothing is
 decided in them) and a window with many jobs is split into several fixed-size blocks of ``B`` jobs
-that share the window's view, so there is no maximum number of jobs per window. A
-``jax.lax.scan`` runs over the blocks; inside a block the assignment of all ``B`` jobs is one array
-operation on the shared stale view, and only the per-site Lindley recursion (``B`` scalar max/add
-steps, kept sequential so that the floating-point result is exact) walks the block.
+that share the window's view, so there is no maximum number of jobs per window. Everything that does
+not depend on the sequential state is computed before the scan with array operations: the windows,
+the blocks, each job's candidate index ``floor(u_j * K_j)`` and the leave-block table below. One
+``jax.lax.scan`` runs over the blocks, for R replications at once (state ``(N, R)``, replications on
+the minor axis); inside a block the assignment of all ``B`` jobs is one array operation on the shared
+stale view, and the per-site Lindley recursion is evaluated in the exact floating-point order of an
+event-driven simulator (for ``K = 1``, where a whole block goes to one site, as ``B`` sweeps of one
+vector expression that XLA fuses into one kernel).
 
-To count jobs in system at a refresh instant ``t``, each site keeps a ring of the departure times
-of its last ``L`` jobs and a head counter; FCFS departures are non-decreasing per site, so at a
-refresh the head moves past the entries ``<= t`` (looked at ``H = 8`` at a time, repeated while a
-whole group has left) and the view is ``ptr - head``. If a site ever holds ``L`` jobs not known to
-have left, the run is repeated with ``L`` doubled (``buffer`` starts at 64), so the counts are always
-exact. Assignment and ring updates are dense compares (one-hot over sites) with the replications on
-the minor axis.
+Number in system at a refresh. A job that departs at ``d`` stops counting at the first refresh
+instant ``w * D >= d``; its block index is looked up in a table (window -> first block of the first
+nonempty window at or after it), and the job is entered into a calendar ``cal[block, site]`` (a
+scatter-add of the block's jobs). The scan subtracts ``cal[c]`` from the running count at block ``c``
+and copies the count into the view at a window's first block. No per-site queue of departure times,
+no inner loop. The calendar spans the whole run when it fits in 256 MB; otherwise it is a ring of
+``M`` blocks and, if a job ever leaves the view more than ``M`` blocks after it arrived, the run is
+repeated with ``M`` doubled, so the counts are always exact.
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ class AraParams:
 
 
 class DispatchResult(NamedTuple):
-    """Per-job outputs in job order: response ``T_j`` (s), departure ``d_j`` (s), site index."""
+    """Per-job outputs in job order (NumPy arrays): response ``T_j`` (s), departure ``d_j`` (s), site index."""
 
     response: jax.Array
     departure: jax.Array
@@ -159,110 +164,205 @@ def _bucket(c: int) -> int:
     """Round the number of blocks up (powers of two up to 64, then 8 sizes per octave), so that runs of
     similar length share one compiled scan (the extra blocks are empty and change nothing)."""
     if c <= 64:
-        return 1 << int(np.ceil(np.log2(c)))
+        return 1 << int(np.ceil(np.log2(max(c, 1))))
     step = 1 << (int(np.floor(np.log2(c))) - 3)
     return -(-c // step) * step
 
 
-def _choose_block(arrivals_2d: np.ndarray, delay: float) -> int:
-    """Block size minimising (number of blocks) x (fixed cost + B): a cost model of the scan."""
-    best, best_cost = 1, np.inf
-    for b in (1, 2, 4, 8, 16, 32, 64):
-        n_chunks = max(int(chunk_jobs(a, delay, b)[0][-1]) + 1 for a in arrivals_2d)
-        cost = n_chunks * (12 + b)
+def _step_cost(B: int, R: int, herd: bool) -> float:
+    """Measured cost of one scan step (microseconds, CPU; fitted on N = 16 for B in 4..16, R in 1..32)."""
+    if herd:
+        return 1.2 + 0.25 * R + 0.03 * B * R + 0.002 * B * B * R
+    return 1.0 + 0.22 * R + 0.16 * B * R + 0.02 * B * B
+
+
+def _windows(a2: np.ndarray, delay: float):
+    """Refresh windows of R replications at once: ``(w, starts, counts)`` with ``w`` the window of each
+    job ``(R, n)``, ``starts`` the flat index (over ``R * n``) of the first job of each nonempty window
+    and ``counts`` its number of jobs."""
+    R, n = a2.shape
+    w = window_index(a2, delay)
+    new = np.ones((R, n), bool)
+    new[:, 1:] = w[:, 1:] != w[:, :-1]
+    st = np.flatnonzero(new)
+    return w, st, np.diff(np.append(st, R * n))
+
+
+def _plan(a2: np.ndarray, delay: float, B: int, n_blocks: int | None, windows=None) -> dict:
+    """Blocks of at most ``B`` jobs inside one refresh window, for R replications (array code, no loop
+    over jobs). Per block ``(C, R)``: number of valid jobs and whether it is its window's first block;
+    per job ``(R, n)``: its position ``block * B + slot`` in the block layout; the leave-block lookup."""
+    R, n = a2.shape
+    w, st, cnt = _windows(a2, delay) if windows is None else windows
+    rep = st // n
+    nb = -(-cnt // B)                                               # blocks per window
+    cs = np.cumsum(nb) - nb
+    bs = cs - cs[np.searchsorted(rep, np.arange(R))][rep]            # first block of each window (per rep)
+    C = _bucket(int(np.bincount(rep, weights=nb, minlength=R).max()))
+    if n_blocks is not None:
+        if n_blocks < C:
+            raise ValueError(f"n_blocks={n_blocks} is less than the {C} blocks these jobs need")
+        C = int(n_blocks)
+    wq = np.repeat(np.arange(st.size), nb)                          # window of each block
+    k = np.arange(wq.size) - np.repeat(cs, nb)                      # block index inside its window
+    blk, rq = bs[wq] + k, rep[wq]
+    nval = np.zeros((C, R), np.int32)
+    first = np.zeros((C, R), bool)
+    nval[blk, rq] = np.minimum(B, cnt[wq] - k * B)
+    first[blk, rq] = k == 0
+    pos = np.arange(R * n) - np.repeat(st, cnt)                     # position inside the window
+    idx = (np.repeat(bs, cnt) + pos // B) * B + pos % B
+    wf = w.reshape(-1)[st]                                          # window number of each nonempty window
+    Wt = int(w[:, -1].max()) + 1
+    if Wt + 1 <= max(4 * C, 4096):
+        # tab[w, r]: first block of the first nonempty window >= w (C: none); the departure d leaves the
+        # view at window wl = min{w : w * D >= d}
+        tab = np.full((max(64, 1 << int(Wt).bit_length()), R), C, np.int32)  # rows padded: fewer compiles
+        tab[wf, rep] = bs
+        lookup, use_table = np.minimum.accumulate(tab[::-1], axis=0)[::-1].copy(), True
+    else:  # very many (mostly empty) windows: binary search over the blocks' refresh instants instead
+        g = np.full((C, R), np.inf)
+        g[blk, rq] = wf[wq] * delay
+        lookup, use_table = g, False
+    return {"C": C, "nval": nval, "first": first, "idx": idx.reshape(R, n), "lookup": lookup,
+            "use_table": use_table}
+
+
+def _leave_table(d, tab, delay):
+    """First block whose refresh instant ``w * D`` is >= ``d`` (the view no longer counts the job there):
+    ``wl = min{w : fl(w * D) >= d}`` by a rounded division and two exact corrections, then the table."""
+    Wt = tab.shape[0] - 1
+    w = jnp.ceil(jnp.clip(d / delay, 0.0, Wt + 2.0)).astype(jnp.int32)
+    w = jnp.where((w - 1).astype(jnp.float64) * delay >= d, w - 1, w)
+    w = jnp.where(w.astype(jnp.float64) * delay < d, w + 1, w)
+    return jnp.take_along_axis(tab, jnp.clip(w, 0, Wt), axis=0)
+
+
+def _leave_search(d, g):
+    """First block ``c`` with refresh instant ``g[c] >= d``, per replication (unrolled binary search)."""
+    C = g.shape[0]
+    lo = jnp.zeros(d.shape, jnp.int32)
+    hi = jnp.full(d.shape, C, jnp.int32)
+    for _ in range(int(np.ceil(np.log2(C + 1)))):
+        mid = (lo + hi) // 2
+        right = jnp.take_along_axis(g, jnp.minimum(mid, C - 1), axis=0) < d
+        lo = jnp.where(right, mid + 1, lo)
+        hi = jnp.where(right, hi, mid)
+    return lo
+
+
+@partial(jax.jit, static_argnames=("n_sites", "block", "cal_len", "herd", "use_rank", "use_table"))
+def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_len, herd, use_rank, use_table):
+    """The scan over blocks for R replications at once (one scan, replications on the minor axis).
+
+    ``a, s, pick``: ``(R, C*B)`` jobs in block layout (padding: ``a = -inf``, ``s = 0``); ``nval, first``:
+    ``(C, R)``. Returns departures and sites ``(R, C*B)`` (``herd``: sites ``(R, C)``) and, per
+    replication, whether the calendar was too short (run again with a longer one).
+    """
+    C, R = nval.shape
+    B, N, M = block, n_sites, cal_len
+    wrap = M < C
+    sites = jnp.arange(N, dtype=jnp.int32)
+    reps = jnp.arange(R, dtype=jnp.int32)
+    lane = jnp.arange(B, dtype=jnp.int32)[:, None]
+    lower = (sites[None, :] < sites[:, None])[:, :, None]
+
+    def blocks(x):
+        return jnp.moveaxis(x.reshape(R, C, B), 0, -1)              # (C, B, R)
+
+    def body(carry, xs):
+        c, last, cnt, view, cal, overflow = carry                  # (), (N,R) x3, (M,N,R), (R,)
+        aj, sj, pj, nv, is_first = xs                              # (B,R) x3, (R,) x2
+        slot = (c & (M - 1)) if wrap else c
+        col = cal[slot]                                            # jobs leaving the view at this block
+        cnt = cnt - col
+        view = jnp.where(is_first[None, :], cnt, view)             # refresh at a window's first block
+        valid = lane < nv[None, :]
+        if herd:  # K = 1 for every job: the whole block goes to the least-loaded site (ties: lowest index)
+            site0 = jnp.argmin(view, axis=0).astype(jnp.int32)
+            oh0 = sites[:, None] == site0[None, :]
+            L0 = jnp.max(jnp.where(oh0, last, -jnp.inf), axis=0)
+            # Lindley chain d_j = max(d_{j-1}, a_j) + s_j as B Jacobi sweeps of one vector expression
+            # (after k sweeps d[:k] are final; every sweep repeats the same float operations, so exact)
+            d = jnp.maximum(L0[None], aj) + sj
+            for _ in range(B - 1):
+                d = jnp.maximum(jnp.concatenate([L0[None], d[:-1]]), aj) + sj
+            last = jnp.where(oh0, d[-1][None, :], last)            # padding jobs (a=-inf, s=0) keep d
+            cnt = cnt + jnp.where(oh0, nv[None, :], 0)
+            site = jnp.broadcast_to(site0[None, :], (B, R))
+            out_site = site0
+        else:
+            if use_rank:  # Fig. 4 step 3a-3c: rank of each site in a stable sort of the view
+                vi, vj = view[:, None, :], view[None, :, :]
+                rank = jnp.sum((vj < vi) | ((vj == vi) & lower), axis=1, dtype=jnp.int32)
+                oh = (rank[None, :, :] == pj[:, None, :]) & valid[:, None, :]                    # (B,N,R)
+                site = jnp.where(valid, jnp.sum(jnp.where(oh, sites[None, :, None], 0), axis=1), N)
+            else:         # rand: site = pick
+                site = jnp.where(valid, pj, N)
+                oh = sites[None, :, None] == site[:, None, :]
+            L0 = jnp.max(jnp.where(oh, last[None], -jnp.inf), axis=1)                            # (B,R)
+            # d_j = max(previous departure at the same site (earlier in the block, else last), a_j) + s_j
+            if B <= 16:  # unrolled over pairs (i < j); a site's departures are non-decreasing
+                ds = []
+                for j in range(B):
+                    prev = L0[j]
+                    for i in range(j):
+                        prev = jnp.maximum(prev, jnp.where(site[i] == site[j], ds[i], -jnp.inf))
+                    ds.append(jnp.maximum(prev, aj[j]) + sj[j])
+                d = jnp.stack(ds)
+            else:        # B Jacobi sweeps over the predecessor one-hot (a small graph for large blocks)
+                same = (site[:, None, :] == site[None, :, :]) & (lane[None, :, 0, None] < lane[:, :, None])
+                d = jnp.maximum(L0, aj) + sj
+                for _ in range(B - 1):
+                    prev = jnp.maximum(L0, jnp.max(jnp.where(same, d[None, :, :], -jnp.inf), axis=1))
+                    d = jnp.maximum(prev, aj) + sj
+            last = jnp.maximum(last, jnp.max(jnp.where(oh, d[:, None, :], -jnp.inf), axis=0))
+            cnt = cnt + jnp.sum(oh, axis=0, dtype=jnp.int32)
+            out_site = site
+        # each job leaves the view at the first refresh at or after its departure: count it there
+        dv = jnp.where(valid, d, 0.0)
+        cl = _leave_table(dv, lookup, delay) if use_table else _leave_search(dv, lookup)
+        cl = jnp.maximum(cl, c + 1)
+        keep = valid & (cl < C)
+        r_idx = jnp.broadcast_to(reps[None, :], (B, R))
+        if wrap:  # ring of M blocks: also clear this block's slot (one scatter, no copy of the calendar)
+            overflow = overflow | jnp.any(keep & (cl - c >= M), axis=0)
+            i0 = jnp.concatenate([jnp.where(keep, cl & (M - 1), M).reshape(-1), jnp.full(N * R, slot, jnp.int32)])
+            i1 = jnp.concatenate([site.reshape(-1), jnp.repeat(sites, R)])
+            i2 = jnp.concatenate([r_idx.reshape(-1), jnp.tile(reps, N)])
+            upd = jnp.concatenate([jnp.ones(B * R, jnp.int32), -col.reshape(-1)])
+            cal = cal.at[i0, i1, i2].add(upd, mode="drop")
+        else:
+            cal = cal.at[jnp.where(keep, cl, C), site, r_idx].add(1, mode="drop")
+        return (c + 1, last, cnt, view, cal, overflow), (d, out_site)
+
+    init = (jnp.int32(0), jnp.full((N, R), -jnp.inf), jnp.zeros((N, R), jnp.int32), jnp.zeros((N, R), jnp.int32),
+            jnp.zeros((min(M, C), N, R), jnp.int32), jnp.zeros(R, bool))
+    pick = blocks(pick) if pick.shape[-1] == C * B else jnp.zeros((C, 1, 1), jnp.int32)  # unused (herd)
+    carry, (dep, site) = jax.lax.scan(body, init, (blocks(a), blocks(s), pick, nval, first))
+    dep = jnp.moveaxis(dep, -1, 0).reshape(R, C * B)
+    site = jnp.moveaxis(site, -1, 0).reshape(R, -1)
+    return dep, site, carry[-1]
+
+
+#: The longest calendar a run has needed so far (runs start there: fewer repeated runs).
+_CAL_SEEN = [0]
+
+#: Largest calendar (bytes) kept for the whole run; longer runs use a ring of blocks (see ``simulate``).
+_CAL_BYTES = 256 << 20
+
+def _choose_block(windows, R: int, n: int, herd: bool) -> int:
+    """Block size minimising (number of blocks) x (cost of one step), by the cost model ``_step_cost``."""
+    _, st, cnt = windows
+    rep = st // n
+    best, best_cost = 8, np.inf
+    for b in (2, 4, 8, 16):
+        n_chunks = _bucket(int(np.bincount(rep, weights=-(-cnt // b), minlength=R).max()))
+        cost = n_chunks * _step_cost(b, R, herd)
         if cost < best_cost:
             best, best_cost = b, cost
     return best
 
-
-def _run_blocks(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, use_rank, *, n_sites: int, buf_len: int):
-    """The scan over blocks for R replications at once, replications on the last (minor) axis.
-
-    Shapes: per job ``(C, B, R)``, per block ``(C, R)``. Keeping R minor makes every step an
-    elementwise operation over contiguous replications (this vectorises far better on CPU than
-    ``jax.vmap``, which puts the batch first and turns the per-site updates into batched gathers).
-    """
-    N, L = n_sites, buf_len
-    R = a_blk.shape[-1]
-    sites = jnp.arange(N)
-    reps = jnp.arange(R)
-
-    H = min(8, L)
-    offs = jnp.arange(H)[None, :, None]
-
-    def advance(buf, head, ptr, t):
-        """Move each site's head past the ring entries <= t (they have left). The entries between head
-        and ptr are non-decreasing (FCFS), so H of them are looked at per round until a round stops short."""
-        def cond(st):
-            return st[1]
-
-        def step(st):
-            head, _ = st
-            vals = jnp.take_along_axis(buf, (head[:, None, :] + offs) % L, axis=1)          # (N,H,R)
-            gone = (offs < (ptr - head)[:, None, :]) & (vals <= t[None, None, :])
-            c = jnp.sum(gone, axis=1)
-            return head + c, jnp.any(c == H)
-
-        head, _ = jax.lax.while_loop(cond, step, (head, jnp.asarray(True)))
-        return head
-
-    def body(carry, xs):
-        last, buf, head, ptr, view, overflow = carry      # (N,R) (N,L,R) (N,R) (N,R) (N,R) (R,)
-        a, s, u, kk, valid, t, is_first = xs              # (B,R) x5, (R,) x2
-        # Refresh (first block of a window): jobs of earlier windows still in system at ``t``.
-        head = advance(buf, head, ptr, jnp.where(is_first, t, -jnp.inf))
-        view = jnp.where(is_first[None, :], ptr - head, view)
-        # Fig. 4 steps 3a-3d on the stale view, for every job of the block at once.
-        pick = jnp.minimum(jnp.floor(u * kk).astype(jnp.int64), kk - 1)                      # (B,R)
-        # rank of site i in a stable sort of the view (ties to the lower index), as dense compares;
-        # ``rand`` (use_rank False) takes site ``pick`` directly.
-        vi, vj = view[:, None, :], view[None, :, :]
-        lower = (sites[None, :] < sites[:, None])[:, :, None]
-        rank = jnp.sum((vj < vi) | ((vj == vi) & lower), axis=1)                              # (N,R)
-        rank = jnp.where(use_rank, rank, sites[:, None])
-        onehot = rank[None, :, :] == pick[:, None, :]                                         # (B,N,R)
-        site = jnp.sum(jnp.where(onehot, sites[None, :, None], 0), axis=1)                    # (B,R)
-        onehot = onehot & valid[:, None, :]
-
-        # Per-site FCFS (Lindley), sequential inside the block so the float result is exact.
-        def job(last, x):
-            oh, ab, sv = x
-            d = jnp.maximum(jnp.max(jnp.where(oh, last, -jnp.inf), axis=0), ab) + sv
-            return jnp.where(oh, d[None, :], last), d
-
-        last, dep = jax.lax.scan(job, last, (onehot, a, s), unroll=True)                     # dep (B,R)
-        # The block's departures enter each site's ring at once (in job order within a site). An
-        # entry may be overwritten only once it has left by ``t``; otherwise the ring is too small.
-        within = jnp.sum(jnp.cumsum(onehot, axis=0) * onehot, axis=1) - 1                     # (B,R)
-        ptr_site = jnp.sum(jnp.where(onehot, ptr[None, :, :], 0), axis=1)
-        pos = (ptr_site + within) % L
-        row = jnp.where(valid, site, N)
-        col = jnp.broadcast_to(reps[None, :], row.shape)
-        head_site = jnp.sum(jnp.where(onehot, head[None, :, :], 0), axis=1)
-        overflow = overflow | jnp.any(valid & (ptr_site + within - head_site >= L), axis=0)
-        buf = buf.at[row, pos, col].set(dep, mode="drop")
-        ptr = ptr + onehot.sum(axis=0)
-        return (last, buf, head, ptr, view, overflow), (dep, site)
-
-    init = (jnp.full((N, R), -jnp.inf), jnp.full((N, L, R), -jnp.inf), jnp.zeros((N, R), jnp.int64),
-            jnp.zeros((N, R), jnp.int64), jnp.zeros((N, R), jnp.int64), jnp.zeros(R, bool))
-    carry, (dep, site) = jax.lax.scan(body, init, (a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first))
-    return dep, site, carry[-1]
-
-
-@partial(jax.jit, static_argnames=("n_sites", "buf_len"))
-def _batched_jit(a_blk, s_blk, u_blk, k_blk, valid_blk, t_ref, first, use_rank, *, n_sites, buf_len):
-    """(R, C, B) / (R, C) inputs -> (R, C, B) departures and sites, (R,) overflow flags."""
-    def mv(x):
-        return jnp.moveaxis(x, 0, -1)
-
-    dep, site, overflow = _run_blocks(mv(a_blk), mv(s_blk), mv(u_blk), mv(k_blk), mv(valid_blk), mv(t_ref),
-                                      mv(first), use_rank, n_sites=n_sites, buf_len=buf_len)
-    return jnp.moveaxis(dep, -1, 0), jnp.moveaxis(site, -1, 0), overflow
-
-
-#: The largest ring size a run has needed so far, per N (runs start there: fewer repeated runs).
-_RING_SEEN: dict[int, int] = {}
 
 
 def _keys(key, R: int) -> jax.Array:
@@ -290,7 +390,7 @@ def _as_2d(x, name: str, n: int | None = None) -> np.ndarray:
 
 def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
              th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predicted_state=None,
-             u=None, block: int | None = None, buffer: int = 64,
+             u=None, block: int | None = None, buffer: int | None = None,
              n_blocks: int | None = None) -> DispatchResult:
     """Dispatch jobs over ``n_sites`` FCFS sites under ``policy``; all per-job outputs (see module docstring).
 
@@ -300,7 +400,8 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
     ``jax.random.split(key, R)[r]``. ``u``: per-job uniforms instead of ``key`` (tests).
     ``burst_state``: true burst state per job (``ara_opt``); ``predicted_state``: the on/off
     predictor's state per job (``ara_pred``; :func:`dispatch` computes it when not given).
-    ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial ring size L;
+    ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial length (in
+    blocks) of the departure calendar's ring (default: the whole run when it fits in 256 MB);
     ``n_blocks``: pad the scan to this many blocks (one compiled scan for many runs of similar size).
     """
     _check_policy(policy)
@@ -345,46 +446,43 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         u2 = _as_2d(np.asarray(u, np.float64), "u", n)
         u2 = np.broadcast_to(u2, (R, n))
 
-    B = int(block) if block is not None else _choose_block(a2, delay)
+    use_rank = policy != "rand"
+    herd = use_rank and bool(np.all(kk == 1))
+    windows = _windows(a2, delay)
+    B = int(block) if block is not None else _choose_block(windows, R, n, herd)
     if B < 1:
         raise ValueError(f"block must be a positive integer; got {block!r}")
-    chunks = [chunk_jobs(a2[r], delay, B) for r in range(R)]
-    C = _bucket(max(int(c[0][-1]) + 1 for c in chunks))
-    if n_blocks is not None:
-        if n_blocks < C:
-            raise ValueError(f"n_blocks={n_blocks} is less than the {C} blocks these jobs need")
-        C = int(n_blocks)
-    a_blk = np.zeros((R, C, B))
-    s_blk = np.zeros((R, C, B))
-    u_blk = np.zeros((R, C, B))
-    k_blk = np.ones((R, C, B), np.int64)
-    v_blk = np.zeros((R, C, B), bool)
-    t_ref = np.zeros((R, C))
-    first = np.zeros((R, C), bool)
-    for r, (ch, sl, tr, fi) in enumerate(chunks):  # a handful of replications, not jobs
-        a_blk[r, ch, sl] = a2[r]
-        s_blk[r, ch, sl] = s2[r]
-        u_blk[r, ch, sl] = u2[r]
-        k_blk[r, ch, sl] = kk[r]
-        v_blk[r, ch, sl] = True
-        t_ref[r, : len(tr)] = tr
-        t_ref[r, len(tr):] = tr[-1]
-        first[r, : len(fi)] = fi
+    p = _plan(a2, delay, B, n_blocks, windows)
+    C, idx = p["C"], p["idx"]
+    A = np.full((R, C * B), -np.inf)
+    S = np.zeros((R, C * B))
+    np.put_along_axis(A, idx, a2, axis=1)
+    np.put_along_axis(S, idx, s2, axis=1)
+    if herd:
+        PK = np.zeros((R, 1), np.int32)
+    else:
+        PK = np.zeros((R, C * B), np.int32)
+        np.put_along_axis(PK, idx, np.minimum(np.floor(u2 * kk), kk - 1).astype(np.int32), axis=1)
 
-    L = max(int(buffer), _RING_SEEN.get(int(n_sites), 0))
+    N = int(n_sites)
+    if buffer is not None:
+        M = 1 << int(np.ceil(np.log2(max(int(buffer), 1))))
+    elif C * N * R * 4 <= _CAL_BYTES:
+        M = C
+    else:
+        M = max(4096, _CAL_SEEN[0])
     while True:
-        dep, site, overflow = _batched_jit(a_blk, s_blk, u_blk, k_blk, v_blk, t_ref, first,
-                                           jnp.asarray(policy != "rand"), n_sites=int(n_sites), buf_len=L)
-        if not bool(jnp.any(overflow)) or L >= 2 * n:
+        dep, site, overflow = _run_blocks(A, S, PK, p["nval"], p["first"], p["lookup"], float(delay), n_sites=N,
+                                          block=B, cal_len=min(M, C), herd=herd, use_rank=use_rank,
+                                          use_table=p["use_table"])
+        if M >= C or not bool(np.any(np.asarray(overflow))):
             break
-        L *= 2  # a site held >= L jobs not known to have left: repeat with a larger ring
-    _RING_SEEN[int(n_sites)] = max(L, _RING_SEEN.get(int(n_sites), 0))
-    rows = np.arange(R)[:, None]
-    ch = np.stack([c[0] for c in chunks])
-    sl = np.stack([c[1] for c in chunks])
-    dep_j = dep[rows, ch, sl]
-    site_j = site[rows, ch, sl]
-    resp = dep_j - jnp.asarray(a2)
+        M *= 2  # a job left the view more than M blocks after it arrived: repeat with a longer ring
+    if M < C:
+        _CAL_SEEN[0] = max(M, _CAL_SEEN[0])
+    dep_j = np.take_along_axis(np.asarray(dep), idx, axis=1)
+    site_j = np.take_along_axis(np.asarray(site), idx // B if herd else idx, axis=1).astype(np.int64)
+    resp = dep_j - a2
     if single:
         return DispatchResult(resp[0], dep_j[0], site_j[0])
     return DispatchResult(resp, dep_j, site_j)
