@@ -534,7 +534,8 @@ def test_g2_private_zone_follows_global_frequency():
 
 def test_cloudphysics_vfrm_hits_pinned(cloudphysics_path):
     ds = read_cloudphysics(cloudphysics_path)
-    out = V.vfrm(ds, [16 * MB, 64 * MB, 256 * MB])
+    sizes = [16 * MB, 64 * MB, 256 * MB]
+    out = V.vfrm(ds, sizes, V.VfrmParams(idle_bins="disk"))
     # Computed once with this implementation and typed in (the plain reference ref_vfrm above gave the
     # same hits, move-ins and dirty move-outs on this trace when run once by hand, ~25 s); a change
     # means vFRM's behaviour changed. Trace: 113,872 requests, 25 epochs of 5 min, 2,628 bins.
@@ -542,3 +543,11 @@ def test_cloudphysics_vfrm_hits_pinned(cloudphysics_path):
     assert out.move_ins.values.tolist() == [103, 423, 1339]
     assert out.dirty_move_outs.values.tolist() == [37, 138, 298]
     assert int(out.requests[0]) == 113872
+    # Default "recency": idle bins exist only from epoch 9 on and rank >= 647 there (the bins with T > 0
+    # fill those epochs' first 647+ places), so at these sizes no idle bin is placed
+    # and every count equals "disk"'s (checked by hand against ref_vfrm(..., "recency") on the whole
+    # trace, ~4 s per size, and against V.replay of placements ranked densely from
+    # models.temperature.temperatures plus last-access epochs).
+    rec = V.vfrm(ds, sizes)
+    for f in FIELDS:
+        assert rec[f].values.tolist() == out[f].values.tolist(), f
