@@ -228,10 +228,14 @@ def _capacities(flash_sizes, bin_bytes):
 
 
 def _count_below(values, weights, ks):
-    """For each k: sum of ``weights`` where ``values < k``."""
-    order = np.argsort(values, kind="stable")
-    cw = np.concatenate([[0], np.cumsum(np.asarray(weights)[order])])
-    return cw[np.searchsorted(values[order], ks, side="left")]
+    """For each k: sum of ``weights`` where ``values < k`` (``values`` non-negative integers, such as
+    ranks; integer ``weights``). A histogram of ``min(values, max(ks))`` and its prefix sums: O(n)."""
+    ks = np.asarray(ks, dtype=np.int64)
+    top = int(ks.max()) if ks.size else 0
+    v = np.minimum(values, top)  # a value >= max(ks) is below no k
+    cnt = np.bincount(v, weights=np.asarray(weights, dtype=np.float64), minlength=top + 1)
+    cw = np.concatenate([[0.0], np.cumsum(cnt)])  # integer sums < 2^53: exact in float64
+    return np.rint(cw[ks]).astype(np.int64)
 
 
 def _count_between(lo, hi, ks):
@@ -399,16 +403,19 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     """For every placed (epoch e, bin b): max rank of b over [w, e], w = its latest write epoch <= e
     (inf without such a write or with an epoch in between where b is not placed). A segmented running
     max over the union of placed and accessed (epoch, bin) pairs sorted by (bin, epoch)."""
-    nb = bt.n_bins
-    pk = bt.pair_epoch * nb + bt.pair_bin
-    allk = np.union1d(keys, pk)
-    ep, bn = allk // nb, allk % nb
-    order = np.lexsort((ep, bn))
-    ep, bn = ep[order], bn[order]
-    k2 = allk[order]
-    r = _lookup(keys, ranks, k2, inf)
-    ip = np.minimum(np.searchsorted(pk, k2), pk.size - 1)
-    wrote = (pk[ip] == k2) & bt.pair_wrote[ip]
+    nb, ne = bt.n_bins, bt.n_epochs
+    # placed keys and accessed pairs as (bin, epoch) keys, one stable sort; a placed pair that is also
+    # accessed appears twice (placed copy first): merged into one entry (its rank, the pair's write flag)
+    bk = np.concatenate([(keys % nb) * ne + keys // nb, bt.pair_bin * ne + bt.pair_epoch])
+    order = np.argsort(bk, kind="stable")
+    bk = bk[order]
+    r_all = np.concatenate([ranks, np.full(bt.pair_bin.size, inf, dtype=np.int64)])[order]
+    w_all = np.concatenate([np.zeros(keys.size, dtype=bool), bt.pair_wrote])[order]
+    uniq = np.ones(bk.size, dtype=bool)
+    uniq[1:] = bk[1:] != bk[:-1]
+    w_all[:-1] |= ~uniq[1:] & w_all[1:]
+    k2, r, wrote = bk[uniq], r_all[uniq], w_all[uniq]
+    ep, bn = k2 % ne, k2 // ne
     first = np.ones(k2.size, dtype=bool)
     first[1:] = bn[1:] != bn[:-1]
     gap = np.ones(k2.size, dtype=bool)
@@ -417,10 +424,10 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     seg = np.cumsum(wrote | first)
     big = inf + 1
     mx = np.maximum.accumulate(seg * big + v) - seg * big
-    # back to the sorted-keys order of the placed pairs
-    out = np.empty(k2.size, dtype=np.int64)
-    out[order] = mx  # out is in allk order
-    return out[np.searchsorted(allk, keys)]
+    # back to the order of the placed keys: sorted position of each placed copy -> its merged entry
+    pos = np.empty(order.size, dtype=np.int64)
+    pos[order] = np.arange(order.size)
+    return mx[np.cumsum(uniq)[pos[:keys.size]] - 1]
 
 
 def _lookup(keys, values, query, missing, valid=True):
