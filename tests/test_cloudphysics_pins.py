@@ -8,9 +8,13 @@ once, by hand, against two independent methods before it was typed in:
   distances) gave the same request hits as libcachesim 0.3.5's ``LRU`` (``obj_size=1``) page by page and
   the same hits, dirty write-backs and Table 2 counts as the plain OrderedDict cache of
   tests/cache_refs.py (``RefLRU``), at each size (about 12 s per size for the two references).
-- vFRM (1 MB bins, 25 epochs of 5 minutes, 2,628 bins): ``vfrm.vfrm`` gave the same hits, move-ins,
-  move-outs, dirty move-outs and Table 2(a) counts as the plain reference ``ref_vfrm`` of
-  tests/test_vfrm.py at 1 GB and 4 GB (about 22 s per size).
+- vFRM (1 MB bins, 25 epochs of 5 minutes, 2,628 bins), both idle-bin modes (choice 3 of
+  tieringlab.policies.vfrm): ``vfrm.vfrm`` gave the same hits, move-ins, move-outs, dirty move-outs and
+  Table 2(a) counts as the plain reference ``ref_vfrm`` of tests/test_vfrm.py at 1 GB and 4 GB (about
+  22 s per size for "disk", 5 s for "recency"); for "recency" also the same hits, move-ins, move-outs
+  and dirty move-outs as ``vfrm.replay`` of placements ranked densely (``models.temperature.temperatures``
+  plus each bin's last-access epoch). At 4 GB every one of the 2,628 bins fits: under "recency" each
+  moves in once, after its first access, and never leaves.
 
 A failure means behaviour changed; re-establish correctness with those references before re-pinning.
 ARC and CAR are not pinned on the whole trace: their scans took 100-300 s per size here (caching.py
@@ -54,6 +58,7 @@ def test_lru_whole_trace_pinned(cp):
 
 
 VFRM_SIZES = [1024 * MB, 4096 * MB]
+#: idle_bins="disk": only bins with T > 0 are placed (the rule of the first version)
 VFRM_PINNED = {
     "hits": [45125, 47752],
     "move_ins": [3251, 4299],
@@ -64,12 +69,29 @@ VFRM_PINNED = {
     "md_reads": [28982, 27971],
     "md_writes": [39765, 38149],
 }
+#: idle_bins="recency" (the default): idle bins fill the room left, most recently accessed first
+VFRM_RECENCY_PINNED = {
+    "hits": [45910, 86406],
+    "move_ins": [3498, 2628],
+    "move_outs": [2474, 0],
+    "dirty_move_outs": [564, 0],
+    "ssd_reads": [18092, 38209],
+    "ssd_writes": [27818, 48197],
+    "md_reads": [28882, 8765],
+    "md_writes": [39080, 18701],
+}
 
 
-def test_vfrm_whole_trace_large_flash_pinned(cp):
-    out = V.vfrm(cp, VFRM_SIZES)
-    for name, want in VFRM_PINNED.items():
+@pytest.mark.parametrize(("idle_bins", "pinned"), [("disk", VFRM_PINNED), ("recency", VFRM_RECENCY_PINNED)])
+def test_vfrm_whole_trace_large_flash_pinned(cp, idle_bins, pinned):
+    out = V.vfrm(cp, VFRM_SIZES, V.VfrmParams(idle_bins=idle_bins))
+    for name, want in pinned.items():
         assert out[name].values.tolist() == want, name
     # 8 x 128 KB migration IOs per bin moved in / dirty bin moved out (Sec. 5.1)
-    assert out.update_ssd_writes.values.tolist() == [8 * m for m in VFRM_PINNED["move_ins"]]
-    assert out.update_md_writes.values.tolist() == [8 * m for m in VFRM_PINNED["dirty_move_outs"]]
+    assert out.update_ssd_writes.values.tolist() == [8 * m for m in pinned["move_ins"]]
+    assert out.update_md_writes.values.tolist() == [8 * m for m in pinned["dirty_move_outs"]]
+
+
+def test_vfrm_default_is_recency(cp):
+    out = V.vfrm(cp, VFRM_SIZES)
+    assert out.hits.values.tolist() == VFRM_RECENCY_PINNED["hits"]

@@ -69,10 +69,12 @@ def test_paper_defaults():
     assert p.fig6_traces == ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
     assert p.flash_mb[0] == 100 and p.flash_mb[-1] == 4096 and p.cost_flash_mb == 4096
     assert (p.bin_bytes, p.epoch_s, p.n_history_epochs, p.lam) == (1 << 20, 300.0, 8, 1.0)
+    assert p.idle_bins == "recency" and X.vfrm_params(p).idle_bins == "recency"
     X.validate(p)
     yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]
     X.validate(yaml_p)
     assert yaml_p.fig6_traces == p.fig6_traces and yaml_p.flash_mb == p.flash_mb
+    assert yaml_p.idle_bins == "recency"
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -89,7 +91,7 @@ def test_bad_cross_field_params_raise(kw, match):
 
 
 @pytest.mark.parametrize("key, value", [("flash_mb", [0.5]), ("policies", ["FIFO"]), ("fig6_traces", ["nope"]),
-                                        ("catch_up_pct", -1.0), ("lam", 0.0)])
+                                        ("catch_up_pct", -1.0), ("lam", 0.0), ("idle_bins", "ssd")])
 def test_bad_field_values_raise_naming_the_field(key, value):
     with pytest.raises(params.ParamsError, match=f"vfrm_single_vm.{key}"):
         small_params(**{key: value})
@@ -139,6 +141,22 @@ def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
     want = 8e-6 * (v.move_ins.values * (1070 + 1242) + v.dirty_move_outs.values * (558 + 1104))
     np.testing.assert_allclose(r.update_cost.values, want, rtol=1e-12)
     np.testing.assert_array_equal(r.hits.values, v.hits.values)
+
+
+@pytest.mark.parametrize("idle_bins", ["recency", "disk"])
+def test_run_policy_passes_idle_bins_to_vfrm(idle_bins):
+    from tieringlab.policies.vfrm import VfrmParams, vfrm
+
+    # bin 0 read at t = 0 and again 12 epochs (1 h) later: idle (T = 0) in between, kept only under "recency"
+    ds = make_dataset(np.array([0.0, 3600.0]), np.array([0, 0]), np.array([4096, 4096]), np.array([False, False]),
+                      name="idle", source="test")
+    p = small_params(idle_bins=idle_bins)
+    r = X.run_policy(ds, "vFRM", X.flash_bytes(p), p)
+    want = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins=idle_bins))
+    assert r.hits.values.tolist() == want.hits.values.tolist()
+    other = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins="disk" if idle_bins == "recency" else "recency"))
+    assert r.hits.values.tolist() == ([1] * 4 if idle_bins == "recency" else [0] * 4)
+    assert other.hits.values.tolist() != r.hits.values.tolist()
 
 
 def test_lru_hit_ratio_never_falls_as_flash_grows(one):

@@ -6,9 +6,9 @@ Values come from :func:`tieringlab.experiments.vfrm_single_vm.claim_values`. The
 eight Table 1 traces; by default those are the synthetic twins, which are calibrated to Table 1's
 sizes, LRU hit ratio at 1 GB and 5-minute re-access ratio only: read ratio, request sizes and how
 long hot data stays hot are modelling choices of :mod:`tieringlab.traces.twins`, and both vFRM's
-hit ratio (bins must have been hot in the last 8 epochs) and Eq. 4's costs depend on them. A verdict
-on the twins therefore tests the twin model as much as the paper; with ``traces.source: msr`` (the
-real files) the rows test the paper. The ``*.cloudphysics`` rows apply the same claims out of sample
+hit ratio (which bins were hot in the last 8 epochs, and how recently the others were used) and
+Eq. 4's costs depend on them. A verdict on the twins therefore tests the twin model as much as the
+paper; with ``traces.source: msr`` (the real files) the rows test the paper. The ``*.cloudphysics`` rows apply the same claims out of sample
 to the real CloudPhysics VM trace (113,872 requests over about two hours: 25 epochs of 5 minutes).
 """
 
@@ -25,12 +25,14 @@ _COST = ("Eq. 4 with Table 2 counts and Table 3 latencies (tieringlab.policies.i
          "misses (reads and writes) to the MD without admission, and pays 8 sequential 128 KB IOs per bin "
          "moved in or dirty bin moved out. ")
 
-_RECENT = ("Our vFRM holds only bins with IO in the previous 8 epochs (40 min), even when Flash has room (documented "
-           "choice 3 of tieringlab.policies.vfrm), and admits nothing on a miss: data re-used after longer gaps, or "
-           "only within the epoch of its first access, misses, while a 4 GB page cache keeps a working set of a few "
-           "GB. On the cache-friendly twins (3-7 GB working sets, a 600 MB hot set re-used in sessions spread "
-           "over the week) vFRM's hit ratio therefore levels off below LRU's; its bins are also moved out and in "
-           "again as they cool and re-heat, which adds migration cost. ")
+_RECENT = ("Our vFRM places bins only at 5-minute epoch boundaries and admits nothing on a miss: data re-used only "
+           "within the epoch of its first access misses, while a 4 GB page cache keeps a working set of a few GB. "
+           "By default (idle_bins='recency', documented choice 3 of tieringlab.policies.vfrm) bins with no IO in the "
+           "previous 8 epochs (40 min) fill the room the warm bins leave, most recently accessed first; with "
+           "idle_bins='disk' Flash holds only bins with IO in the previous 8 epochs even when it has room, and on "
+           "the cache-friendly twins (3-7 GB working sets, a 600 MB hot set re-used in sessions spread over the "
+           "week) vFRM's hit ratio then levels off below LRU's. Bins are also moved out and in again as they cool "
+           "and re-heat (more often under 'disk'), which adds migration cost. ")
 
 CLAIMS = [
     Claim(id="vfrm.fig7.mds0_cost_rel_lru", paper="vFRM", where="Sec. 5.2.2, Fig. 7",
@@ -74,5 +76,6 @@ CLAIMS = [
                "catch_up_pct points, checked out of sample on the real CloudPhysics VM trace",
           paper_value="'catches up or even outperforms' (MSR traces)", check=is_true(), source=SOURCE,
           note="A different real trace from the paper's, about two hours long: vFRM's Flash starts empty and "
-               "is refilled only at 5-minute boundaries from the last 8 epochs' IO."),
+               "is refilled only at 5-minute boundaries, from the bins accessed in earlier epochs (warm ones "
+               "first; with idle_bins='disk' only from the last 8 epochs' IO)."),
 ]

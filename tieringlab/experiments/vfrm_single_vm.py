@@ -5,7 +5,8 @@ vFRM paper Sec. 5.2 (thesis Sec. 4.2.3.2): each trace is replayed alone as the w
 - **Fig. 6** (thesis Fig. 20): IO hit ratio (the fraction of IO requests served by Flash, Sec. 5.2.1)
   against the Flash size, "ranging from 100MB to 4GB", for vFRM (:func:`tieringlab.policies.vfrm.vfrm`,
   1 MB bins, 5-minute epochs, λ = 1) and the 4 KB page caches LRU, ARC, CAR
-  (:func:`tieringlab.policies.caching.simulate`).
+  (:func:`tieringlab.policies.caching.simulate`). ``idle_bins`` picks vFRM's rule for bins with
+  ``T_i = 0`` (choice 3 of :mod:`tieringlab.policies.vfrm`; default ``"recency"``: they fill the room left).
 - **Fig. 7** (thesis Fig. 21): the IO cost ``C_IO`` of Eq. 4 (:mod:`tieringlab.policies.iocost`, Table 2
   operation counts priced at the Table 3 latencies) at a Flash size of 4 GB, and vFRM's cost relative
   to LRU's (the paper prints it on the vFRM bars; the text gives mds0's: 31.87 %). The text calls that
@@ -82,6 +83,11 @@ class VfrmSingleVmParams:
     n_history_epochs: int = param(8, "N of Eq. 1: the previous 8 epochs (Sec. 4.3); an even number >= 6",
                                   bounds=(6, 64))
     lam: float = param(1.0, "λ of Eq. 2: 'setting λ equal to one' (Sec. 5.2.1)", bounds=(1e-9, None))
+    idle_bins: str = param("recency", "vFRM bins with T_i = 0 (choice 3 of tieringlab.policies.vfrm): 'recency' "
+                           "fills the room left in Flash with them, most recently accessed first (Sec. 4.4.2 "
+                           "ranks all blocks and fills the available capacity; ties at T = 0 broken by recency, "
+                           "the cooling factor's heuristic); 'disk' keeps them on the MD",
+                           choices=vfrm_policy.IDLE_BINS)
     catch_up_pct: float = param(1.0, "'catches up' (Sec. 5.2.1) read as: vFRM's hit ratio at least the best of "
                                 "LRU/ARC/CAR minus this many points (documented choice)", bounds=(0.0, 100.0))
 
@@ -105,7 +111,8 @@ def validate(p: VfrmSingleVmParams) -> None:
 
 def vfrm_params(p: VfrmSingleVmParams) -> vfrm_policy.VfrmParams:
     """The :class:`~tieringlab.policies.vfrm.VfrmParams` of this experiment (paper values by default)."""
-    return vfrm_policy.VfrmParams(bin_bytes=p.bin_bytes, epoch_s=p.epoch_s, n_epochs=p.n_history_epochs, lam=p.lam)
+    return vfrm_policy.VfrmParams(bin_bytes=p.bin_bytes, epoch_s=p.epoch_s, n_epochs=p.n_history_epochs, lam=p.lam,
+                                  idle_bins=p.idle_bins)
 
 
 def trace_names(p: VfrmSingleVmParams) -> list[str]:
@@ -202,7 +209,7 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     out["update_cost"].attrs.update(units="s", long_name="C_FlashUpdate (Table 2(b) part of C_IO)")
     out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=p.bin_bytes,
                      epoch_s=p.epoch_s, n_history_epochs=p.n_history_epochs, lam=p.lam,
-                     source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
+                     idle_bins=p.idle_bins, source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
     return out
 
 

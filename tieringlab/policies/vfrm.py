@@ -2,11 +2,12 @@
 
 - :func:`vfrm` — vFRM for one VM (vFRM paper Sec. 4.4; thesis Sec. 4.2.2). At every epoch boundary the
   bins with the highest temperature ``T_i`` (Eq. 1-3, :mod:`tieringlab.models.temperature`) fill
-  Flash; during the epoch a request is a Flash hit only if **all** its bins are in Flash (Sec. 5.1);
-  misses go to the spinning disk (MD) without admission (Table 2(a)). All flash sizes of a sweep share
-  one pass: bins are ranked once per epoch and a flash of ``k`` bins holds the first ``k`` of the
-  ranking, so every count is a prefix count over ranks (sorting and ``searchsorted``; no loop over
-  requests, bins or epochs).
+  Flash, then (by default) the idle bins, most recently accessed first (choice 3); during the epoch a
+  request is a Flash hit only if **all** its bins are in Flash (Sec. 5.1); misses go to the spinning
+  disk (MD) without admission (Table 2(a)). All flash sizes of a sweep share one pass: bins are ranked
+  once per epoch and a flash of ``k`` bins holds the first ``k`` of the ranking, so every count is a
+  prefix count over ranks (sorting and ``searchsorted``; no loop over requests or bins; the idle bins'
+  ranks take a loop over epochs with array work inside).
 - :func:`g1_vfrm` — GLB-vFRM / G1-vFRM (vFRM paper Alg. 1, Sec. 4.5; thesis Alg. 1, Sec. 4.3.2):
   a private zone split equally among VMs plus a public zone shared by popularity.
 - :func:`g2_vfrm` — G2-vFRM (thesis Alg. 2, Sec. 4.3.2): the private zone holds the bins with the
@@ -23,10 +24,17 @@ inside; the replay of the requests against the resulting placements is vectorize
    request's time (for VM mixes: the common start the timestamps were aligned to, Sec. 5.3).
 2. ``M_i`` of a bin counts the requests that touch it in epoch ``i`` (a request over two bins heats
    both, once each).
-3. Only bins with ``T_i > 0`` are placed: a bin with no IO in the last ``N`` epochs has no popularity,
-   and moving it in would cost 8 migration IOs for nothing. So a large flash holds exactly the bins
-   accessed in the last ``N`` epochs.
-4. Ties in popularity are broken by bin id (smaller first; bins are numbered in (VM, address) order),
+3. Idle bins (``T_i = 0``: no IO in the last ``N`` epochs), :attr:`VfrmParams.idle_bins`:
+   ``"recency"`` (default): every bin accessed before epoch ``i`` is ranked, by the key (``T_i``
+   descending, epoch of its last access descending, bin id ascending); bins with ``T_i > 0`` come first,
+   ranked exactly as under ``"disk"``, then the idle bins, most recently accessed first, so a Flash with
+   room keeps cooled bins instead of leaving the room empty. Why: Sec. 4.4.2 ranks all blocks and fills
+   the available capacity; ``T_i`` ties at 0 are broken by recency, the same "recent IO matters more"
+   heuristic as the cooling factor (Eq. 3). ``"disk"``: only bins with ``T_i > 0`` are placed, so a
+   large Flash holds exactly the bins accessed in the last ``N`` epochs (a bin with no IO in the last
+   ``N`` epochs has no popularity, and moving it in would cost 8 migration IOs).
+4. Ties in popularity (among bins with ``T_i > 0``, and among idle bins last accessed in the same
+   epoch) are broken by bin id (smaller first; bins are numbered in (VM, address) order),
    so placements are deterministic; "lowest popularity" is the reverse of the same total order.
 5. A bin is dirty when a write request touches it while it is in Flash (the hybrid file redirects
    each block's IO to the tier holding it, Sec. 4.2), and stays dirty until it is moved out; moving
@@ -47,8 +55,17 @@ from tieringlab.models.temperature import N_EPOCHS_PAPER, cooling_factors
 from tieringlab.policies.iocost import VFRM_COST, CostModel, io_cost
 from tieringlab.traces.units import split_arrays
 
-__all__ = ["VfrmParams", "GvfrmParams", "BinTrace", "bin_trace", "vfrm", "vfrm_ranks", "g1_vfrm", "g2_vfrm",
+__all__ = ["IDLE_BINS", "VfrmParams", "GvfrmParams", "BinTrace", "bin_trace", "vfrm", "vfrm_ranks", "g1_vfrm", "g2_vfrm",
            "g1_placements", "g2_placements", "replay"]
+
+
+#: Values of :attr:`VfrmParams.idle_bins` (documented choice 3).
+IDLE_BINS = ("recency", "disk")
+
+
+def _check_idle_bins(idle_bins):
+    if idle_bins not in IDLE_BINS:
+        raise ValueError(f"idle_bins must be one of {list(IDLE_BINS)}, got {idle_bins!r}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,11 @@ class VfrmParams:
     migration_io_bytes: int = 128 << 10
     #: size of one user-IO operation in the cost counts (Sec. 5.1: vFRM T terms are 128 KB IOs).
     user_io_bytes: int = 128 << 10
+    #: bins with ``T_i = 0`` (documented choice 3): ``"recency"`` ranks every bin accessed before, the idle
+    #: ones after the warm ones, most recently accessed first (Sec. 4.4.2 ranks all blocks and fills the
+    #: available capacity; ties at 0 broken by recency, the cooling factor's heuristic); ``"disk"`` keeps
+    #: idle bins on the spinning disk (only ``T_i > 0`` is placed).
+    idle_bins: str = "recency"
 
     def __post_init__(self):
         if self.bin_bytes <= 0 or self.migration_io_bytes <= 0 or self.user_io_bytes <= 0:
@@ -79,6 +101,7 @@ class VfrmParams:
         cooling_factors(self.n_epochs)  # validates N (even int >= 6)
         if not self.lam > 0:
             raise ValueError(f"lam (λ) must be > 0, got {self.lam}")
+        _check_idle_bins(self.idle_bins)
 
     @property
     def ios_per_bin(self) -> int:
@@ -129,6 +152,7 @@ class BinTrace:
     elig_temp: np.ndarray     # (Q,) T_i of Eq. 1
     elig_ptr: np.ndarray      # (E+1,)
     vms: np.ndarray           # VM labels in dense-index order
+    n_history: int = N_EPOCHS_PAPER  # N of Eq. 1: T_i > 0 iff the bin had IO in epochs i-N .. i-1
 
 
 def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=None, lam=None) -> BinTrace:
@@ -192,7 +216,8 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
                     req_write=is_write, req_ops=req_ops, req_start=req_start, unit_pair=unit_pair,
                     pair_epoch=pair_epoch, pair_bin=pair_bin, pair_count=pair_count, pair_wrote=pair_wrote,
                     pair_ptr=np.searchsorted(pair_epoch, ep), elig_key=elig_key, elig_temp=elig_temp,
-                    elig_ptr=np.searchsorted(elig_key, ep * n_bins), vms=vms)
+                    elig_ptr=np.searchsorted(elig_key, ep * n_bins), vms=vms,
+                    n_history=int(n_hist))
 
 
 def _capacities(flash_sizes, bin_bytes):
@@ -203,10 +228,14 @@ def _capacities(flash_sizes, bin_bytes):
 
 
 def _count_below(values, weights, ks):
-    """For each k: sum of ``weights`` where ``values < k``."""
-    order = np.argsort(values, kind="stable")
-    cw = np.concatenate([[0], np.cumsum(np.asarray(weights)[order])])
-    return cw[np.searchsorted(values[order], ks, side="left")]
+    """For each k: sum of ``weights`` where ``values < k`` (``values`` non-negative integers, such as
+    ranks; integer ``weights``). A histogram of ``min(values, max(ks))`` and its prefix sums: O(n)."""
+    ks = np.asarray(ks, dtype=np.int64)
+    top = int(ks.max()) if ks.size else 0
+    v = np.minimum(values, top)  # a value >= max(ks) is below no k
+    cnt = np.bincount(v, weights=np.asarray(weights, dtype=np.float64), minlength=top + 1)
+    cw = np.concatenate([[0.0], np.cumsum(cnt)])  # integer sums < 2^53: exact in float64
+    return np.rint(cw[ks]).astype(np.int64)
 
 
 def _count_between(lo, hi, ks):
@@ -246,17 +275,78 @@ def _dataset(bt, params, fs, caps, *, hit_r, hit_w, miss_r, miss_w, hits, move_i
 # ------------------------------------------------------------------------------------ single-VM vFRM
 
 
-def vfrm_ranks(bt: BinTrace):
-    """Rank of every bin with ``T_i > 0`` at every epoch: 0 = hottest (ties by bin id). Returns
-    ``(keys, ranks)``, ``keys = epoch * n_bins + bin`` sorted; a flash of ``k`` bins holds, during epoch
-    ``i``, the bins with rank ``< k`` at ``i`` (vFRM paper Sec. 4.4.2: "the most popular blocks ...
-    placed in the Flash tier based on the available capacity")."""
-    e = bt.elig_key // bt.n_bins
-    b = bt.elig_key % bt.n_bins
+def vfrm_ranks(bt: BinTrace, idle_bins: str = "recency", kmax: int | None = None):
+    """Rank of the bins at every epoch: 0 = hottest. Returns ``(keys, ranks)``, ``keys = epoch * n_bins
+    + bin`` sorted; a flash of ``k <= kmax`` bins holds, during epoch ``i``, the bins with rank ``< k``
+    at ``i`` (vFRM paper Sec. 4.4.2: "the most popular blocks ... placed in the Flash tier based on the
+    available capacity"); a bin missing at ``i`` is not in any such flash.
+
+    Every bin with ``T_i > 0`` is listed, by ``T_i`` descending, ties by bin id (choice 4). With
+    ``idle_bins="recency"`` (choice 3) the idle bins of epoch ``i`` (``T_i = 0``, accessed before)
+    follow, ranked from ``n_pos_i`` (the number of bins with ``T_i > 0``) by epoch of last access
+    descending, then bin id; only those with rank ``< kmax`` are listed (default ``kmax = n_bins``:
+    all), so the output has at most ``n_epochs x kmax`` idle entries. With ``"disk"`` idle bins are
+    not ranked."""
+    _check_idle_bins(idle_bins)
+    nb = bt.n_bins
+    e = bt.elig_key // nb
+    b = bt.elig_key % nb
     order = np.lexsort((b, -bt.elig_temp, e))
     pos = np.empty(order.size, dtype=np.int64)
     pos[order] = np.arange(order.size)
-    return bt.elig_key, pos - bt.elig_ptr[e]
+    keys, ranks = bt.elig_key, pos - bt.elig_ptr[e]
+    if idle_bins == "disk":
+        return keys, ranks
+    kmax = nb if kmax is None else min(int(kmax), nb)
+    ik, ir = _idle_ranks(bt, kmax)
+    keys = np.concatenate([keys, ik])
+    srt = np.argsort(keys, kind="stable")
+    return keys[srt], np.concatenate([ranks, ir])[srt]
+
+
+def _idle_ranks(bt: BinTrace, kmax: int):
+    """``(keys, ranks)`` of the idle bins with rank ``< kmax`` at every epoch (choice 3, ``"recency"``).
+
+    An access pair ``(j, b)`` (bin ``b`` accessed in epoch ``j``) with next access of ``b`` in epoch
+    ``nxt`` (``n_epochs`` if none) makes ``b`` idle with last access ``j`` during epochs
+    ``j + N + 1 .. nxt`` (``T = 0`` from ``j + N + 1`` on; at ``nxt`` itself ``T`` is still 0, the
+    access heats ``nxt + 1``). The idle list of epoch ``i`` is those pairs alive at ``i``, in the order
+    ``j`` descending, ``b`` ascending: each epoch prepends the pairs of ``j = i - N - 1`` and drops the
+    pairs with ``nxt < i``. Dropping is lazy: only the head that is read is filtered (doubling until it
+    holds enough live pairs) and written back compacted, so each epoch costs ``O(kmax)`` plus the dead
+    pairs it removes for good (array work inside a loop over epochs; no loop over requests or bins).
+    """
+    nb, n_ep, n_hist = bt.n_bins, bt.n_epochs, bt.n_history
+    pe, pb = bt.pair_epoch, bt.pair_bin
+    by_bin = np.lexsort((pe, pb))
+    nxt = np.full(pe.size, n_ep, dtype=np.int64)
+    same = pb[by_bin[1:]] == pb[by_bin[:-1]]
+    nxt[by_bin[:-1][same]] = pe[by_bin[1:][same]]
+    n_pos = np.diff(bt.elig_ptr)
+    live = np.zeros(0, dtype=np.int64)  # pair ids, order (j desc, b asc); may hold dead pairs
+    out_k, out_r = [], []
+    for i in range(n_hist + 1, n_ep):
+        j = i - n_hist - 1
+        new = np.arange(bt.pair_ptr[j], bt.pair_ptr[j + 1])
+        live = np.concatenate([new[nxt[new] >= i], live])  # pairs sorted by (epoch, bin): b ascending
+        m = kmax - int(n_pos[i])
+        if m <= 0 or live.size == 0:
+            continue
+        c = min(m, live.size)
+        while True:
+            head = live[:c]
+            ok = nxt[head] >= i
+            if ok.sum() >= m or c == live.size:
+                break
+            c = min(2 * c, live.size)
+        head = head[ok]
+        live = np.concatenate([head, live[c:]])
+        take = head[:m]
+        out_k.append(i * nb + pb[take])
+        out_r.append(n_pos[i] + np.arange(take.size))
+    if not out_k:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(out_k), np.concatenate(out_r)
 
 
 def vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(), *, start=None,
@@ -269,13 +359,15 @@ def vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(), *, star
     Table 2(b) migration counts ``update_*`` (8 x 128 KB per bin), and ``io_cost`` (Eq. 4, seconds,
     :data:`tieringlab.policies.iocost.VFRM_COST`). Requests of all VMs of ``ds`` (if it has ``vm``) are
     ranked together, one global ranking (vFRM Sec. 4.4.1 step 2: "in the scope of all VMDK files").
+    ``params.idle_bins`` decides whether idle bins (``T_i = 0``) fill the room left in Flash (choice 3).
     """
     if bt is None:
         bt = bin_trace(ds, params, start=start)
     fs, caps = _capacities(flash_sizes, params.bin_bytes)
-    keys, ranks = vfrm_ranks(bt)
-    inf = bt.n_bins + 1  # rank of a bin that is not placed at all
     ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
+    # idle bins are ranked only up to the largest flash of the call (choice 3); a missing rank = not placed
+    keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
+    inf = bt.n_bins + 1  # rank of a bin that is not placed at all
 
     def rank_of(epoch, b):
         return _lookup(keys, ranks, epoch * bt.n_bins + b, inf, valid=(epoch >= 0) & (epoch < bt.n_epochs))
@@ -311,16 +403,19 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     """For every placed (epoch e, bin b): max rank of b over [w, e], w = its latest write epoch <= e
     (inf without such a write or with an epoch in between where b is not placed). A segmented running
     max over the union of placed and accessed (epoch, bin) pairs sorted by (bin, epoch)."""
-    nb = bt.n_bins
-    pk = bt.pair_epoch * nb + bt.pair_bin
-    allk = np.union1d(keys, pk)
-    ep, bn = allk // nb, allk % nb
-    order = np.lexsort((ep, bn))
-    ep, bn = ep[order], bn[order]
-    k2 = allk[order]
-    r = _lookup(keys, ranks, k2, inf)
-    ip = np.minimum(np.searchsorted(pk, k2), pk.size - 1)
-    wrote = (pk[ip] == k2) & bt.pair_wrote[ip]
+    nb, ne = bt.n_bins, bt.n_epochs
+    # placed keys and accessed pairs as (bin, epoch) keys, one stable sort; a placed pair that is also
+    # accessed appears twice (placed copy first): merged into one entry (its rank, the pair's write flag)
+    bk = np.concatenate([(keys % nb) * ne + keys // nb, bt.pair_bin * ne + bt.pair_epoch])
+    order = np.argsort(bk, kind="stable")
+    bk = bk[order]
+    r_all = np.concatenate([ranks, np.full(bt.pair_bin.size, inf, dtype=np.int64)])[order]
+    w_all = np.concatenate([np.zeros(keys.size, dtype=bool), bt.pair_wrote])[order]
+    uniq = np.ones(bk.size, dtype=bool)
+    uniq[1:] = bk[1:] != bk[:-1]
+    w_all[:-1] |= ~uniq[1:] & w_all[1:]
+    k2, r, wrote = bk[uniq], r_all[uniq], w_all[uniq]
+    ep, bn = k2 % ne, k2 // ne
     first = np.ones(k2.size, dtype=bool)
     first[1:] = bn[1:] != bn[:-1]
     gap = np.ones(k2.size, dtype=bool)
@@ -329,10 +424,10 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     seg = np.cumsum(wrote | first)
     big = inf + 1
     mx = np.maximum.accumulate(seg * big + v) - seg * big
-    # back to the sorted-keys order of the placed pairs
-    out = np.empty(k2.size, dtype=np.int64)
-    out[order] = mx  # out is in allk order
-    return out[np.searchsorted(allk, keys)]
+    # back to the order of the placed keys: sorted position of each placed copy -> its merged entry
+    pos = np.empty(order.size, dtype=np.int64)
+    pos[order] = np.arange(order.size)
+    return mx[np.cumsum(uniq)[pos[:keys.size]] - 1]
 
 
 def _lookup(keys, values, query, missing, valid=True):
