@@ -1,11 +1,15 @@
 """Page-level LRU and ARC throughput against libcachesim, and an estimate of the Fig. 8/9 sweep.
 
-Part 1 (``ratio_lru``, ``ratio_arc``): the real CloudPhysics VM trace (first ``n`` requests) split
-into 4 KB pages; both sides replay the same page keys at the same capacities (libcachesim:
-``obj_size=1``, one ``get`` per page, driven from Python). ``ratio = libcachesim time / our time``
-(> 1: we are faster); ours for LRU is the exact stack-distance path of
-:func:`tieringlab.policies.caching.simulate` (all sizes at once), for ARC the jitted scan (one pass
-per size). Compilation is excluded (one warm-up call at the same shapes).
+Part 1 (``ratio_*``): the real CloudPhysics VM trace (first ``n`` requests) split into 4 KB pages;
+both sides replay the same page keys at the same capacities (libcachesim: ``obj_size=1``).
+``ratio = libcachesim time / our time`` (> 1: we are faster). libcachesim runs two ways: its C loop
+(``cache.process_trace`` over a binary oracleGeneral file of the page keys written beforehand, file
+writing excluded; keys ``ratio_lru``, ``ratio_arc``, the libcachesim throughput the issue asks to
+match) and one ``get`` per page driven from Python (``*_vs_lcs_python``). Ours, page-level replay
+(:func:`tieringlab.policies.caching.replay`, dense-id remapping included, one pass per size):
+``ratio_{lru,arc}`` numba engine (the default on a CPU); ``ratio_arc_jax`` the JAX scan engine;
+``ratio_lru_stackdist`` LRU from exact stack distances (:func:`caching.lru_counts`, all sizes at
+once, the JAX engine's LRU path in ``simulate``). Compilation is excluded (one warm-up call each).
 
 Part 2 (``sweep_*``): an *extrapolated* estimate of the conventional caches' share of the vFRM
 Fig. 8/9 sweep (mixes cf4, cuf4, all8 of the MSR twins, 6 flash sizes 1-32 GB; LRU, ARC, CAR) at
@@ -15,6 +19,8 @@ access per policy (all six sizes), and multiply by the paper-scale page-access c
 cf4 + cuf4 + all8 (= 2 x all8), estimated from the reduced-scale counts (the twins' request counts
 scale linearly with their effective scale). Not measured at paper scale: the per-access cost there
 may be higher (state arrays of ~47 M ids do not fit in cache). G1/G2-vFRM are not included.
+``simulate`` runs on its default engine (numba on a CPU); the measured paper-scale run is
+``tieringlab run notebooks/03_gvfrm_multi_vm.ipynb``.
 ``ratio_sweep_vs_30min = 1800 s / estimated seconds`` (>= 1 meets the issue's goal on one core).
 """
 
@@ -26,6 +32,9 @@ import libcachesim as lcs
 import numpy as np
 import pandas as pd
 import xarray as xr
+
+import tempfile
+from pathlib import Path
 
 from tieringlab.paths import shared_dir
 from tieringlab.policies import caching
@@ -56,6 +65,34 @@ def _lcs(policy, pages, caps):
     return time.perf_counter() - t0
 
 
+def _lcs_c(policy, pages, caps):
+    """libcachesim's own C loop (``process_trace``) over the page keys, one pass per size.
+
+    The keys go to a binary oracleGeneral file (per request: uint32 time, uint64 id, uint32 size,
+    int64 next access; 24 bytes) first; writing it is not timed. Returns (seconds, miss ratios).
+    """
+    rec = np.zeros(pages.size, np.dtype([("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")]))
+    rec["t"] = np.arange(pages.size)
+    rec["id"] = pages + 1  # id 0 is not used by libcachesim's readers
+    rec["size"] = 1
+    rec["next"] = -1
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "pages.oracleGeneral"
+        rec.tofile(path)
+        t0, mrs = time.perf_counter(), []
+        for c in caps:
+            reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+            mrs.append(float({"lru": lcs.LRU, "arc": lcs.ARC}[policy](int(c)).process_trace(reader)[0]))
+        return time.perf_counter() - t0, mrs
+
+
+def _timed(fn):
+    fn()  # warm-up (compilation)
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
 def _mix(names, traces):
     """VM traces on disjoint address ranges, timestamps aligned to one start, merged in time order."""
     parts, base = [], 0
@@ -71,22 +108,33 @@ def _mix(names, traces):
 
 
 def _ratios(quick):
-    n = 5_000 if quick else 40_000
+    n = 5_000 if quick else None  # None: the whole trace (113,872 requests, 1.14 M page accesses)
     ds = _trace(n)
+    n = ds.sizes["request"]
     pages, _, _ = caching.page_accesses(ds)
     flash = np.array([4, 16, 64]) << 20
     caps = flash // caching.PAGE_BYTES
+    m = pages.size * len(flash) / 1e6  # million page accesses, all sizes
     out = {"n_requests": n, "n_page_accesses": int(pages.size), "flash_bytes": flash.tolist()}
+    lcs_c = {}
     for policy in ("lru", "arc"):
-        caching.simulate(ds, policy, flash[:1])  # compile at this trace's shapes
-        t0 = time.perf_counter()
-        caching.simulate(ds, policy, flash)
-        ours = time.perf_counter() - t0
-        peer = _lcs(policy, pages, caps)
-        out[f"{policy}_ours_rps"] = n * len(flash) / ours
-        out[f"{policy}_libcachesim_rps"] = n * len(flash) / peer
-        out[f"{policy}_ours_s_per_M_page_accesses_per_size"] = ours / len(flash) / pages.size * 1e6
-        out[f"ratio_{policy}"] = peer / ours
+        t_c, mr = lcs_c[policy] = _lcs_c(policy, pages, caps)
+        t_py = _lcs(policy, pages, caps)
+        t_nb, (hit, _) = _timed(lambda: caching.replay(policy, pages, caps, engine="numba"))
+        assert np.allclose(1 - hit.mean(axis=1), mr), "libcachesim and ours disagree"  # same replay
+        out[f"{policy}_libcachesim_c_M_page_accesses_per_s"] = m / t_c
+        out[f"{policy}_libcachesim_python_M_page_accesses_per_s"] = m / t_py
+        out[f"{policy}_numba_M_page_accesses_per_s"] = m / t_nb
+        out[f"{policy}_numba_requests_per_s"] = n * len(flash) / t_nb
+        out[f"{policy}_libcachesim_c_requests_per_s"] = n * len(flash) / t_c
+        out[f"ratio_{policy}"] = t_c / t_nb
+        out[f"ratio_{policy}_vs_lcs_python"] = t_py / t_nb
+    t_sd, _ = _timed(lambda: caching.lru_counts(pages, caps))
+    out["lru_stackdist_M_page_accesses_per_s"] = m / t_sd
+    out["ratio_lru_stackdist"] = lcs_c["lru"][0] / t_sd
+    t_jax, _ = _timed(lambda: caching.replay("arc", pages, caps, engine="jax"))
+    out["arc_jax_M_page_accesses_per_s"] = m / t_jax
+    out["ratio_arc_jax"] = lcs_c["arc"][0] / t_jax
     return out
 
 

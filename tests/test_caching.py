@@ -1,5 +1,9 @@
 """LRU/ARC/CAR page caches (tieringlab.policies.caching) against independent oracles.
 
+The default engine on a CPU is numba (tieringlab.policies._native): every test without an ``engine``
+argument tests it. The JAX scan engine is tested against the numba engine on random traces with writes
+(identical hits and write-backs), and directly against libcachesim and the reference caches below.
+
 Oracles: libcachesim 0.3.5 (LRU, ARC; ``obj_size=1``, ``cache_size=capacity`` units, so ghost entries
 do not count against the size, as in the ARC paper), plain reference caches written from the ARC and
 CAR papers' pseudo-code (tests/cache_refs.py), an OrderedDict LRU, and a brute-force page simulation of
@@ -73,6 +77,44 @@ def test_arc_matches_libcachesim(keys, capacity):
 def test_car_matches_paper_pseudocode(keys, capacity):
     np.testing.assert_array_equal(caching.hits("car", np.array(keys), capacity),
                                   ref_replay("car", keys, capacity)[0])
+
+
+@settings(max_examples=10, deadline=None)
+@given(keys=keys_st, capacity=st.integers(1, 30))
+@pytest.mark.parametrize("policy", ["lru", "arc"])
+def test_jax_engine_matches_libcachesim(policy, keys, capacity):
+    np.testing.assert_array_equal(caching.hits(policy, np.array(keys), capacity, engine="jax"),
+                                  lcs_hits(policy, keys, capacity))
+
+
+@settings(max_examples=25, deadline=None)
+@given(keys=st.lists(st.integers(0, 60), min_size=1, max_size=400),
+       caps=st.lists(st.integers(1, 40), min_size=1, max_size=4), data=st.data())
+@pytest.mark.parametrize("policy", caching.POLICIES)
+def test_numba_and_jax_engines_identical(policy, keys, caps, data):
+    """Both engines: the same hits and dirty write-backs at every capacity, access by access."""
+    writes = np.array(data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys))))
+    keys = np.array(keys)
+    hn, wn = caching.replay(policy, keys, caps, writes, engine="numba")
+    hj, wj = caching.replay(policy, keys, caps, writes, engine="jax")
+    np.testing.assert_array_equal(hn, hj)
+    np.testing.assert_array_equal(wn, wj)
+
+
+@pytest.mark.parametrize("policy", caching.POLICIES)
+def test_engines_identical_trace_counts(policy):
+    """simulate's hits and Table 2 counts are the same on both engines (LRU: stack distances on JAX)."""
+    rng = np.random.default_rng(11)
+    n = 1500
+    ds = xr.Dataset({"time": ("request", np.arange(n, dtype=float)),
+                     "offset": ("request", (rng.zipf(1.2, n) % 300) * 4096 + rng.integers(0, 2, n) * 512),
+                     "size": ("request", rng.choice([512, 4096, 8192, 16384], n)),
+                     "is_write": ("request", rng.random(n) < 0.4)})
+    flash = [16 * 4096, 64 * 4096, 200 * 4096]
+    a = caching.simulate(ds, policy, flash, engine="numba")
+    b = caching.simulate(ds, policy, flash, engine="jax")
+    for k in ("hits", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "dirty_evictions", "request_hit"):
+        np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=k)
 
 
 def test_arc_reference_agrees_with_libcachesim():
@@ -162,11 +204,19 @@ def test_errors_name_the_parameter():
     bad = xr.Dataset({"offset": ("request", [0]), "size": ("request", [0]), "is_write": ("request", [False])})
     with pytest.raises(ValueError, match="size"):
         caching.simulate(bad, "lru", [4096])
+    with pytest.raises(ValueError, match="engine must be one of 'auto', 'numba', 'jax'"):
+        caching.hits("lru", np.array([1, 2]), 2, engine="cuda")
+    ok = xr.Dataset({"offset": ("request", [0]), "size": ("request", [1]), "is_write": ("request", [False])})
+    with pytest.raises(ValueError, match="engine"):
+        caching.simulate(ok, "arc", [4096], engine="numpy")
+    with pytest.raises(ValueError, match="engine"):
+        caching.replay("car", np.array([1]), [1], engine="")
 
 
 # ---- the real CloudPhysics trace -----------------------------------------------------------------
-# The first N_REAL requests (a prefix, to keep this file within its time budget: the jitted scan costs
-# tens of microseconds per page access on one CPU core, and the whole trace has 1.14 M page accesses).
+# The first N_REAL requests (a prefix; the whole trace, 1.14 M page accesses, is pinned in
+# tests/test_cloudphysics_pins.py). The ARC comparison also runs on the JAX engine, whose scan costs
+# ~10 us per page access on one CPU core.
 N_REAL = 8000
 
 
@@ -175,11 +225,11 @@ def cp_prefix(cloudphysics_path):
     return read_cloudphysics(cloudphysics_path, N_REAL)
 
 
-@pytest.mark.parametrize("policy", ["lru", "arc"])
-def test_real_trace_pages_match_libcachesim(cp_prefix, policy):
+@pytest.mark.parametrize("policy, engine", [("lru", "auto"), ("arc", "auto"), ("arc", "jax")])
+def test_real_trace_pages_match_libcachesim(cp_prefix, policy, engine):
     pages, _, _ = caching.page_accesses(cp_prefix)
     for cap in (512, 4096):
-        np.testing.assert_array_equal(caching.hits(policy, pages, cap), lcs_hits(policy, pages, cap))
+        np.testing.assert_array_equal(caching.hits(policy, pages, cap, engine=engine), lcs_hits(policy, pages, cap))
 
 
 # Pinned behaviour: computed once with this implementation (after the oracle tests above passed) and
@@ -233,8 +283,8 @@ def test_several_capacities_and_chunks_equal_one_at_a_time(policy, keys, caps, d
     writes = np.array(data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys))))
     keys = np.array(keys)
     one = [caching.replay(policy, keys, [c], writes) for c in caps]
-    with pytest.MonkeyPatch.context() as m:
+    with pytest.MonkeyPatch.context() as m:  # chunks are the JAX engine's
         m.setattr(caching, "_CHUNK", 64)
-        hit, wb = caching.replay(policy, keys, caps, writes)
+        hit, wb = caching.replay(policy, keys, caps, writes, engine="jax")
     np.testing.assert_array_equal(hit, np.concatenate([h for h, _ in one]))
     np.testing.assert_array_equal(wb, np.concatenate([b for _, b in one]))
