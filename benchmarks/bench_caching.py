@@ -20,7 +20,8 @@ cf4 + cuf4 + all8 (= 2 x all8), estimated from the reduced-scale counts (the twi
 scale linearly with their effective scale). Not measured at paper scale: the per-access cost there
 may be higher (state arrays of ~47 M ids do not fit in cache). G1/G2-vFRM are not included.
 ``simulate`` runs on its default engine (numba on a CPU); the measured paper-scale run is
-``tieringlab run notebooks/03_gvfrm_multi_vm.ipynb``.
+``tieringlab run notebooks/03_gvfrm_multi_vm.ipynb`` (it runs each mix at one scale, the smallest
+effective scale of its members, so cuf4 and all8 replay fewer page accesses than this estimate assumes).
 ``ratio_sweep_vs_30min = 1800 s / estimated seconds`` (>= 1 meets the issue's goal on one core).
 """
 

@@ -18,8 +18,9 @@ once, by hand, against two independent methods before it was typed in:
 
 - ARC and CAR (same sizes as LRU): ``caching.simulate`` on the numba engine (the default on a CPU,
   ~2-5 s for all four sizes) gave exactly the same hits and Table 2 counts as the JAX scan engine
-  (``engine="jax"``, 24-34 s per size for ARC); ARC's page-level hits also equal libcachesim 0.3.5's
-  ``ARC`` (``obj_size=1``, plain mode on the page keys; hits do not depend on writes) at every size.
+  (``engine="jax"``, 20-34 s per size for ARC, 16-24 s for CAR, on a shared 2-core machine); ARC's
+  page-level hits also equal libcachesim 0.3.5's ``ARC`` (``obj_size=1``, plain mode on the page keys;
+  hits do not depend on writes) at every size.
 
 A failure means behaviour changed; re-establish correctness with those references before re-pinning.
 """
