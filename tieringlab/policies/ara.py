@@ -39,7 +39,9 @@ the blocks, each job's candidate index ``floor(u_j * K_j)`` and the leave-block 
 the minor axis); inside a block the assignment of all ``B`` jobs is one array operation on the shared
 stale view, and the per-site Lindley recursion is evaluated in the exact floating-point order of an
 event-driven simulator (for ``K = 1``, where a whole block goes to one site, as ``B`` sweeps of one
-vector expression that XLA fuses into one kernel).
+vector expression that XLA fuses into one kernel). The jobs are written once, on the host, straight
+into the scan's ``(blocks, B, R)`` layout (one fancy-index assignment per input) and the departures
+are read back from that layout the same way, so the compiled call copies no job-sized array.
 
 Number in system at a refresh. A job that departs at ``d`` stops counting at the first refresh
 instant ``w * D >= d``; its block index is looked up in a table (window -> first block of the first
