@@ -39,7 +39,9 @@ the blocks, each job's candidate index ``floor(u_j * K_j)`` and the leave-block 
 the minor axis); inside a block the assignment of all ``B`` jobs is one array operation on the shared
 stale view, and the per-site Lindley recursion is evaluated in the exact floating-point order of an
 event-driven simulator (for ``K = 1``, where a whole block goes to one site, as ``B`` sweeps of one
-vector expression that XLA fuses into one kernel).
+vector expression that XLA fuses into one kernel). The jobs are written once, on the host, straight
+into the scan's ``(blocks, B, R)`` layout (one fancy-index assignment per input) and the departures
+are read back from that layout the same way, so the compiled call copies no job-sized array.
 
 Number in system at a refresh. A job that departs at ``d`` stops counting at the first refresh
 instant ``w * D >= d``; its block index is looked up in a table (window -> first block of the first
@@ -211,7 +213,9 @@ def _plan(a2: np.ndarray, delay: float, B: int, n_blocks: int | None, windows=No
     nval[blk, rq] = np.minimum(B, cnt[wq] - k * B)
     first[blk, rq] = k == 0
     pos = np.arange(R * n) - np.repeat(st, cnt)                     # position inside the window
-    idx = (np.repeat(bs, cnt) + pos // B) * B + pos % B
+    idx = (np.repeat(bs, cnt) + pos // B) * B + pos % B             # (block * B + slot) of each job
+    idx *= R
+    idx += np.arange(R).repeat(n)                                   # flat position in the (C, B, R) layout
     wf = w.reshape(-1)[st]                                          # window number of each nonempty window
     Wt = int(w[:, -1].max()) + 1
     if Wt + 1 <= max(4 * C, 4096):
@@ -224,7 +228,7 @@ def _plan(a2: np.ndarray, delay: float, B: int, n_blocks: int | None, windows=No
         g = np.full((C, R), np.inf)
         g[blk, rq] = wf[wq] * delay
         lookup, use_table = g, False
-    return {"C": C, "nval": nval, "first": first, "idx": idx.reshape(R, n), "lookup": lookup,
+    return {"C": C, "nval": nval, "first": first, "pos": idx.reshape(R, n), "lookup": lookup,
             "use_table": use_table}
 
 
@@ -255,9 +259,10 @@ def _leave_search(d, g):
 def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_len, herd, use_rank, use_table):
     """The scan over blocks for R replications at once (one scan, replications on the minor axis).
 
-    ``a, s, pick``: ``(R, C*B)`` jobs in block layout (padding: ``a = -inf``, ``s = 0``); ``nval, first``:
-    ``(C, R)``. Returns departures and sites ``(R, C*B)`` (``herd``: sites ``(R, C)``) and, per
-    replication, whether the calendar was too short (run again with a longer one).
+    ``a, s, pick``: ``(C, B, R)`` jobs in block layout (padding: ``a = -inf``, ``s = 0``; ``pick`` unused
+    when ``herd``); ``nval, first``: ``(C, R)``. Returns departures ``(C, B, R)`` and sites (``herd``:
+    ``(C, R)``), in the same layout (no transposes), and, per replication, whether the calendar was
+    too short (run again with a longer one).
     """
     C, R = nval.shape
     B, N, M = block, n_sites, cal_len
@@ -266,9 +271,6 @@ def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_l
     reps = jnp.arange(R, dtype=jnp.int32)
     lane = jnp.arange(B, dtype=jnp.int32)[:, None]
     lower = (sites[None, :] < sites[:, None])[:, :, None]
-
-    def blocks(x):
-        return jnp.moveaxis(x.reshape(R, C, B), 0, -1)              # (C, B, R)
 
     def body(carry, xs):
         c, last, cnt, view, cal, overflow = carry                  # (), (N,R) x3, (M,N,R), (R,)
@@ -338,10 +340,9 @@ def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_l
 
     init = (jnp.int32(0), jnp.full((N, R), -jnp.inf), jnp.zeros((N, R), jnp.int32), jnp.zeros((N, R), jnp.int32),
             jnp.zeros((min(M, C), N, R), jnp.int32), jnp.zeros(R, bool))
-    pick = blocks(pick) if pick.shape[-1] == C * B else jnp.zeros((C, 1, 1), jnp.int32)  # unused (herd)
-    carry, (dep, site) = jax.lax.scan(body, init, (blocks(a), blocks(s), pick, nval, first))
-    dep = jnp.moveaxis(dep, -1, 0).reshape(R, C * B)
-    site = jnp.moveaxis(site, -1, 0).reshape(R, -1)
+    if herd:
+        pick = jnp.zeros((C, 1, 1), jnp.int32)  # unused
+    carry, (dep, site) = jax.lax.scan(body, init, (a, s, pick, nval, first))
     return dep, site, carry[-1]
 
 
@@ -391,7 +392,7 @@ def _as_2d(x, name: str, n: int | None = None) -> np.ndarray:
 def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
              th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predicted_state=None,
              u=None, block: int | None = None, buffer: int | None = None,
-             n_blocks: int | None = None) -> DispatchResult:
+             n_blocks: int | None = None, _want_site: bool = True) -> DispatchResult:
     """Dispatch jobs over ``n_sites`` FCFS sites under ``policy``; all per-job outputs (see module docstring).
 
     ``arrivals``/``services``: seconds, shape ``(n,)`` or ``(R, n)`` for R replications run in one
@@ -431,38 +432,37 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
     if state is not None:
         state = _as_2d(np.asarray(state), "burst_state" if policy == "ara_opt" else "predicted_state", n)
         state = np.broadcast_to(state, (R, n))
-    kk = np.stack([k_per_job(policy, n, n_sites, k=k, th_s=th_s, th_l=th_l,
-                             state=None if state is None else state[r]) for r in range(R)])
-
-    if u is None:
-        if policy == "qlen":
-            u2 = np.zeros((R, n))
-        else:
-            if key is None:
-                raise ValueError(f"policy {policy!r} is randomised: pass key=jax.random.key(...) (or u=)")
-            keys = _keys(key, R)
-            u2 = np.asarray(jax.vmap(lambda kk_: uniforms(kk_, n))(keys))
+    if state is None:  # qlen, rand, ara: one K for every job
+        kk = k_per_job(policy, 1, n_sites, k=k, th_s=th_s, th_l=th_l)[0]
     else:
-        u2 = _as_2d(np.asarray(u, np.float64), "u", n)
-        u2 = np.broadcast_to(u2, (R, n))
-
+        kk = np.stack([k_per_job(policy, n, n_sites, k=k, th_s=th_s, th_l=th_l, state=state[r]) for r in range(R)])
     use_rank = policy != "rand"
     herd = use_rank and bool(np.all(kk == 1))
+
+    if u is None and policy != "qlen" and key is None:
+        raise ValueError(f"policy {policy!r} is randomised: pass key=jax.random.key(...) (or u=)")
+    if not herd:
+        if u is None:
+            keys = _keys(key, R)
+            u2 = np.asarray(jax.vmap(lambda kk_: uniforms(kk_, n))(keys))
+        else:
+            u2 = _as_2d(np.asarray(u, np.float64), "u", n)
+            u2 = np.broadcast_to(u2, (R, n))
     windows = _windows(a2, delay)
     B = int(block) if block is not None else _choose_block(windows, R, n, herd)
     if B < 1:
         raise ValueError(f"block must be a positive integer; got {block!r}")
     p = _plan(a2, delay, B, n_blocks, windows)
-    C, idx = p["C"], p["idx"]
-    A = np.full((R, C * B), -np.inf)
-    S = np.zeros((R, C * B))
-    np.put_along_axis(A, idx, a2, axis=1)
-    np.put_along_axis(S, idx, s2, axis=1)
+    C, pos = p["C"], p["pos"]
+    A = np.full((C, B, R), -np.inf)       # jobs in the scan's block layout, built once (no transposes)
+    S = np.zeros((C, B, R))
+    A.reshape(-1)[pos] = a2
+    S.reshape(-1)[pos] = s2
     if herd:
-        PK = np.zeros((R, 1), np.int32)
+        PK = np.zeros((1, 1, 1), np.int32)
     else:
-        PK = np.zeros((R, C * B), np.int32)
-        np.put_along_axis(PK, idx, np.minimum(np.floor(u2 * kk), kk - 1).astype(np.int32), axis=1)
+        PK = np.zeros((C, B, R), np.int32)
+        PK.reshape(-1)[pos] = np.minimum(np.floor(u2 * kk), kk - 1).astype(np.int32)
 
     N = int(n_sites)
     if buffer is not None:
@@ -480,11 +480,16 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         M *= 2  # a job left the view more than M blocks after it arrived: repeat with a longer ring
     if M < C:
         _CAL_SEEN[0] = max(M, _CAL_SEEN[0])
-    dep_j = np.take_along_axis(np.asarray(dep), idx, axis=1)
-    site_j = np.take_along_axis(np.asarray(site), idx // B if herd else idx, axis=1).astype(np.int64)
+    dep_j = np.asarray(dep).reshape(-1)[pos]
+    if not _want_site:
+        site_j = None
+    elif herd:  # one site per block: position (block * B + slot) * R + r -> block * R + r
+        site_j = np.asarray(site).reshape(-1)[(pos // (B * R)) * R + pos % R].astype(np.int64)
+    else:
+        site_j = np.asarray(site).reshape(-1)[pos].astype(np.int64)
     resp = dep_j - a2
     if single:
-        return DispatchResult(resp[0], dep_j[0], site_j[0])
+        return DispatchResult(resp[0], dep_j[0], None if site_j is None else site_j[0])
     return DispatchResult(resp, dep_j, site_j)
 
 
@@ -507,7 +512,7 @@ def dispatch(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         a2 = _as_2d(np.asarray(arrivals, np.float64), "arrivals")
         predicted = np.stack([np.asarray(predict(a2[r])) for r in range(a2.shape[0])])
     return simulate(arrivals, services, n_sites, policy, k=k, delay=delay, th_s=th_s, th_l=th_l, key=key,
-                    burst_state=burst_state, predicted_state=predicted, block=block).response
+                    burst_state=burst_state, predicted_state=predicted, block=block, _want_site=False).response
 
 
 def predicted_burst_state(arrivals, params=None) -> np.ndarray:
