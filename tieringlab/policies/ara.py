@@ -63,8 +63,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["POLICIES", "AraParams", "DispatchResult", "dispatch", "simulate", "uniforms", "chunk_jobs",
-           "k_per_job", "window_index"]
+__all__ = ["POLICIES", "AraParams", "DispatchResult", "dispatch", "simulate", "uniforms", "k_per_job",
+           "window_index"]
 
 POLICIES = ("qlen", "rand", "ara", "ara_pred", "ara_opt")
 
@@ -139,27 +139,6 @@ def window_index(arrivals: np.ndarray, delay: float) -> np.ndarray:
     w = np.floor(a / delay).astype(np.int64)
     w = np.where((w + 1) * delay <= a, w + 1, w)
     return np.where(w * delay > a, w - 1, w)
-
-
-def chunk_jobs(arrivals: np.ndarray, delay: float, block: int):
-    """Group jobs (sorted arrivals) into blocks of at most ``block`` jobs, each inside one refresh window.
-
-    Returns ``(chunk, slot, t_ref, first)``: per job its block and slot; per block the refresh instant
-    ``w * D`` of its window and whether it is the window's first block (where the view is refreshed).
-    """
-    a = np.asarray(arrivals, np.float64)
-    n = a.shape[0]
-    w = window_index(a, delay)
-    new_win = np.ones(n, bool)
-    new_win[1:] = w[1:] != w[:-1]
-    start = np.maximum.accumulate(np.where(new_win, np.arange(n), 0))
-    pos = np.arange(n) - start
-    slot = pos % block
-    chunk = np.cumsum(slot == 0) - 1
-    heads = slot == 0
-    t_ref = w[heads] * delay
-    first = pos[heads] == 0
-    return chunk, slot, t_ref, first
 
 
 def _bucket(c: int) -> int:
