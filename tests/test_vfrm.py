@@ -235,15 +235,20 @@ long_req_st = st.tuples(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(req_st, min_size=1, max_size=50))
-def test_vfrm_matches_brute_force(reqs):
+def assert_both_idle_modes_match(reqs, caps):
+    """vFRM in both idle-bin modes (choice 3), all ``caps`` (MB) in one call, equals ``ref_vfrm`` per cap."""
     reqs = sorted(reqs)
     ds = trace(reqs)
     for mode in V.IDLE_BINS:
-        out = V.vfrm(ds, [c * MB for c in CAPS], V.VfrmParams(idle_bins=mode))
-        for i, cap in enumerate(CAPS):
+        out = V.vfrm(ds, [c * MB for c in caps], V.VfrmParams(idle_bins=mode))
+        for i, cap in enumerate(caps):
             assert_matches(out, i, ref_vfrm(reqs, cap, mode))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(req_st, min_size=1, max_size=50))
+def test_vfrm_matches_brute_force(reqs):
+    assert_both_idle_modes_match(reqs, CAPS)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -251,12 +256,7 @@ def test_vfrm_matches_brute_force(reqs):
 def test_vfrm_idle_bins_match_brute_force_on_long_traces(reqs, caps):
     """Both idle-bin modes (choice 3) on traces where bins cool to T = 0; ``caps`` also varies the
     largest capacity of the call, up to which the idle bins are ranked (kmax)."""
-    reqs = sorted(reqs)
-    ds = trace(reqs)
-    for mode in V.IDLE_BINS:
-        out = V.vfrm(ds, [c * MB for c in caps], V.VfrmParams(idle_bins=mode))
-        for i, cap in enumerate(caps):
-            assert_matches(out, i, ref_vfrm(reqs, cap, mode))
+    assert_both_idle_modes_match(reqs, caps)
 
 
 def test_recency_keeps_idle_bins_and_orders_them_by_last_access():
