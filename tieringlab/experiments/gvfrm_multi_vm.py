@@ -45,7 +45,7 @@ import xarray as xr
 
 from tieringlab.params import param, section
 from tieringlab.policies import caching, vfrm
-from tieringlab.policies.iocost import CACHE_COST, VFRM_COST, io_cost
+from tieringlab.policies.iocost import CACHE_COST, VFRM_COST, update_cost
 from tieringlab.progress import progress
 from tieringlab.traces.mix import mix_traces
 from tieringlab.traces.source import effective_scale, load
@@ -163,19 +163,6 @@ def flash_bytes(p: GvfrmMultiVmParams, scale: float) -> np.ndarray:
     return np.array([int(round(g * GB * scale)) for g in p.flash_gb], dtype=np.int64)
 
 
-def _cost_parts(r: xr.Dataset, model) -> xr.DataArray:
-    """The Flash-update part of Eq. 4 (Table 2(b)): vFRM migrations, or the page caches' dirty write-backs."""
-    dim = next(iter(r["hits"].dims))
-    zero = xr.zeros_like(r["hits"])
-    if "update_md_reads" in r:
-        counts = {"ssd_reads": zero, "ssd_writes": zero, "md_reads": zero, "md_writes": zero,
-                  **{k: r[k] for k in ("update_ssd_reads", "update_ssd_writes", "update_md_reads", "update_md_writes")}}
-    else:
-        counts = {"ssd_reads": r["dirty_evictions"], "ssd_writes": zero, "md_reads": zero,
-                  "md_writes": r["dirty_evictions"]}
-    return io_cost(counts, model).rename({dim: "flash"})
-
-
 def run_policy(policy: str, mixed: xr.Dataset, fb, p: GvfrmMultiVmParams, *, bt=None) -> dict:
     """One engine call for all flash sizes ``fb`` (bytes) of one policy on one mix.
 
@@ -195,7 +182,7 @@ def run_policy(policy: str, mixed: xr.Dataset, fb, p: GvfrmMultiVmParams, *, bt=
     return {"hits": np.asarray(r["hits"].values, np.int64), "requests": req,
             "hit_ratio": np.asarray(r["hit_ratio"].values, np.float64),
             "io_cost": np.asarray(r["io_cost"].values, np.float64),
-            "update_cost": np.asarray(_cost_parts(r, model).values, np.float64)}
+            "update_cost": np.asarray(update_cost(r, model).values, np.float64)}
 
 
 def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Dataset:

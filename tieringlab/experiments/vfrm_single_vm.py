@@ -35,7 +35,7 @@ import xarray as xr
 from tieringlab.params import param, section
 from tieringlab.policies import caching
 from tieringlab.policies import vfrm as vfrm_policy
-from tieringlab.policies.iocost import CACHE_COST, VFRM_COST, latencies
+from tieringlab.policies.iocost import CACHE_COST, VFRM_COST, update_cost
 from tieringlab.progress import progress
 from tieringlab.traces import twins
 from tieringlab.traces.source import load
@@ -151,15 +151,11 @@ def run_policy(ds: xr.Dataset, policy: str, fbytes, p: VfrmSingleVmParams) -> xr
     fbytes = np.asarray(fbytes, dtype=np.int64)
     if policy == "vFRM":
         r = vfrm_policy.vfrm(ds, fbytes, vfrm_params(p))
-        t_sr, t_sw, t_mr, t_mw = latencies(VFRM_COST.update_io_bytes, VFRM_COST.update_pattern)
-        update = (r.update_ssd_reads * t_sr + r.update_ssd_writes * t_sw + r.update_md_reads * t_mr
-                  + r.update_md_writes * t_mw)
-        r = r.assign(update_cost=update)
+        r = r.assign(update_cost=update_cost(r, VFRM_COST))
     elif policy in CONVENTIONAL:
         r = caching.simulate(ds, policy.lower(), fbytes).drop_vars("request_hit").rename(flash_bytes="flash_size")
-        t_sr, _, _, t_mw = latencies(CACHE_COST.update_io_bytes, CACHE_COST.update_pattern)
         r = r.assign(requests=("flash_size", np.full(fbytes.size, ds.sizes["request"], dtype=np.int64)),
-                     update_cost=r.dirty_evictions * (t_sr + t_mw))  # Table 2(b): SSD read + MD write
+                     update_cost=update_cost(r, CACHE_COST))  # Table 2(b): SSD read + MD write per write-back
     else:
         raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
     out = r[list(_VARS)]

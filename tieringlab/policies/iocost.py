@@ -37,7 +37,8 @@ import numpy as np
 
 from tieringlab.models.devices import vfrm_latency
 
-__all__ = ["CostModel", "CACHE_COST", "VFRM_COST", "ACCESS_NAMES", "UPDATE_NAMES", "io_cost", "latencies"]
+__all__ = ["CostModel", "CACHE_COST", "VFRM_COST", "ACCESS_NAMES", "UPDATE_NAMES", "io_cost", "update_cost",
+           "latencies"]
 
 #: Access-cost counts (Table 2(a); also the 4 KB dirty-page write-backs of the page caches).
 ACCESS_NAMES = ("ssd_reads", "ssd_writes", "md_reads", "md_writes")
@@ -119,3 +120,19 @@ def io_cost(counts: Mapping, model: CostModel = CACHE_COST):
                 raise ValueError(f"counts[{name!r}] must be non-negative operation counts")
             total = total + n * t
     return total
+
+
+def update_cost(counts: Mapping, model: CostModel = CACHE_COST):
+    """``C_FlashUpdate``, the Table 2(b) part of :func:`io_cost`, in **seconds**.
+
+    With ``update_*`` counts (the vFRM family's bin migrations) they are priced at the model's update
+    rows. Without them, ``counts`` must hold ``dirty_evictions`` (the page caches, whose write-backs are
+    also inside their access counts): each costs one SSD read + one MD write at the update rows.
+    """
+    if any(name in counts for name in UPDATE_NAMES):
+        parts = {name: _get(counts, name, False) for name in UPDATE_NAMES}
+    else:
+        d = _get(counts, "dirty_evictions", True)
+        parts = {"update_ssd_reads": d, "update_md_writes": d}
+    zero = {name: 0 for name in ACCESS_NAMES}
+    return io_cost({**zero, **parts}, model)
