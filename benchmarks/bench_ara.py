@@ -6,7 +6,9 @@ weak-bursty MMPP(2) of Fig. 3 (I = 32.25) at 50 % utilisation with the notebook'
 
 - ``ratio_single``: SimPy seconds / our seconds for one run (results asserted equal).
 - ``ratio_per_replication``: SimPy seconds for one run / (our seconds for 32 seeded replications in
-  one batched call / 32).
+  one batched call / 32). The call splits the replications into one group per CPU core and runs the
+  groups' scans concurrently (``dispatch(threads=None)``); SimPy uses one core.
+- ``ratio_per_replication_one_thread``: the same with ``threads=1`` (one scan over all 32).
 Every time is the best of ``repeats`` runs (the same for both sides; the machine is shared); ours are
 measured after a first (compiling) call, whose time is reported separately. The SimPy model is the
 natural one (Resources as FCFS sites, a refresh process, an arrival process) and, like ours, picks
@@ -15,6 +17,7 @@ the least-loaded site once per refresh rather than once per job.
 
 from __future__ import annotations
 
+import os
 import time
 
 import jax
@@ -67,15 +70,21 @@ def run(quick: bool = False) -> dict:
     A, S = zip(*[_workload(k, n, P) for k in jax.random.split(jax.random.key(1), reps)])
     A, S = np.stack(A), np.stack(S)
     np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0))  # compile
+    np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0, threads=1))
     batch_s, batch = _best(lambda: np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0)), repeats)
+    batch1_s, batch1 = _best(lambda: np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0, threads=1)), repeats)
     if not np.array_equal(batch[0], np.asarray(ara.dispatch(A[0], S[0], 16, "qlen", delay=1.0))):
         raise AssertionError("a batched replication differs from the same replication run alone")
+    if not np.array_equal(batch, batch1):
+        raise AssertionError("the batched call depends on the number of threads")
     return {
         "n_jobs": n, "n_sites": 16, "delay_s": 1.0, "policy": "qlen", "replications": reps, "repeats": repeats,
         "simpy_s": simpy_s, "ours_single_s": ours_s, "ours_first_call_s": first_s, "ours_batch_s": batch_s,
+        "ours_batch_one_thread_s": batch1_s, "cpu_cores": len(os.sched_getaffinity(0)),
         "bit_identical": identical, "max_abs_diff_s": max_diff,
         "ratio_single": simpy_s / ours_s,
         "ratio_per_replication": simpy_s / (batch_s / reps),
+        "ratio_per_replication_one_thread": simpy_s / (batch1_s / reps),
     }
 
 

@@ -33,15 +33,18 @@ Conventions of this implementation (documented choices where the thesis is silen
 Vectorization. Jobs are grouped by refresh window; windows without jobs are skipped (nothing is
 decided in them) and a window with many jobs is split into several fixed-size blocks of ``B`` jobs
 that share the window's view, so there is no maximum number of jobs per window. Everything that does
-not depend on the sequential state is computed before the scan with array operations: the windows,
-the blocks, each job's candidate index ``floor(u_j * K_j)`` and the leave-block table below. One
-``jax.lax.scan`` runs over the blocks, for R replications at once (state ``(N, R)``, replications on
-the minor axis); inside a block the assignment of all ``B`` jobs is one array operation on the shared
-stale view, and the per-site Lindley recursion is evaluated in the exact floating-point order of an
-event-driven simulator (for ``K = 1``, where a whole block goes to one site, as ``B`` sweeps of one
-vector expression that XLA fuses into one kernel). The jobs are written once, on the host, straight
-into the scan's ``(blocks, B, R)`` layout (one fancy-index assignment per input) and the departures
-are read back from that layout the same way, so the compiled call copies no job-sized array.
+not depend on the sequential state is computed before the scan with array operations over windows and
+blocks (never over jobs: arrivals are sorted, so a window's jobs are found by binary search): each
+block's first job, number of jobs and whether it opens its window, and the leave-block table below.
+One ``jax.lax.scan`` runs over the blocks, for R replications at once (state ``(N, R)``, replications
+on the minor axis); each step reads its block's jobs straight from the job-order arrays (one slice for
+a single replication, a gather of ``B x R`` jobs otherwise), and writes their departures back in job
+order, so no job-sized array is copied into a block layout and back. Inside a block the assignment of
+all ``B`` jobs is one array operation on the shared stale view, and the per-site Lindley recursion is
+evaluated in the exact floating-point order of an event-driven simulator (for ``K = 1``, where a whole
+block goes to one site, as ``B`` sweeps of one vector expression that XLA fuses into one kernel).
+On the CPU backend the replications are split into one group per core (at least ``MIN_GROUP`` each)
+and the groups' scans run concurrently; each replication's result is the same in any group.
 
 Number in system at a refresh. A job that departs at ``d`` stops counting at the first refresh
 instant ``w * D >= d``; its block index is looked up in a table (window -> first block of the first
@@ -55,6 +58,8 @@ repeated with ``M`` doubled, so the counts are always exact.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
@@ -158,24 +163,44 @@ def _step_cost(B: int, R: int, herd: bool) -> float:
 
 
 def _windows(a2: np.ndarray, delay: float):
-    """Refresh windows of R replications at once: ``(w, starts, counts)`` with ``w`` the window of each
-    job ``(R, n)``, ``starts`` the flat index (over ``R * n``) of the first job of each nonempty window
-    and ``counts`` its number of jobs."""
+    """The nonempty refresh windows of R replications: ``(rep, wf, st, cnt, Wt)``, one entry per nonempty
+    window in (replication, window) order: its replication, window number, first job (index inside the
+    replication) and number of jobs; ``Wt``: one more than the last window of any replication.
+
+    Arrivals are sorted, so window ``w`` of a replication holds the jobs ``searchsorted(a, w * D) <= j <
+    searchsorted(a, (w + 1) * D)`` (the same floats ``w * D`` as :func:`window_index`): one binary search
+    per window, no pass over the jobs. When the windows far outnumber the jobs (tiny ``D``), the windows
+    of the jobs are computed instead (:func:`window_index`) and compared with their neighbours.
+    """
     R, n = a2.shape
-    w = window_index(a2, delay)
-    new = np.ones((R, n), bool)
-    new[:, 1:] = w[:, 1:] != w[:, :-1]
-    st = np.flatnonzero(new)
-    return w, st, np.diff(np.append(st, R * n))
+    Wt = int(window_index(a2[:, -1], delay).max()) + 1
+    if Wt <= 2 * n + 4096:
+        edges = np.arange(Wt + 1) * float(delay)
+        parts = []
+        for r in range(R):  # a loop over replications (a few binary searches each), not over jobs
+            ws = np.searchsorted(a2[r], edges, side="left")
+            cnt = np.diff(ws)
+            wf = np.flatnonzero(cnt)
+            parts.append((np.full(wf.size, r), wf, ws[wf], cnt[wf]))
+        rep, wf, st, cnt = (np.concatenate(x) for x in zip(*parts))
+    else:
+        w = window_index(a2, delay)
+        new = np.ones((R, n), bool)
+        new[:, 1:] = w[:, 1:] != w[:, :-1]
+        rep, st = np.nonzero(new)
+        wf = w[rep, st]
+        nxt = np.append(st[1:], n)
+        nxt[np.append(rep[1:] != rep[:-1], True)] = n
+        cnt = nxt - st
+    return rep.astype(np.int64), wf.astype(np.int64), st.astype(np.int64), cnt.astype(np.int64), Wt
 
 
-def _plan(a2: np.ndarray, delay: float, B: int, n_blocks: int | None, windows=None) -> dict:
-    """Blocks of at most ``B`` jobs inside one refresh window, for R replications (array code, no loop
-    over jobs). Per block ``(C, R)``: number of valid jobs and whether it is its window's first block;
-    per job ``(R, n)``: its position ``block * B + slot`` in the block layout; the leave-block lookup."""
-    R, n = a2.shape
-    w, st, cnt = _windows(a2, delay) if windows is None else windows
-    rep = st // n
+def _plan(windows, R: int, delay: float, B: int, n_blocks: int | None) -> dict:
+    """Blocks of at most ``B`` jobs inside one refresh window, for R replications (array code over the
+    windows and blocks, none over the jobs). Per block ``(C, R)``: the index of its first job in the
+    replication (``js``; padding blocks point past the last job), its number of jobs (``nval``) and
+    whether it is its window's first block (``first``); the leave-block lookup."""
+    rep, wf, st, cnt, Wt = windows
     nb = -(-cnt // B)                                               # blocks per window
     cs = np.cumsum(nb) - nb
     bs = cs - cs[np.searchsorted(rep, np.arange(R))][rep]            # first block of each window (per rep)
@@ -185,18 +210,15 @@ def _plan(a2: np.ndarray, delay: float, B: int, n_blocks: int | None, windows=No
             raise ValueError(f"n_blocks={n_blocks} is less than the {C} blocks these jobs need")
         C = int(n_blocks)
     wq = np.repeat(np.arange(st.size), nb)                          # window of each block
-    k = np.arange(wq.size) - np.repeat(cs, nb)                      # block index inside its window
+    k = np.arange(wq.size) - cs[wq]                                 # block index inside its window
     blk, rq = bs[wq] + k, rep[wq]
+    n_jobs = int(st[-1] + cnt[-1]) if st.size else 0               # jobs per replication (same for all)
     nval = np.zeros((C, R), np.int32)
     first = np.zeros((C, R), bool)
+    js = np.full((C, R), n_jobs, np.int32)
     nval[blk, rq] = np.minimum(B, cnt[wq] - k * B)
     first[blk, rq] = k == 0
-    pos = np.arange(R * n) - np.repeat(st, cnt)                     # position inside the window
-    idx = (np.repeat(bs, cnt) + pos // B) * B + pos % B             # (block * B + slot) of each job
-    idx *= R
-    idx += np.arange(R).repeat(n)                                   # flat position in the (C, B, R) layout
-    wf = w.reshape(-1)[st]                                          # window number of each nonempty window
-    Wt = int(w[:, -1].max()) + 1
+    js[blk, rq] = st[wq] + k * B
     if Wt + 1 <= max(4 * C, 4096):
         # tab[w, r]: first block of the first nonempty window >= w (C: none); the departure d leaves the
         # view at window wl = min{w : w * D >= d}
@@ -207,8 +229,7 @@ def _plan(a2: np.ndarray, delay: float, B: int, n_blocks: int | None, windows=No
         g = np.full((C, R), np.inf)
         g[blk, rq] = wf[wq] * delay
         lookup, use_table = g, False
-    return {"C": C, "nval": nval, "first": first, "pos": idx.reshape(R, n), "lookup": lookup,
-            "use_table": use_table}
+    return {"C": C, "nval": nval, "first": first, "js": js, "lookup": lookup, "use_table": use_table}
 
 
 def _leave_table(d, tab, delay):
@@ -234,16 +255,22 @@ def _leave_search(d, g):
     return lo
 
 
-@partial(jax.jit, static_argnames=("n_sites", "block", "cal_len", "herd", "use_rank", "use_table"))
-def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_len, herd, use_rank, use_table):
+@partial(jax.jit, static_argnames=("n_sites", "block", "cal_len", "herd", "use_rank", "use_table", "want_site",
+                                   "want_dep"))
+def _run_blocks(a, s, pick, js, nval, first, lookup, delay, *, n_sites, block, cal_len, herd, use_rank, use_table,
+                want_site, want_dep):
     """The scan over blocks for R replications at once (one scan, replications on the minor axis).
 
-    ``a, s, pick``: ``(C, B, R)`` jobs in block layout (padding: ``a = -inf``, ``s = 0``; ``pick`` unused
-    when ``herd``); ``nval, first``: ``(C, R)``. Returns departures ``(C, B, R)`` and sites (``herd``:
-    ``(C, R)``), in the same layout (no transposes), and, per replication, whether the calendar was
-    too short (run again with a longer one).
+    ``a, s, pick``: ``(R, n)`` jobs in job order (``pick`` unused when ``herd``); ``js, nval, first``:
+    ``(C, R)`` the blocks (first job, number of jobs, first block of its window). Each step gathers its
+    block's jobs (``js + lane``) and writes their departures (and sites) back in job order, ``B``
+    consecutive entries per replication (the lanes past ``nval`` write into the next block's jobs, which
+    that block overwrites later, or into ``B`` padding entries past the last job). Returns departures
+    and sites ``(R, n)`` and, per replication, whether the calendar was too short (run again with a
+    longer one).
     """
     C, R = nval.shape
+    n = a.shape[1]
     B, N, M = block, n_sites, cal_len
     wrap = M < C
     sites = jnp.arange(N, dtype=jnp.int32)
@@ -251,14 +278,34 @@ def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_l
     lane = jnp.arange(B, dtype=jnp.int32)[:, None]
     lower = (sites[None, :] < sites[:, None])[:, :, None]
 
+    a_p = s_p = p_p = None
+    if R == 1:  # one replication: the block's jobs are one contiguous slice (B padding entries at the end)
+        a_p, s_p = (jnp.concatenate([x[0], jnp.zeros(B, x.dtype)]) for x in (a, s))
+        p_p = None if herd else jnp.concatenate([pick[0], jnp.zeros(B, pick.dtype)])
+
+    def take(x, xp, jst, jidx):  # the block's jobs (B, R) of a job-order array (R, n)
+        if R == 1:
+            return jax.lax.dynamic_slice(xp, (jst[0],), (B,))[:, None]
+        return x.reshape(-1)[reps[None, :] * n + jidx]  # scalar gathers (flat index: fewer index ops)
+
+    def put(out, v, at):  # v (B, R) -> out[r, at[r] + lane] (B consecutive entries per replication)
+        if R == 1:
+            return jax.lax.dynamic_update_slice(out, v.T, (jnp.int32(0), at[0]))
+        flat = (reps[None, :] * (n + B) + at[None, :] + lane).reshape(-1)
+        return out.reshape(-1).at[flat].set(v.reshape(-1), unique_indices=True,
+                                            indices_are_sorted=False).reshape(R, n + B)
+
     def body(carry, xs):
-        c, last, cnt, view, cal, overflow = carry                  # (), (N,R) x3, (M,N,R), (R,)
-        aj, sj, pj, nv, is_first = xs                              # (B,R) x3, (R,) x2
+        c, last, cnt, view, cal, overflow, out_d, out_s = carry     # (), (N,R) x3, (M,N,R), (R,), (R,n+B) x2
+        jst, nv, is_first = xs                                     # (R,) x3
+        valid = lane < nv[None, :]
+        jidx = jnp.where(valid, jst[None, :] + lane, 0)            # (B,R) the block's jobs
+        aj = jnp.where(valid, take(a, a_p, jst, jidx), -jnp.inf)   # padding lanes: a = -inf, s = 0
+        sj = jnp.where(valid, take(s, s_p, jst, jidx), 0.0)
         slot = (c & (M - 1)) if wrap else c
         col = cal[slot]                                            # jobs leaving the view at this block
         cnt = cnt - col
         view = jnp.where(is_first[None, :], cnt, view)             # refresh at a window's first block
-        valid = lane < nv[None, :]
         if herd:  # K = 1 for every job: the whole block goes to the least-loaded site (ties: lowest index)
             site0 = jnp.argmin(view, axis=0).astype(jnp.int32)
             oh0 = sites[:, None] == site0[None, :]
@@ -271,8 +318,8 @@ def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_l
             last = jnp.where(oh0, d[-1][None, :], last)            # padding jobs (a=-inf, s=0) keep d
             cnt = cnt + jnp.where(oh0, nv[None, :], 0)
             site = jnp.broadcast_to(site0[None, :], (B, R))
-            out_site = site0
         else:
+            pj = take(pick, p_p, jst, jidx)
             if use_rank:  # Fig. 4 step 3a-3c: rank of each site in a stable sort of the view
                 vi, vj = view[:, None, :], view[None, :, :]
                 rank = jnp.sum((vj < vi) | ((vj == vi) & lower), axis=1, dtype=jnp.int32)
@@ -299,7 +346,6 @@ def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_l
                     d = jnp.maximum(prev, aj) + sj
             last = jnp.maximum(last, jnp.max(jnp.where(oh, d[:, None, :], -jnp.inf), axis=0))
             cnt = cnt + jnp.sum(oh, axis=0, dtype=jnp.int32)
-            out_site = site
         # each job leaves the view at the first refresh at or after its departure: count it there
         dv = jnp.where(valid, d, 0.0)
         cl = _leave_table(dv, lookup, delay) if use_table else _leave_search(dv, lookup)
@@ -315,14 +361,17 @@ def _run_blocks(a, s, pick, nval, first, lookup, delay, *, n_sites, block, cal_l
             cal = cal.at[i0, i1, i2].add(upd, mode="drop")
         else:
             cal = cal.at[jnp.where(keep, cl, C), site, r_idx].add(1, mode="drop")
-        return (c + 1, last, cnt, view, cal, overflow), (d, out_site)
+        out_d = put(out_d, d, jst)
+        if want_site:
+            out_s = put(out_s, site.astype(jnp.int32), jst)
+        return (c + 1, last, cnt, view, cal, overflow, out_d, out_s), None
 
     init = (jnp.int32(0), jnp.full((N, R), -jnp.inf), jnp.zeros((N, R), jnp.int32), jnp.zeros((N, R), jnp.int32),
-            jnp.zeros((min(M, C), N, R), jnp.int32), jnp.zeros(R, bool))
-    if herd:
-        pick = jnp.zeros((C, 1, 1), jnp.int32)  # unused
-    carry, (dep, site) = jax.lax.scan(body, init, (a, s, pick, nval, first))
-    return dep, site, carry[-1]
+            jnp.zeros((min(M, C), N, R), jnp.int32), jnp.zeros(R, bool), jnp.zeros((R, n + B)),
+            jnp.zeros((R, n + B) if want_site else (1, 1), jnp.int32))
+    carry, _ = jax.lax.scan(body, init, (js, nval, first))
+    dep = carry[-2][:, :n]
+    return dep - a, dep if want_dep else None, carry[-1][:, :n] if want_site else None, carry[5]
 
 
 #: The longest calendar a run has needed so far (runs start there: fewer repeated runs).
@@ -331,10 +380,9 @@ _CAL_SEEN = [0]
 #: Largest calendar (bytes) kept for the whole run; longer runs use a ring of blocks (see ``simulate``).
 _CAL_BYTES = 256 << 20
 
-def _choose_block(windows, R: int, n: int, herd: bool) -> int:
+def _choose_block(windows, R: int, herd: bool) -> int:
     """Block size minimising (number of blocks) x (cost of one step), by the cost model ``_step_cost``."""
-    _, st, cnt = windows
-    rep = st // n
+    rep, _, _, cnt, _ = windows
     best, best_cost = 8, np.inf
     for b in (2, 4, 8, 16):
         n_chunks = _bucket(int(np.bincount(rep, weights=-(-cnt // b), minlength=R).max()))
@@ -343,6 +391,25 @@ def _choose_block(windows, R: int, n: int, herd: bool) -> int:
             best, best_cost = b, cost
     return best
 
+
+
+#: Fewest replications per concurrently run group (smaller groups cost more per replication than they gain).
+MIN_GROUP = 8
+
+
+def _default_threads(R: int) -> int:
+    """One replication group per CPU core this process may use (CPU backend only), >= MIN_GROUP each."""
+    if jax.default_backend() != "cpu":
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, R // MIN_GROUP))
+
+
+def _groups(R: int, k: int) -> list[slice]:
+    """``k`` contiguous groups of replications, sizes as equal as possible."""
+    k = max(1, min(k, R))
+    edges = np.linspace(0, R, k + 1).round().astype(int)
+    return [slice(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
 def _keys(key, R: int) -> jax.Array:
@@ -371,7 +438,7 @@ def _as_2d(x, name: str, n: int | None = None) -> np.ndarray:
 def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
              th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predicted_state=None,
              u=None, block: int | None = None, buffer: int | None = None,
-             n_blocks: int | None = None, _want_site: bool = True) -> DispatchResult:
+             n_blocks: int | None = None, threads: int | None = None, _all_outputs: bool = True) -> DispatchResult:
     """Dispatch jobs over ``n_sites`` FCFS sites under ``policy``; all per-job outputs (see module docstring).
 
     ``arrivals``/``services``: seconds, shape ``(n,)`` or ``(R, n)`` for R replications run in one
@@ -383,6 +450,9 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
     ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial length (in
     blocks) of the departure calendar's ring (default: the whole run when it fits in 256 MB);
     ``n_blocks``: pad the scan to this many blocks (one compiled scan for many runs of similar size).
+    ``threads``: the replications are split into this many groups that run concurrently, one scan each
+    (default: one group per CPU core, at least ``MIN_GROUP`` replications a group, on the CPU backend;
+    one group elsewhere); results do not depend on it.
     """
     _check_policy(policy)
     if not isinstance(n_sites, (int, np.integer)) or n_sites < 1:
@@ -400,7 +470,7 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         return DispatchResult(z, z, z.astype(jnp.int64))
     if not np.all(np.isfinite(a2)) or np.any(a2 < 0):
         raise ValueError("arrivals must be finite and >= 0 seconds")
-    if np.any(np.diff(a2, axis=1) < 0):
+    if np.any(a2[:, 1:] < a2[:, :-1]):
         raise ValueError("arrivals must be non-decreasing along the job axis (sort jobs by arrival time)")
     if not np.all(np.isfinite(s2)) or np.any(s2 < 0):
         raise ValueError("services must be finite and >= 0 seconds")
@@ -427,54 +497,56 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         else:
             u2 = _as_2d(np.asarray(u, np.float64), "u", n)
             u2 = np.broadcast_to(u2, (R, n))
-    windows = _windows(a2, delay)
-    B = int(block) if block is not None else _choose_block(windows, R, n, herd)
-    if B < 1:
+    if block is not None and (not isinstance(block, (int, np.integer)) or block < 1):
         raise ValueError(f"block must be a positive integer; got {block!r}")
-    p = _plan(a2, delay, B, n_blocks, windows)
-    C, pos = p["C"], p["pos"]
-    A = np.full((C, B, R), -np.inf)       # jobs in the scan's block layout, built once (no transposes)
-    S = np.zeros((C, B, R))
-    A.reshape(-1)[pos] = a2
-    S.reshape(-1)[pos] = s2
-    if herd:
-        PK = np.zeros((1, 1, 1), np.int32)
-    else:
-        PK = np.zeros((C, B, R), np.int32)
-        PK.reshape(-1)[pos] = np.minimum(np.floor(u2 * kk), kk - 1).astype(np.int32)
-
+    if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise ValueError(f"threads must be a positive integer or None; got {threads!r}")
+    PK = None if herd else np.minimum(np.floor(u2 * kk), kk - 1).astype(np.int32)
     N = int(n_sites)
-    if buffer is not None:
-        M = 1 << int(np.ceil(np.log2(max(int(buffer), 1))))
-    elif C * N * R * 4 <= _CAL_BYTES:
-        M = C
-    else:
-        M = max(4096, _CAL_SEEN[0])
-    while True:
-        dep, site, overflow = _run_blocks(A, S, PK, p["nval"], p["first"], p["lookup"], float(delay), n_sites=N,
-                                          block=B, cal_len=min(M, C), herd=herd, use_rank=use_rank,
-                                          use_table=p["use_table"])
-        if M >= C or not bool(np.any(np.asarray(overflow))):
-            break
-        M *= 2  # a job left the view more than M blocks after it arrived: repeat with a longer ring
-    if M < C:
-        _CAL_SEEN[0] = max(M, _CAL_SEEN[0])
-    dep_j = np.asarray(dep).reshape(-1)[pos]
-    if not _want_site:
-        site_j = None
-    elif herd:  # one site per block: position (block * B + slot) * R + r -> block * R + r
-        site_j = np.asarray(site).reshape(-1)[(pos // (B * R)) * R + pos % R].astype(np.int64)
-    else:
-        site_j = np.asarray(site).reshape(-1)[pos].astype(np.int64)
-    resp = dep_j - a2
+
+    def run(rows: slice):
+        a_g, s_g = a2[rows], s2[rows]
+        Rg = a_g.shape[0]
+        windows = _windows(a_g, delay)
+        B = int(block) if block is not None else _choose_block(windows, Rg, herd)
+        p = _plan(windows, Rg, delay, B, n_blocks)
+        C = p["C"]
+        pk = np.zeros((1, 1), np.int32) if herd else PK[rows]
+        if buffer is not None:
+            M = 1 << int(np.ceil(np.log2(max(int(buffer), 1))))
+        elif C * N * Rg * 4 <= _CAL_BYTES:
+            M = C
+        else:
+            M = max(4096, _CAL_SEEN[0])
+        while True:
+            out = _run_blocks(a_g, s_g, pk, p["js"], p["nval"], p["first"], p["lookup"], float(delay), n_sites=N,
+                              block=B, cal_len=min(M, C), herd=herd, use_rank=use_rank, use_table=p["use_table"],
+                              want_site=_all_outputs, want_dep=_all_outputs)
+            if M >= C or not bool(np.any(np.asarray(out[-1]))):
+                break
+            M *= 2  # a job left the view more than M blocks after it arrived: repeat with a longer ring
+        if M < C:
+            _CAL_SEEN[0] = max(M, _CAL_SEEN[0])
+        return [None if x is None else np.asarray(x) for x in out[:3]]
+
+    groups = _groups(R, _default_threads(R) if threads is None else int(threads))
+    if len(groups) == 1:
+        parts = [run(groups[0])]
+    else:  # replication groups run concurrently (XLA releases the GIL); each replication is independent
+        with ThreadPoolExecutor(len(groups)) as pool:
+            parts = list(pool.map(run, groups))
+    resp, dep_j, site_j = (None if p_[0] is None else (p_[0] if len(p_) == 1 else np.concatenate(p_))
+                           for p_ in zip(*parts))
+    if site_j is not None:
+        site_j = site_j.astype(np.int64)
     if single:
-        return DispatchResult(resp[0], dep_j[0], None if site_j is None else site_j[0])
+        return DispatchResult(resp[0], None if dep_j is None else dep_j[0], None if site_j is None else site_j[0])
     return DispatchResult(resp, dep_j, site_j)
 
 
 def dispatch(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
              th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predictor=None,
-             block: int | None = None) -> jax.Array:
+             block: int | None = None, threads: int | None = None) -> jax.Array:
     """Response times ``T_j = d_j - a_j`` (seconds, job order) of ``policy`` on N FCFS sites, D-stale view.
 
     Thesis Sec. 3.1 (Qlen, Rand), Sec. 3.2.1 Fig. 4 (``"ara"``: uniform among the ``k`` least loaded),
@@ -482,7 +554,8 @@ def dispatch(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
     :mod:`tieringlab.models.burstiness` says burst, ``th_s`` otherwise), Sec. 3.2.3 (``"ara_opt"``: the
     same switch on the true burst state ``burst_state``, one boolean per job). Shapes ``(n,)`` or
     ``(R, n)`` (R replications in one vmapped call). ``predictor``: optional callable
-    ``arrivals(1-d) -> on/off per job`` replacing the default predictor for ``ara_pred``.
+    ``arrivals(1-d) -> on/off per job`` replacing the default predictor for ``ara_pred``. ``block``,
+    ``threads``: see :func:`simulate` (speed only; the results do not depend on them).
     """
     _check_policy(policy)
     predicted = None
@@ -491,7 +564,8 @@ def dispatch(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         a2 = _as_2d(np.asarray(arrivals, np.float64), "arrivals")
         predicted = np.stack([np.asarray(predict(a2[r])) for r in range(a2.shape[0])])
     return simulate(arrivals, services, n_sites, policy, k=k, delay=delay, th_s=th_s, th_l=th_l, key=key,
-                    burst_state=burst_state, predicted_state=predicted, block=block, _want_site=False).response
+                    burst_state=burst_state, predicted_state=predicted, block=block, threads=threads,
+                    _all_outputs=False).response
 
 
 def predicted_burst_state(arrivals, params=None) -> np.ndarray:
