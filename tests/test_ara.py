@@ -207,6 +207,40 @@ def test_batched_replications_equal_single_runs():
         np.testing.assert_array_equal(batch[r], np.asarray(ara.dispatch(A[r], S[r], 4, "ara", k=2, key=keys[r])))
 
 
+@pytest.mark.parametrize("policy", ["qlen", "ara_opt"])
+def test_replication_groups_run_concurrently_with_the_same_results(policy):
+    # 16 replications in 1, 2 and 5 groups (the groups' scans run on threads) against the event-driven
+    # reference, replication by replication; ara_opt mixes K = 1 and K = 3 jobs (the non-herd path).
+    rng = np.random.default_rng(11)
+    A, S = zip(*[_jobs(rng, 150, mean_ia=0.05, mean_s=0.5) for _ in range(16)])
+    A, S = np.stack(A), np.stack(S)
+    state = rng.random(A.shape) < 0.5
+    u = rng.random(A.shape)
+    runs = [ara.simulate(A, S, 4, policy, delay=1.0, u=u, burst_state=state, th_l=3, threads=t) for t in (1, 2, 5)]
+    for got in runs:
+        for r in range(16):
+            want, site = reference(list(A[r]), list(S[r]), 4, policy, list(u[r]), delay=1.0, th_l=3,
+                                   state=list(state[r]))
+            np.testing.assert_array_equal(got.response[r], want)
+            np.testing.assert_array_equal(got.site[r], site)
+    np.testing.assert_array_equal(runs[0].departure, runs[1].departure)
+
+
+def test_many_empty_windows_match_reference_across_replications():
+    # D = 2 ms: far more windows than jobs, so the windows come from the jobs (not a binary search per
+    # window); two replications of different lengths in time, so window runs end inside the batch.
+    rng = np.random.default_rng(12)
+    A, S = zip(*[_jobs(rng, 120, mean_ia=m, mean_s=0.4) for m in (0.05, 0.3)])
+    A, S = np.stack(A), np.stack(S)
+    u = rng.random(A.shape)
+    got = ara.simulate(A, S, 3, "ara", k=2, delay=2e-3, u=u)
+    assert np.floor(A.max() / 2e-3) > 2 * A.shape[1] + 4096  # premise: the sparse-window path
+    for r in range(2):
+        want, site = reference(list(A[r]), list(S[r]), 3, "ara", list(u[r]), k=2, delay=2e-3)
+        np.testing.assert_array_equal(got.response[r], want)
+        np.testing.assert_array_equal(got.site[r], site)
+
+
 def test_errors_name_the_parameter():
     a, s = np.array([0.0, 1.0]), np.array([1.0, 1.0])
     with pytest.raises(ValueError, match="'qlen', 'rand', 'ara', 'ara_pred', 'ara_opt'"):
@@ -221,6 +255,10 @@ def test_errors_name_the_parameter():
         ara.dispatch(a, s, 2, "qlen", delay=0.0)
     with pytest.raises(ValueError, match="burst"):
         ara.dispatch(a, s, 2, "ara_opt", key=jax.random.key(0))
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        ara.dispatch(a, s, 2, "qlen", threads=0)
+    with pytest.raises(ValueError, match="block must be a positive integer"):
+        ara.dispatch(a, s, 2, "qlen", block=0)
 
 
 # --------------------------------------------------------------------------------------------------
