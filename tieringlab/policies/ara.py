@@ -156,7 +156,10 @@ def _bucket(c: int) -> int:
 
 
 def _step_cost(B: int, R: int, herd: bool) -> float:
-    """Measured cost of one scan step (microseconds, CPU; fitted on N = 16 for B in 4..16, R in 1..32)."""
+    """Cost of one scan step (microseconds, CPU; fitted on N = 16 for B in 4..16, R in 1..32 when the jobs
+    were copied into a block layout before the scan). Rechecked after the scan began reading jobs in
+    job order: it still picks the measured best for the benchmark's workload (B = 16 for one
+    replication, B = 8 for 16 and 32)."""
     if herd:
         return 1.2 + 0.25 * R + 0.03 * B * R + 0.002 * B * B * R
     return 1.0 + 0.22 * R + 0.16 * B * R + 0.02 * B * B
@@ -265,9 +268,9 @@ def _run_blocks(a, s, pick, js, nval, first, lookup, delay, *, n_sites, block, c
     ``(C, R)`` the blocks (first job, number of jobs, first block of its window). Each step gathers its
     block's jobs (``js + lane``) and writes their departures (and sites) back in job order, ``B``
     consecutive entries per replication (the lanes past ``nval`` write into the next block's jobs, which
-    that block overwrites later, or into ``B`` padding entries past the last job). Returns departures
-    and sites ``(R, n)`` and, per replication, whether the calendar was too short (run again with a
-    longer one).
+    that block overwrites later, or into ``B`` padding entries past the last job). Returns responses
+    ``d - a``, departures (``want_dep``) and sites (``want_site``), each ``(R, n)`` (None when not
+    wanted), and, per replication, whether the calendar was too short (run again with a longer one).
     """
     C, R = nval.shape
     n = a.shape[1]
