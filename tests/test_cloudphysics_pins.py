@@ -54,13 +54,6 @@ LRU_PINNED = {
 }
 
 
-def test_lru_whole_trace_pinned(cp):
-    out = caching.simulate(cp, "lru", LRU_SIZES)
-    assert out.attrs["n_page_accesses"] == 1141869
-    for name, want in LRU_PINNED.items():
-        assert out[name].values.tolist() == want, name
-
-
 VFRM_SIZES = [1024 * MB, 4096 * MB]
 #: idle_bins="disk": only bins with T > 0 are placed (the rule of the first version)
 VFRM_PINNED = {
@@ -121,9 +114,10 @@ ADAPTIVE_PINNED = {  # policy -> Table 2 counts at LRU_SIZES (numba engine; equa
 }
 
 
-@pytest.mark.parametrize("policy", ["arc", "car"])
-def test_arc_car_whole_trace_pinned(cp, policy):
+@pytest.mark.parametrize(("policy", "pinned"), [("lru", LRU_PINNED), ("arc", ADAPTIVE_PINNED["arc"]),
+                                                 ("car", ADAPTIVE_PINNED["car"])])
+def test_page_caches_whole_trace_pinned(cp, policy, pinned):
     out = caching.simulate(cp, policy, LRU_SIZES)
     assert out.attrs["n_page_accesses"] == 1141869
-    for name, want in ADAPTIVE_PINNED[policy].items():
+    for name, want in pinned.items():
         assert out[name].values.tolist() == want, name
