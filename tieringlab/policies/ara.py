@@ -198,11 +198,12 @@ def _windows(a2: np.ndarray, delay: float):
     return rep.astype(np.int64), wf.astype(np.int64), st.astype(np.int64), cnt.astype(np.int64), Wt
 
 
-def _plan(windows, R: int, delay: float, B: int, n_blocks: int | None) -> dict:
+def _plan(windows, R: int, n: int, delay: float, B: int, n_blocks: int | None) -> dict:
     """Blocks of at most ``B`` jobs inside one refresh window, for R replications (array code over the
     windows and blocks, none over the jobs). Per block ``(C, R)``: the index of its first job in the
     replication (``js``; padding blocks point past the last job), its number of jobs (``nval``) and
-    whether it is its window's first block (``first``); the leave-block lookup."""
+    whether it is its window's first block (``first``); the leave-block lookup. ``n``: jobs per
+    replication."""
     rep, wf, st, cnt, Wt = windows
     nb = -(-cnt // B)                                               # blocks per window
     cs = np.cumsum(nb) - nb
@@ -215,10 +216,9 @@ def _plan(windows, R: int, delay: float, B: int, n_blocks: int | None) -> dict:
     wq = np.repeat(np.arange(st.size), nb)                          # window of each block
     k = np.arange(wq.size) - cs[wq]                                 # block index inside its window
     blk, rq = bs[wq] + k, rep[wq]
-    n_jobs = int(st[-1] + cnt[-1]) if st.size else 0               # jobs per replication (same for all)
     nval = np.zeros((C, R), np.int32)
     first = np.zeros((C, R), bool)
-    js = np.full((C, R), n_jobs, np.int32)
+    js = np.full((C, R), n, np.int32)
     nval[blk, rq] = np.minimum(B, cnt[wq] - k * B)
     first[blk, rq] = k == 0
     js[blk, rq] = st[wq] + k * B
@@ -512,7 +512,7 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         Rg = a_g.shape[0]
         windows = _windows(a_g, delay)
         B = int(block) if block is not None else _choose_block(windows, Rg, herd)
-        p = _plan(windows, Rg, delay, B, n_blocks)
+        p = _plan(windows, Rg, n, delay, B, n_blocks)
         C = p["C"]
         pk = np.zeros((1, 1), np.int32) if herd else PK[rows]
         if buffer is not None:
