@@ -88,8 +88,9 @@ def mix_traces(traces: Sequence[xr.Dataset], *, name: str = "mix", names: Sequen
     vm = np.repeat(np.arange(len(traces), dtype=np.int64), n)
     member_request = np.concatenate([np.arange(k, dtype=np.int64) for k in n])
     times = [np.asarray(ds["time"].values, dtype=np.float64) for ds in traces]
-    t = np.concatenate([x - x.min() for x in times])
-    key = np.concatenate([np.maximum.accumulate(x - x.min()) for x in times])
+    since_start = [x - x.min() for x in times]
+    t = np.concatenate(since_start)
+    key = np.concatenate([np.maximum.accumulate(x) for x in since_start])
     offset = np.concatenate([np.asarray(ds["offset"].values, dtype=np.int64) + b for ds, b in zip(traces, bases)])
     size = np.concatenate([np.asarray(ds["size"].values, dtype=np.int64) for ds in traces])
     is_write = np.concatenate([np.asarray(ds["is_write"].values, dtype=bool) for ds in traces])
