@@ -1,0 +1,52 @@
+"""Shared helpers for array code: size classes for jit, padding, concreteness, argument checks.
+
+Every module that pads arrays before a jitted call, or validates only when its inputs are concrete
+(not JAX tracers), uses these; none keeps a private copy.
+
+- :func:`bucket`: round a length up to a size class, so runs of similar length share one compilation
+  (powers of two, then eight sizes per octave above a threshold: at most 1/8 padding).
+- :func:`pad`: extend a 1-D array to a length with a fill value.
+- :func:`is_concrete`: True when no argument (or pytree leaf) is a JAX tracer, so values may be read
+  and errors raised; under ``jax.jit`` the caller guarantees the preconditions instead.
+- :func:`choice`: check that a value is one of the allowed ones, with an error naming the parameter.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["bucket", "pad", "is_concrete", "choice"]
+
+
+def bucket(n: int, *, minimum: int = 1, fine_above: int | None = None) -> int:
+    """``n`` rounded up to a size class (at least ``minimum``).
+
+    Up to ``fine_above`` (always, when it is None) the class is the next power of two. Above it the
+    class is the next multiple of ``2**(floor(log2 n) - 3)``: eight evenly spaced sizes per octave, so
+    at most 1/8 of padding on long inputs while still few distinct compilations.
+    """
+    n = max(int(n), int(minimum))
+    if fine_above is None or n <= fine_above:
+        return 1 << (n - 1).bit_length()
+    step = 1 << (n.bit_length() - 1 - 3)
+    return -(-n // step) * step
+
+
+def pad(x, n_to: int, value):
+    """1-D ``x`` extended to length ``n_to`` with ``value`` (a JAX array of ``x``'s dtype)."""
+    x = jnp.asarray(x)
+    return jnp.concatenate([x, jnp.full((n_to - x.shape[0],), value, dtype=x.dtype)])
+
+
+def is_concrete(*xs) -> bool:
+    """True when no argument, nor any leaf of a pytree argument, is a JAX tracer."""
+    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(xs))
+
+
+def choice(name: str, value, allowed, *, what: str = ""):
+    """``value`` if it is one of ``allowed``; else ``ValueError`` naming ``name`` and the allowed values."""
+    if value not in tuple(allowed):
+        extra = f" ({what})" if what else ""
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}{extra}; got {value!r}")
+    return value

@@ -1,0 +1,156 @@
+"""The call shapes every paper system follows, and the helpers that build their results.
+
+Three kinds of system, one call shape each (the package docstring of :mod:`tieringlab.policies` says
+which system is which kind):
+
+**trace** — trace-driven placement and caching (LRU, ARC, CAR, vFRM, G1/G2-vFRM; next FlashCache,
+static tiering, OTF-AST, an EAFC partition)::
+
+    fn(ds: xarray.Dataset, capacities, params: <frozen dataclass>[, key]) -> xarray.Dataset
+
+- ``ds`` is a trace of :mod:`tieringlab.traces` (dim ``request``; ``time`` s, ``offset``/``size`` bytes,
+  ``is_write``; optional ``vm``);
+- ``capacities`` is a 1-D sequence of fast-tier sizes in **bytes** (:func:`check_capacities`); one call
+  covers them all;
+- ``params`` is the system's frozen parameter dataclass, paper defaults (default: ``params_type()``);
+- ``key`` (a ``jax.random`` key) only for randomised systems.
+
+The result (:func:`trace_result` builds it) has the one dimension :data:`CAPACITY_DIM` =
+``"capacity_bytes"`` (coordinate: the capacities, ``units = "bytes"``) and at least
+
+- ``requests``, ``hits`` (requests all of whose units were in the fast tier), ``hit_ratio``;
+- the operation counts :mod:`tieringlab.policies.iocost` prices: ``ssd_reads``, ``ssd_writes``,
+  ``md_reads``, ``md_writes`` (operations of ``attrs["io_bytes"]`` bytes) and, for systems that
+  migrate whole units, ``update_ssd_reads`` ... ``update_md_writes`` (``attrs["update_io_bytes"]``);
+  page caches add ``dirty_evictions``;
+- ``io_cost`` and ``update_cost`` (seconds, vFRM Eq. 4 with the params' cost model) when the system
+  is priced by Eq. 4 (its params carry a ``cost_model``);
+- attrs ``policy`` (the registry name), ``source`` (where the paper defines it).
+
+Systems add their own variables beside these (``request_hit``, ``move_ins``, ...).
+
+**queueing** — dispatch over queues (ARA and its baselines Qlen, Rand; next LMST, NMST, SMST)::
+
+    fn(params: <frozen dataclass>, arrivals, services[, key], **inputs) -> xarray.Dataset
+
+- ``arrivals`` (s, non-decreasing) and ``services`` (s), shape ``(n,)`` or ``(R, n)`` for R
+  replications in one call; ``inputs`` are the per-job side inputs a system needs (ARA_OPT's true
+  burst state);
+- the result has dims ``job`` (and ``replication`` for 2-D input) with per-job ``response_s`` and
+  a summary ``mean_response_s`` per replication (:func:`queue_result`).
+
+**controller** — epoch controllers (AutoTiering, IDT, EDT, EAFC)::
+
+    fn(params: <frozen dataclass>, observations: xarray.Dataset[, key]) -> xarray.Dataset
+
+- ``observations`` has a dimension ``epoch`` (what the controller can measure at each epoch);
+- the result has the dimension ``epoch`` with the decisions taken at each (a ``lax.scan`` over
+  epochs where the state is small).
+
+Every system is registered under the papers' name (:mod:`tieringlab.policies.registry`); experiments
+look systems up there and never import a policy module for its functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import xarray as xr
+
+from tieringlab.policies.iocost import ACCESS_NAMES, UPDATE_NAMES, CostModel, io_cost, update_cost
+
+__all__ = ["CAPACITY_DIM", "KINDS", "check_capacities", "trace_result", "queue_result"]
+
+#: The one capacity dimension of every trace-policy result (fast-tier size in bytes).
+CAPACITY_DIM = "capacity_bytes"
+
+#: The kinds of system and their call shapes (see the module docstring).
+KINDS = ("trace", "queueing", "controller")
+
+
+def check_capacities(capacities, name: str = "capacities") -> np.ndarray:
+    """``capacities`` as a 1-D int64 array of byte counts (>= 0), or ``ValueError`` naming ``name``.
+
+    A scalar is one capacity. Floats are accepted when they are whole numbers of bytes.
+    """
+    arr = np.atleast_1d(np.asarray(capacities))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of byte counts; got {capacities!r}")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must hold numbers of bytes; got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.floor(arr))):
+        raise ValueError(f"{name} must be whole numbers of bytes; got {capacities!r}")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 bytes; got {capacities!r}")
+    return arr.astype(np.int64)
+
+
+def trace_result(capacities, *, policy: str, source: str, requests: int, hits, counts: Mapping[str, Any],
+                 io_bytes: int, cost_model: CostModel | None = None, extra: Mapping[str, Any] | None = None,
+                 coords: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None) -> xr.Dataset:
+    """The result of a trace policy over :data:`CAPACITY_DIM` (see the module docstring).
+
+    ``hits`` and every entry of ``counts`` have one value per capacity; ``counts`` holds the names of
+    :data:`~tieringlab.policies.iocost.ACCESS_NAMES` (required) and optionally
+    :data:`~tieringlab.policies.iocost.UPDATE_NAMES` and ``dirty_evictions``. ``extra`` adds variables
+    (a ``(dims, values)`` tuple, or values over the capacity dimension); ``coords`` adds coordinates
+    over it. With ``cost_model``, ``io_cost`` and ``update_cost`` (s) are priced by vFRM Eq. 4.
+    """
+    caps = check_capacities(capacities)
+    n = caps.size
+    missing = [k for k in ACCESS_NAMES if k not in counts]
+    if missing:
+        raise ValueError(f"{policy}: the counts must include {list(ACCESS_NAMES)}; missing {missing}")
+    known = set(ACCESS_NAMES) | set(UPDATE_NAMES) | {"dirty_evictions"}
+    unknown = sorted(set(counts) - known)
+    if unknown:
+        raise ValueError(f"{policy}: unknown count name(s) {unknown}; allowed {sorted(known)}")
+
+    def over_caps(name, v):
+        v = np.asarray(v)
+        if v.shape != (n,):
+            raise ValueError(f"{policy}: {name} must have one value per capacity ({n}); got shape {v.shape}")
+        return (CAPACITY_DIM, v)
+
+    data = {"hits": over_caps("hits", hits),
+            "requests": (CAPACITY_DIM, np.full(n, int(requests), dtype=np.int64))}
+    data.update({k: over_caps(k, v) for k, v in counts.items()})
+    ds = xr.Dataset(data, coords={CAPACITY_DIM: caps, **{k: (CAPACITY_DIM, np.asarray(v))
+                                                          for k, v in (coords or {}).items()}})
+    ds["hit_ratio"] = ds["hits"] / ds["requests"] if requests else xr.zeros_like(ds["hits"], dtype=np.float64)
+    for k, v in (extra or {}).items():
+        ds[k] = v if isinstance(v, tuple) else over_caps(k, v)
+    ds[CAPACITY_DIM].attrs["units"] = "bytes"
+    ds["hit_ratio"].attrs.update(units="1", long_name="IO hit ratio (requests all of whose units were in the fast tier)")
+    for k in counts:
+        if k != "dirty_evictions":
+            size = io_bytes if k in ACCESS_NAMES else (cost_model.update_io_bytes if cost_model else io_bytes)
+            ds[k].attrs["units"] = f"{size}-byte operations"
+    if cost_model is not None:
+        ds["io_cost"] = io_cost(ds, cost_model)
+        ds["io_cost"].attrs.update(units="s", long_name="IO cost C_IO (vFRM Eq. 4, Table 3 latencies)")
+        ds["update_cost"] = update_cost(ds, cost_model)
+        ds["update_cost"].attrs.update(units="s", long_name="C_FlashUpdate (the Table 2(b) part of C_IO)")
+    ds.attrs.update({"policy": policy, "source": source, "io_bytes": int(io_bytes), **(attrs or {})})
+    return ds
+
+
+def queue_result(response, *, policy: str, source: str, extra: Mapping[str, Any] | None = None,
+                 attrs: Mapping[str, Any] | None = None) -> xr.Dataset:
+    """The result of a queueing system: per-job ``response_s`` over ``job`` (and ``replication`` for a
+    2-D input) and ``mean_response_s`` per replication. ``extra`` adds per-job variables of the same
+    shape (``departure_s``, ``site``, ...); ``None`` values are left out."""
+    response = np.asarray(response)
+    dims = ("job",) if response.ndim == 1 else ("replication", "job")
+    if response.ndim not in (1, 2):
+        raise ValueError(f"{policy}: response must be 1-D (jobs) or 2-D (replications x jobs); got {response.shape}")
+    data = {"response_s": (dims, response), "mean_response_s": (dims[:-1], response.mean(axis=-1))}
+    for k, v in (extra or {}).items():
+        if v is not None:
+            data[k] = (dims, np.asarray(v))
+    ds = xr.Dataset(data)
+    ds["response_s"].attrs.update(units="s", long_name="response time (waiting + service)")
+    ds["mean_response_s"].attrs.update(units="s", long_name="mean response time")
+    ds.attrs.update({"policy": policy, "source": source, **(attrs or {})})
+    return ds
