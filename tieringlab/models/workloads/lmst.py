@@ -35,10 +35,14 @@ Randomness: :func:`slot_states` draws every (ALUN, slot) state from ``fold_in(ke
 come from a NumPy generator seeded by ``fold_in(key, w + 1)``, so one slot can be generated without the
 others and the same key gives bit-identical I/Os whatever is generated before.
 
-Layout of a slot (:class:`SlotIO`): I/Os grouped **ALUN by ALUN** (``bounds[i]:bounds[i + 1]`` are ALUN
-``i``'s), sorted by time inside each ALUN (no global sort: the simulator merges the ALUN streams). The
-arrival times inside a Poisson segment are placed as sorted uniforms drawn by exponential spacings
-(``U_(i) = S_i / S_{c+1}``, ``S`` the cumulative sums of ``c + 1`` unit exponentials), so nothing is sorted.
+Layout of a slot (:class:`SlotIO`): all ALUNs' I/Os in one stream **sorted by time**, each labelled with
+its ALUN. It is drawn by superposition, which gives exactly the law of independent per-ALUN processes:
+given the MMPP phase paths, ALUN ``i`` is a Poisson process of piecewise-constant rate ``lambda_i(t)``; cut
+the slot at every rate change of any ALUN, and in each piece the superposition is Poisson with rate
+``Lambda = sum_i lambda_i`` whose points belong to ALUN ``i`` with probability ``lambda_i / Lambda``,
+independently. So each piece gets a Poisson count, sorted uniform times by exponential spacings
+(``U_(i) = S_i / S_{c+1}``, ``S`` the running sums of ``c + 1`` unit exponentials) and categorical labels:
+nothing is sorted or merged (the simulator consumes the stream in time order).
 """
 
 from __future__ import annotations
@@ -197,35 +201,23 @@ def slot_states(key, wp: LmstWorkloadParams) -> np.ndarray:
 
 
 class SlotIO(NamedTuple):
-    """The I/Os of one slot, grouped ALUN by ALUN and sorted by time inside each ALUN.
+    """The I/Os of one slot in one stream sorted by time (ties: generation order), labelled by ALUN.
 
-    ``time`` (s, absolute), ``size`` (bytes), ``offset`` (bytes inside the ALUN, uniform; ``None`` unless
-    asked for), ``bounds`` ``(n_aluns + 1,)`` (ALUN ``i``'s I/Os are ``bounds[i]:bounds[i + 1]``),
-    ``bursty`` ``(n_aluns,)`` the slot's states, ``sample_rate`` ``(n_aluns, samples_per_slot)`` the byte
-    rate (bytes/s) that arrived to each ALUN in each monitoring interval (Eq. 4's samples).
+    ``time`` (s, absolute), ``size`` (bytes), ``alun`` (int32), ``offset`` (bytes inside the ALUN, uniform;
+    ``None`` unless asked for); ``bursty`` ``(n_aluns,)`` the slot's states; ``counts`` ``(n_aluns,)`` I/Os
+    per ALUN; ``sample_rate`` ``(n_aluns, samples_per_slot)`` the byte rate (bytes/s) that arrived to each
+    ALUN in each monitoring interval (Eq. 4's samples).
     """
 
     slot: int
     t0: float
     time: np.ndarray
     size: np.ndarray
+    alun: np.ndarray
     offset: np.ndarray | None
-    bounds: np.ndarray
     bursty: np.ndarray
+    counts: np.ndarray
     sample_rate: np.ndarray
-
-
-def _segments_to_times(rng, seg_start, seg_len, seg_count):
-    """Sorted arrival times of Poisson segments: ``seg_count[g]`` points uniform on
-    ``[seg_start[g], seg_start[g] + seg_len[g])``, placed by exponential spacings (no sort; the unit
-    exponentials are drawn here, the running sums are a compiled pass). Segments in output order."""
-    from tieringlab.models.workloads import _lmst_native  # noqa: PLC0415  (numba on first use)
-
-    total = int(seg_count.sum())
-    e = rng.standard_exponential(total + seg_count.size)
-    return _lmst_native.segments_to_times(e, np.ascontiguousarray(seg_start, np.float64),
-                                          np.ascontiguousarray(seg_len, np.float64),
-                                          np.ascontiguousarray(seg_count, np.int64), np.empty(total))
 
 
 def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | None = None, *,
@@ -234,12 +226,14 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
 
     Idle (ALUN, slot): a Poisson process of the ALUN's idle I/O rate. Bursty: :func:`burst_mmpp` started
     from its stationary phase law; its phases alternate, so the sojourns are drawn as one array per
-    ALUN (exponential with the phase's leaving rate) and cut at the slot's end. Each sojourn (or idle
-    slot) is a Poisson segment: a Poisson count, then sorted uniform times. Sizes are exponential with
-    mean ``mean_io_bytes``; offsets (``offsets=True``) uniform in ``[0, alun_bytes - size)`` clipped at 0.
+    ALUN (exponential with the phase's leaving rate) and cut at the slot's end. The ALUNs' processes are
+    then drawn together by superposition (module docstring). Sizes are exponential with mean
+    ``mean_io_bytes``; offsets (``offsets=True``) uniform in ``[0, alun_bytes - size)`` clipped at 0.
 
     ``states``: the ``(n_aluns, n_slots)`` slot states (default: :func:`slot_states` of ``key``).
     """
+    from tieringlab.models.workloads import _lmst_native  # noqa: PLC0415  (numba on first use)
+
     if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < wp.n_slots:
         raise ValueError(f"slot must be an integer in [0, n_slots) = [0, {wp.n_slots}); got {slot!r}")
     if states is None:
@@ -251,16 +245,14 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     T = wp.slot_s
     idle_io = mean_byte_rates(wp) / wp.mean_io_bytes                   # I/O per second per ALUN
 
-    # phase paths of the bursty ALUNs (an MMPP(2) alternates phases): sojourn lengths, rates
+    # piecewise-constant rates: cut points of every ALUN (its phase changes), rate of each ALUN per piece
     b_idx = np.flatnonzero(bursty)
-    seg_alun = [np.flatnonzero(~bursty)]
-    seg_start = [np.zeros((~bursty).sum())]
-    seg_len = [np.full((~bursty).sum(), T)]
-    seg_rate = [idle_io[~bursty]]
+    cuts = [np.array([0.0, T])]
+    paths = []
     if b_idx.size:
         mms = [burst_mmpp(wp, r * wp.mean_io_bytes) for r in idle_io[b_idx]]
         lam = np.array([[float(m.lam1), float(m.lam2)] for m in mms])      # (nb, 2) high, low
-        leave = np.array([float(mms[0].r12), float(mms[0].r21)])            # same shape for all ALUNs
+        leave = np.array([float(mms[0].r12), float(mms[0].r21)])            # the same shape for every ALUN
         pi_high = float(mms[0].stationary()[0])
         M = int(2 * math.ceil(T * leave.prod() / leave.sum()) + 8 * math.sqrt(T * leave.max()) + 16)
         first_low = rng.random(b_idx.size) >= pi_high                       # start phase ~ stationary law
@@ -271,29 +263,30 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
             if np.all(end[:, -1] >= T):
                 break
             M *= 2
-        start = end - tau
-        live = start < T                                                     # sojourns that begin in the slot
-        seg_alun.append(np.repeat(b_idx, live.sum(axis=1)))
-        seg_start.append(start[live])
-        seg_len.append(np.minimum(end, T)[live] - start[live])
-        seg_rate.append(np.take_along_axis(lam, phase, axis=1)[live])
-    seg_alun = np.concatenate(seg_alun)
-    order = np.argsort(seg_alun, kind="stable")                             # ALUN by ALUN, time inside
-    seg_alun = seg_alun[order]
-    s_start = np.concatenate(seg_start)[order]
-    s_len = np.concatenate(seg_len)[order]
-    s_rate = np.concatenate(seg_rate)[order]
-    counts = rng.poisson(s_rate * s_len)
-    time = t0 + _segments_to_times(rng, s_start, s_len, counts)
-    per_alun = np.bincount(seg_alun, weights=counts, minlength=n).astype(np.int64)
-    bounds = np.concatenate([[0], np.cumsum(per_alun)])
-    size = rng.standard_exponential(time.size) * wp.mean_io_bytes
+        cuts.append(end[end < T])
+        paths = (end, np.take_along_axis(lam, phase, axis=1))
+    cut = np.unique(np.concatenate(cuts))                                    # piece k = [cut[k], cut[k+1])
+    mid = 0.5 * (cut[:-1] + cut[1:])
+    rate = np.broadcast_to(idle_io, (mid.size, n)).copy()                  # (pieces, ALUNs) I/O per s
+    if b_idx.size:
+        end, lam_ph = paths
+        which = np.array([np.searchsorted(end[q], mid, side="right") for q in range(b_idx.size)])  # per bursty ALUN
+        rate[:, b_idx] = np.take_along_axis(lam_ph, which, axis=1).T
+    total = rate.sum(axis=1)
+    length = np.diff(cut)
+    counts_piece = rng.poisson(total * length)
+    N = int(counts_piece.sum())
+    e = rng.standard_exponential(N + counts_piece.size)
+    u = rng.random(N)
+    cum = np.cumsum(rate, axis=1)
+    time = np.empty(N)
+    alun = np.empty(N, np.int32)
+    _lmst_native.fill_pieces(e, u, cut, counts_piece, cum, float(t0), time, alun)
+    size = rng.standard_exponential(N) * wp.mean_io_bytes
     off = None
     if offsets:
-        off = np.floor(rng.random(time.size) * np.maximum(wp.alun_bytes - size, 0.0))
-    # monitoring samples: bytes per (ALUN, interval) / interval length
-    from tieringlab.models.workloads import _lmst_native  # noqa: PLC0415
-
+        off = np.floor(rng.random(N) * np.maximum(wp.alun_bytes - size, 0.0))
     k = wp.samples_per_slot
-    sample = _lmst_native.sample_rates(time, size, bounds, float(t0), float(wp.sample_s), k, np.zeros((n, k)))
-    return SlotIO(int(slot), float(t0), time, size, off, bounds, bursty, sample)
+    sample = _lmst_native.sample_rates(time, size, alun, float(t0), float(wp.sample_s), k, np.zeros((n, k)))
+    counts = np.bincount(alun, minlength=n).astype(np.int64)
+    return SlotIO(int(slot), float(t0), time, size, alun, off, bursty, counts, sample)
