@@ -25,23 +25,15 @@ def table1_claim_id(name: str, column: str) -> str:
     return f"vfrm.table1.{name}.{column}"
 
 
-def rare_bins_share(category: str) -> str:
-    return f"vfrm.obs1.rare_bins_share.{category}"
-
-
-def hot_bins_per_day(category: str) -> str:
-    return f"vfrm.obs1.hot_bins_thousands_per_day.{category}"
-
-
-def next_day_capture(category: str) -> str:
-    return f"vfrm.obs2.next_day_capture.{category}"
-
-
+#: Ids of the per-category rows (``.format(category)``: friendly, unfriendly, cloudphysics).
+RARE_BINS_SHARE = "vfrm.obs1.rare_bins_share.{}"
+HOT_BINS_PER_DAY = "vfrm.obs1.hot_bins_thousands_per_day.{}"
+NEXT_DAY_CAPTURE = "vfrm.obs2.next_day_capture.{}"
 REACCESS_WITHIN_5MIN = "vfrm.obs2.reaccess_within_5min"
 POPULARITY_VARIES = "vfrm.obs3.popularity_varies_across_workloads"
 FIG1_SPIKE_PEAK = "vfrm.fig1.unfriendly_spike_peak_mb"
 FIG1_SPIKIER = "vfrm.fig1.unfriendly_spikier"
-RARE_BINS_CLOUDPHYSICS = rare_bins_share("cloudphysics")
+RARE_BINS_CLOUDPHYSICS = RARE_BINS_SHARE.format("cloudphysics")
 
 
 CLAIMS: list[Claim] = []
@@ -63,19 +55,19 @@ _TWIN_OBS = ("Measured on the twins, whose popularity structure is a modelling c
              "their hot-set sizes follow Obs. 1's 'thousands a day' per hot bin (tieringlab.traces.twins), so a "
              "'holds' on the twins confirms the model, not the paper; with traces.source=msr it tests the paper.")
 CLAIMS += [
-    *[Claim(id=rare_bins_share(cat), paper="vFRM", where="Sec. 3.3 Obs. 1",
+    *[Claim(id=RARE_BINS_SHARE.format(cat), paper="vFRM", where="Sec. 3.3 Obs. 1",
             text=f"Most bins are accessed rarely (< 10 times a day): the smallest share over the cache-{cat} "
                  f"Table 1 traces",
             paper_value="most bins", check=at_least(50.0), unit="%", source=SOURCE,
             note="'Most' read as more than half of the accessed 1 MB bins (documented threshold). " + _TWIN_OBS)
       for cat in ("friendly", "unfriendly")],
-    *[Claim(id=hot_bins_per_day(cat), paper="vFRM", where="Sec. 3.3 Obs. 1",
+    *[Claim(id=HOT_BINS_PER_DAY.format(cat), paper="vFRM", where="Sec. 3.3 Obs. 1",
             text=f"A small fraction of bins is accessed thousands of times a day: the smallest, over the cache-{cat} "
                  f"Table 1 traces, of each trace's busiest bin's accesses per day",
             paper_value="more than thousands of times a day", check=at_least(1000.0), unit="IOs/day",
             source=SOURCE, note=_TWIN_OBS)
       for cat in ("friendly", "unfriendly")],
-    *[Claim(id=next_day_capture(cat), paper="vFRM", where="Sec. 3.3 Obs. 2, Fig. 2",
+    *[Claim(id=NEXT_DAY_CAPTURE.format(cat), paper="vFRM", where="Sec. 3.3 Obs. 2, Fig. 2",
             text=f"IO popularity does not vary significantly over time: the smallest, over the cache-{cat} Table 1 "
                  f"traces, of the share of a day's IOs that go to the bins that took 80 % of the previous day's IOs",
             paper_value="does not vary significantly", check=at_least(0.7), unit="", source=SOURCE,

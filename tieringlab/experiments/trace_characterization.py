@@ -200,11 +200,11 @@ def claim_values(tab: xr.Dataset, obs: pd.DataFrame, peak: dict, spikiness: dict
         names = [n for n in msr if twins.TWINS[n].category == cat]
         if not names:
             continue
-        out[C.rare_bins_share(cat)] = (100 * obs.loc[names, "rare_share"].min(), None)
-        out[C.hot_bins_per_day(cat)] = (obs.loc[names, "max_daily_count"].min(), None)
+        out[C.RARE_BINS_SHARE.format(cat)] = (100 * obs.loc[names, "rare_share"].min(), None)
+        out[C.HOT_BINS_PER_DAY.format(cat)] = (obs.loc[names, "max_daily_count"].min(), None)
         capture = obs.loc[names, "next_day_capture"].dropna()
         if len(capture):
-            out[C.next_day_capture(cat)] = (capture.min(), None)
+            out[C.NEXT_DAY_CAPTURE.format(cat)] = (capture.min(), None)
     if msr:
         reaccess = tab["reaccess_ratio_pct"].to_series()
         out[C.REACCESS_WITHIN_5MIN] = (reaccess.loc[msr].min(), None)
