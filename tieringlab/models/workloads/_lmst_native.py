@@ -7,40 +7,70 @@ only when a slot is generated.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
 @njit(cache=False, nogil=True)
-def fill_pieces(e, u, cut, counts, cum, t0, time, alun):
+def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
     """Piece ``k = [cut[k], cut[k+1])`` holds ``counts[k]`` points: sorted times by exponential spacings
     (``U_(i) = S_i / S_{c+1}`` from the piece's ``c + 1`` unit exponentials of ``e``, consumed in order) and
-    labels drawn from the piece's cumulative rates ``cum[k]`` with the uniforms ``u`` (the first ALUN whose
-    cumulative rate exceeds ``u * total``). Writes ``time`` (``t0`` + offset) and ``alun``."""
+    labels drawn with probabilities ``rate[k] / sum(rate[k])`` by Walker's alias method (Vose's
+    construction; one uniform of ``u`` per point). Writes ``time`` (``t0`` + offset) and ``alun``."""
+    n = rate.shape[1]
+    prob = np.empty(n)
+    alias = np.empty(n, np.int64)
+    small = np.empty(n, np.int64)
+    large = np.empty(n, np.int64)
+    scaled = np.empty(n)
     p = 0
     q = 0
-    n_alun = cum.shape[1]
     for k in range(counts.shape[0]):
         c = counts[k]
+        if c > 0:
+            tot = 0.0
+            for i in range(n):
+                tot += rate[k, i]
+            ns = 0
+            nl = 0
+            for i in range(n):
+                scaled[i] = rate[k, i] * n / tot
+                alias[i] = i
+                if scaled[i] < 1.0:
+                    small[ns] = i
+                    ns += 1
+                else:
+                    large[nl] = i
+                    nl += 1
+            while ns > 0 and nl > 0:
+                ns -= 1
+                s = small[ns]
+                g = large[nl - 1]
+                prob[s] = scaled[s]
+                alias[s] = g
+                scaled[g] = (scaled[g] + scaled[s]) - 1.0
+                if scaled[g] < 1.0:
+                    nl -= 1
+                    small[ns] = g
+                    ns += 1
+            for i in range(nl):
+                prob[large[i]] = 1.0
+            for i in range(ns):
+                prob[small[i]] = 1.0           # rounding leftovers
         norm = 0.0
         for i in range(c + 1):
             norm += e[p + i]
         run = 0.0
         lo_t = cut[k]
         width = cut[k + 1] - cut[k]
-        tot = cum[k, n_alun - 1]
         for i in range(c):
             run += e[p + i]
             time[q + i] = t0 + (lo_t + (run / norm) * width)
-            x = u[q + i] * tot
-            lo = 0
-            hi = n_alun - 1
-            while lo < hi:                      # first index with cum > x
-                mid = (lo + hi) // 2
-                if cum[k, mid] > x:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            alun[q + i] = lo
+            x = u[q + i] * n
+            b = int(x)
+            if b > n - 1:
+                b = n - 1
+            alun[q + i] = b if (x - b) < prob[b] else alias[b]
         p += c + 1
         q += c
     return time

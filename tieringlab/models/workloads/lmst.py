@@ -41,7 +41,8 @@ given the MMPP phase paths, ALUN ``i`` is a Poisson process of piecewise-constan
 the slot at every rate change of any ALUN, and in each piece the superposition is Poisson with rate
 ``Lambda = sum_i lambda_i`` whose points belong to ALUN ``i`` with probability ``lambda_i / Lambda``,
 independently. So each piece gets a Poisson count, sorted uniform times by exponential spacings
-(``U_(i) = S_i / S_{c+1}``, ``S`` the running sums of ``c + 1`` unit exponentials) and categorical labels:
+(``U_(i) = S_i / S_{c+1}``, ``S`` the running sums of ``c + 1`` unit exponentials) and categorical labels
+(Walker's alias method, one uniform per I/O):
 nothing is sorted or merged (the simulator consumes the stream in time order).
 """
 
@@ -54,11 +55,12 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from tieringlab.arrays import numpy_rng
 from tieringlab.models.mmpp import MMPP2
 from tieringlab.units import GB, KB, MINUTE, MS
 
 __all__ = ["LmstWorkloadParams", "SlotIO", "AlunLayout", "alun_layout", "burst_mmpp", "slot_states",
-           "generate_slot", "mean_byte_rates", "rng_from_key"]
+           "generate_slot", "mean_byte_rates"]
 
 
 @dataclass(frozen=True)
@@ -170,11 +172,6 @@ def burst_mmpp(wp: LmstWorkloadParams, idle_byte_rate: float) -> MMPP2:
     return MMPP2(k * m, m * (1.0 - pi * k) / (1.0 - pi), r12, r12 * pi / (1.0 - pi))
 
 
-def rng_from_key(key) -> np.random.Generator:
-    """A NumPy generator seeded from a ``jax.random`` key (same key -> same draws)."""
-    return np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())
-
-
 def slot_states(key, wp: LmstWorkloadParams) -> np.ndarray:
     """``(n_aluns, n_slots)`` bool: True where the (ALUN, slot) is bursty.
 
@@ -183,7 +180,7 @@ def slot_states(key, wp: LmstWorkloadParams) -> np.ndarray:
     ``P(B -> B) = p + phi (1 - p)`` and ``P(I -> B) = p (1 - phi)`` (``phi`` = ``slot_persistence``). ALUNs
     of high-priority applications stay idle when ``bursts_high_priority`` is False.
     """
-    rng = rng_from_key(jax.random.fold_in(key, 0))
+    rng = numpy_rng(jax.random.fold_in(key, 0))
     p, phi = wp.burst_ratio, wp.slot_persistence
     u = rng.random((wp.n_aluns, wp.n_slots))
     if phi == 0.0:
@@ -239,7 +236,7 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     if states is None:
         states = slot_states(key, wp)
     bursty = np.asarray(states, bool)[:, slot]
-    rng = rng_from_key(jax.random.fold_in(key, int(slot) + 1))
+    rng = numpy_rng(jax.random.fold_in(key, int(slot) + 1))
     n = wp.n_aluns
     t0 = slot * wp.slot_s
     T = wp.slot_s
@@ -278,10 +275,9 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     N = int(counts_piece.sum())
     e = rng.standard_exponential(N + counts_piece.size)
     u = rng.random(N)
-    cum = np.cumsum(rate, axis=1)
     time = np.empty(N)
     alun = np.empty(N, np.int32)
-    _lmst_native.fill_pieces(e, u, cut, counts_piece, cum, float(t0), time, alun)
+    _lmst_native.fill_pieces(e, u, cut, counts_piece, np.ascontiguousarray(rate), float(t0), time, alun)
     size = rng.standard_exponential(N) * wp.mean_io_bytes
     off = None
     if offsets:
