@@ -543,12 +543,11 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
     L = n_w * n + 1                               # at most one migration per ALUN per window
 
     def fresh():
-        dsf = np.zeros((m, 3))
+        dsf = np.zeros((m, 2))
+        dsf[:, nat.F_FREE] = -np.inf
         dsf[:, nat.F_MIGARR] = np.nan
-        dsi = np.zeros((m, 3), np.int64)
-        dsi[:, nat.I_JOB] = -1
-        dsi[:, nat.I_MIG] = -1
-        mig_i = np.full((m, 7), -1, np.int64)
+        dsi = np.full((m, 1), -1, np.int64)
+        mig_i = np.full((m, 8), -1, np.int64)
         e = np.zeros(0)
         ei = np.zeros(0, np.int64)
         return {"mapping": layout.home.copy(), "alun_mig": np.full(n, -1, np.int64), "dsf": dsf, "dsi": dsi,
