@@ -25,7 +25,7 @@ def small_trace(seed=0, n=300):
 
 def test_every_paper_name_is_registered_once_with_its_kind():
     assert registry.names("trace") == ["ARC", "CAR", "G1-vFRM", "G2-vFRM", "LRU", "vFRM"]
-    assert registry.names("queueing") == ["ARA", "ARA_OPT", "ARA_PRED", "Qlen", "Rand"]
+    assert registry.names("queueing") == ["ARA", "ARA_OPT", "ARA_PRED", "LMST", "NMST", "Qlen", "Rand", "SMST"]
     for name in registry.names():
         spec = registry.get(name)
         assert spec.name == name and spec.kind in contract.KINDS and spec.source

@@ -99,7 +99,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from tieringlab.arrays import choice
+from tieringlab.arrays import bucket, choice
 from tieringlab.models import queueing
 from tieringlab.models.devices import LMST_TIERS
 from tieringlab.models.workloads import lmst as wl
@@ -391,12 +391,24 @@ def plan_window(p: LmstParams, layout: SystemLayout, samples, samples_next, s_D,
     occupied = np.stack([np.bincount(mapping[c], minlength=layout.m) for c in range(C)]) + np.asarray(reserved)
     free = (layout.slots - occupied).astype(np.int32)
     s_Db = np.broadcast_to(np.asarray(s_D, float), (C, layout.m))
-    out = _plan_batch(jnp.asarray(lam_A), jnp.asarray(lam_An), jnp.asarray(s_Db), jnp.asarray(mapping),
-                      jnp.asarray(~migrating), jnp.asarray(free), jnp.asarray(layout.alun_class), jnp.asarray(layout.mu),
+    # padded to size classes (ALUNs: idle, never eligible; parameter sets: copies of the last), so that the
+    # jitted scan compiles once per class, not per workload and sweep length
+    nb, cb = bucket(n, minimum=64), bucket(C)
+
+    def pad(x, fill, axis_n=True):
+        x = np.asarray(x)
+        if axis_n:
+            x = np.concatenate([x, np.full(x.shape[:-1] + (nb - n,), fill, x.dtype)], axis=-1)
+        return np.concatenate([x, np.repeat(x[-1:], cb - C, axis=0)], axis=0) if x.ndim and x.shape[0] == C else x
+
+    kn = {name: np.concatenate([k[name], np.repeat(k[name][-1:], cb - C)]) for name in k}
+    out = _plan_batch(jnp.asarray(pad(lam_A, 0.0)), jnp.asarray(pad(lam_An, 0.0)), jnp.asarray(pad(s_Db, 0.0, False)),
+                      jnp.asarray(pad(mapping, 0)), jnp.asarray(pad(~migrating, False)), jnp.asarray(pad(free, 0, False)),
+                      jnp.asarray(np.r_[layout.alun_class, np.zeros(nb - n, np.int64)]), jnp.asarray(layout.mu),
                       jnp.asarray(layout.fast), jnp.asarray(layout.sla), float(p.window_s), float(alun_bytes),
-                      jnp.asarray(k["e"]), jnp.asarray(k["beta"]), jnp.asarray(k["tau_h"]), jnp.asarray(k["tau_l"]),
-                      jnp.asarray(k["rho_max"]), p.timing == "lookahead", bool(p.rt_check_backward))
-    alun, dst, acc, kind, est = (np.asarray(x) for x in out)
+                      jnp.asarray(kn["e"]), jnp.asarray(kn["beta"]), jnp.asarray(kn["tau_h"]), jnp.asarray(kn["tau_l"]),
+                      jnp.asarray(kn["rho_max"]), p.timing == "lookahead", bool(p.rt_check_backward))
+    alun, dst, acc, kind, est = (np.asarray(x)[:C] for x in out)
     plans = []
     fwd = np.zeros((C, n), bool)
     for c in range(C):                       # compaction of C small arrays (parameter sets, not jobs)
@@ -766,6 +778,8 @@ def _result(systems, configs, layout, workload, st, burst_ts, *, io_order, keep_
     coords = {
         "config": np.arange(C),
         "policy": ("config", np.array([p.policy.upper() for p in cfg])),
+        "label": ("config", np.array([p.policy.upper() + ("-lookahead" if p.timing == "lookahead" else "")
+                                      for p in cfg])),
         "timing": ("config", np.array([p.timing for p in cfg])),
         **{k: ("config", np.array([float(getattr(p, k)) for p in cp])) for k in VECTOR_KNOBS},
         "app": np.arange(layout.app_class.size),
@@ -774,6 +788,7 @@ def _result(systems, configs, layout, workload, st, burst_ts, *, io_order, keep_
         "tier": ("disk", np.where(layout.fast, "SSD", "FC")),
         "window": np.arange(workload.n_slots),
         "replication": np.arange(R),
+        "migration": np.arange(M),
     }
     ds = xr.Dataset({k: (v[0], v[1], v[2]) for k, v in data.items()}, coords=coords)
     if keep_jobs:
@@ -808,9 +823,11 @@ def run(params: LmstParams, arrivals=None, services=None, key=None, *, workload:
       size / ``mu_{D_j}``, and the disk changes with migrations), ``alun`` the ALUN of each I/O (the layout of
       ``workload``: ALUNs numbered application by application, SLA^H applications first).
 
-    ``baselines``: other names among "NMST", "LMST", "SMST" run on the same I/Os in the same call (paired
-    comparisons; the I/Os are generated once). Sequence-valued knobs of ``params`` (:data:`VECTOR_KNOBS`)
-    run one parameter set each (a Fig. 16 sweep is one call; SMST baselines take the same sets, NMST one).
+    ``baselines``: other systems run on the same I/Os in the same call (paired comparisons; the I/Os are
+    generated once): names among "NMST", "LMST", "SMST", or ``(name, {field: value})`` for a variant
+    (``("LMST", {"timing": "lookahead"})``); a baseline takes the first parameter set of ``params``.
+    Sequence-valued knobs of ``params`` (:data:`VECTOR_KNOBS`) run one parameter set each (a Fig. 16 sweep
+    is one call).
 
     Returns a Dataset over ``replication`` x ``config`` (coordinates ``policy``, ``timing`` and the knobs)
     with ``mean_response_s`` (= ``m_resp_s``, M_Resp), ``v_ratio``, ``v_time_s``, per ``app`` and per
@@ -824,17 +841,17 @@ def run(params: LmstParams, arrivals=None, services=None, key=None, *, workload:
     if not isinstance(workload, wl.LmstWorkloadParams):
         raise TypeError(f"workload must be tieringlab.models.workloads.lmst.LmstWorkloadParams; got {type(workload).__name__}")
     systems = [params]
+    first = {k: float(np.ravel(np.asarray(getattr(params, k), float))[0]) for k in VECTOR_KNOBS}
     for b in baselines:
-        name = str(b).lower()
+        name, over = (b, {}) if isinstance(b, str) else (b[0], dict(b[1]) if len(b) > 1 else {})
+        name = str(name).lower()
         if name not in POLICIES:
-            raise ValueError(f"baselines must name systems of this simulator, {[x.upper() for x in POLICIES]}; got {b!r}")
-        if name == params.policy or name in [s.policy for s in systems]:
-            continue
-        bp = dataclasses.replace(params, policy=name)
-        if name == "nmst":                       # NMST has no knobs: one parameter set
-            bp = dataclasses.replace(bp, **{k: float(np.ravel(np.asarray(getattr(params, k), float))[0])
-                                            for k in VECTOR_KNOBS})
-        systems.append(bp)
+            raise ValueError(f"baselines must name systems of this simulator, {[x.upper() for x in POLICIES]} "
+                             f"(optionally as (name, {{field: value}})); got {b!r}")
+        bad = sorted(set(over) - {f.name for f in dataclasses.fields(LmstParams)} | ({"policy"} & set(over)))
+        if bad:
+            raise ValueError(f"baselines: {b!r} overrides unknown or fixed LmstParams fields {bad}")
+        systems.append(dataclasses.replace(params, policy=name, **{**first, **over}))
     if arrivals is None and services is None:
         if alun is not None:
             raise ValueError("alun is given only with arrivals and services (the I/Os)")
