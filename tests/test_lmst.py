@@ -227,8 +227,8 @@ def test_nmst_disk_is_the_priority_queue_model_bit_for_bit():
 def test_poisson_loads_match_mm1_and_cobham():
     # burst ratio 0: every ALUN Poisson, exponential sizes -> each disk is M/M/1 (Eq. 9 is exact), and a
     # disk shared by both classes is Cobham's non-preemptive priority queue
-    wp = W.LmstWorkloadParams(n_slots=2, slot_s=600.0, sample_s=60.0, burst_ratio=0.0)
-    p = L.LmstParams(policy="nmst", window_s=600.0)
+    wp = W.LmstWorkloadParams(n_slots=2, slot_s=300.0, sample_s=30.0, burst_ratio=0.0)
+    p = L.LmstParams(policy="nmst", window_s=300.0)
     lay = L.system_layout(p, wp)
     home = lay.home.copy()
     home[20:25] = 0                                        # five SLA^L ALUNs on SSD 0 with ten SLA^H ones
@@ -388,3 +388,67 @@ def test_alpha_makes_eq8_conservative():
     # Eq. 8 on an SSD for SLA^L: lam_bar + lam_A <= SLA mu^2 / (s + SLA mu) = 495.05 KB/ms; the SSD holds 470:
     # lam_A = 8 + alpha 6 -> 478, 484 pass, 496 fails
     assert got == [True, True, False]
+
+
+# ------------------------------------------------------------------------------------------ batching, seeds, errors
+
+SMALL_WP = W.LmstWorkloadParams(n_high_apps=1, n_low_apps=2, aluns_per_app=5, n_slots=3, slot_s=60.0, sample_s=3.0,
+                                alun_bytes=50 * MB, burst_high_share=0.1, burst_peak_ratio=7.0)
+SMALL_P = dict(window_s=60.0, disk_capacity_bytes=20 * 50 * MB)
+
+
+def test_vector_knobs_baselines_seeds_and_threads():
+    keys = jax.random.split(jax.random.key(3), 2)
+    p = L.LmstParams(alpha=(0.0, 0.3), e=(0.0, -0.05), **SMALL_P)
+    ds = registry.run("LMST", None, None, params=p, key=keys, workload=SMALL_WP,
+                      baselines=("NMST", ("LMST", {"timing": "lookahead"}), "SMST"))
+    assert list(ds.label.values) == ["LMST", "LMST", "NMST", "LMST-lookahead", "SMST"]
+    assert list(ds.alpha.values) == [0.0, 0.3, 0.0, 0.0, 0.0] and ds.sizes["replication"] == 2
+    assert int(ds.migrations_started.sum()) > 0                           # premise: the systems migrate
+    # each parameter set of the batch equals its own run, bit for bit, whatever the thread count
+    one = L.run(L.LmstParams(alpha=0.3, e=-0.05, **SMALL_P), key=keys, workload=SMALL_WP, threads=1)
+    for v in ("m_resp_s", "v_ratio", "mgr_resp_s", "disk_utilization", "mgr_ratio"):
+        np.testing.assert_array_equal(ds[v].isel(config=1).values, one[v].isel(config=0).values)
+    # the NMST of the batch is the NMST of its own call; the same key gives the same numbers
+    nm = registry.run("NMST", None, None, params=L.LmstParams(policy="nmst", **SMALL_P), key=keys, workload=SMALL_WP)
+    np.testing.assert_array_equal(ds.m_resp_s.isel(config=2).values, nm.m_resp_s.isel(config=0).values)
+    assert int(nm.migrations_started.sum()) == 0 and float(nm.mgr_ratio.max()) == 0.0
+    # Burst_TS counts the generator's bursty slots of the FC-home ALUNs
+    st = W.slot_states(keys[0], SMALL_WP)
+    assert int(ds.burst_ts[0]) == int(st[5:].sum())
+
+
+def test_bad_input_names_the_parameter():
+    t = np.array([0.0, 1.0, 2.0])
+    size = np.full(3, 1e5)
+    alun = np.array([0, 1, 2])
+    with pytest.raises(KeyError, match="unknown policy 'XMST'"):
+        registry.get("XMST")
+    with pytest.raises(ValueError, match="policy must be one of 'nmst', 'lmst', 'smst'"):
+        L.LmstParams(policy="fmst")
+    with pytest.raises(ValueError, match="baselines must name systems"):
+        L.run(L.LmstParams(**SMALL_P), t, size, workload=SMALL_WP, alun=alun, baselines=("ARA",))
+    with pytest.raises(ValueError, match=r"arrivals must be non-decreasing .*arrivals\[1\]"):
+        L.run(L.LmstParams(**SMALL_P), t[::-1], size, workload=SMALL_WP, alun=alun)
+    with pytest.raises(ValueError, match=r"services are the I/O sizes in bytes and must be finite and >= 0; services\[2\]"):
+        L.run(L.LmstParams(**SMALL_P), t, np.array([1e5, 1e5, -1.0]), workload=SMALL_WP, alun=alun)
+    with pytest.raises(ValueError, match=r"alun must lie in \[0, n_aluns\) = \[0, 15\)"):
+        L.run(L.LmstParams(**SMALL_P), t, size, workload=SMALL_WP, alun=np.array([0, 1, 99]))
+    with pytest.raises(ValueError, match="fc_rate must be a positive finite number"):
+        L.LmstParams(fc_rate=-160e6)
+    with pytest.raises(ValueError, match="disk_capacity_bytes must be a positive integer"):
+        L.LmstParams(disk_capacity_bytes=-1)
+    with pytest.raises(ValueError, match="idle_rate_high must be a positive"):
+        W.LmstWorkloadParams(idle_rate_high=-1.0)
+    with pytest.raises(ValueError, match=r"alun_class must be 0 \(SLA\^H\) or 1 \(SLA\^L\)"):
+        L.run(L.LmstParams(**SMALL_P), t, size, workload=SMALL_WP, alun=alun, alun_class=np.full(15, 2))
+    with pytest.raises(ValueError, match="tau_l < tau_h"):
+        L.LmstParams(tau_l=9e6, tau_h=8e6)
+    with pytest.raises(ValueError, match="must have one length"):
+        L.LmstParams(alpha=(0.1, 0.2), e=(0.0, 0.1, 0.2))
+    with pytest.raises(ValueError, match="window_s .* must equal the workload's slot_s"):
+        L.run(L.LmstParams(), t, size, workload=SMALL_WP, alun=alun)
+    with pytest.raises(ValueError, match="the workload does not fit"):
+        L.run(L.LmstParams(window_s=60.0, disk_capacity_bytes=50 * MB), t, size, workload=SMALL_WP, alun=alun)
+    with pytest.raises(ValueError, match="draws its workload from key"):
+        L.run(L.LmstParams(**SMALL_P), workload=SMALL_WP)
