@@ -473,7 +473,7 @@ def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
                                            num["probe_window_s"])
             sc, (m, b, conf, r2) = autotiering_monitor(num, tiers, caps, meas, samples, c["hist"], place)
             dest, _ = tier_major_greedy(sc.score, sc.eligible, sc.cap, cap3, pinned)
-            diag = dict(pred_lat=sc.lat, score=sc.score, slope=m, intercept=b, conf=conf, r2=r2)
+            diag = dict(pred_lat=sc.lat, score=sc.score, slope=m, intercept=b, conf=conf, r2=r2, samples=samples)
             return dest, sc.hist, c["acc"], c["n_acc"], diag
 
         def greedy(_):
@@ -485,7 +485,8 @@ def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
             cap_ = jnp.concatenate([cap, jnp.full((n_t, 1), jnp.inf)], axis=-1)
             dest, _ = tier_major_greedy(score, elig, usage3, cap_, pinned)
             diag = dict(pred_lat=zeros_tv, score=score, slope=jnp.zeros(n_v), intercept=jnp.zeros(n_v),
-                        conf=jnp.zeros(n_v), r2=jnp.zeros(n_v))
+                        conf=jnp.zeros(n_v), r2=jnp.zeros(n_v),
+                        samples=jnp.zeros((n_v, num["levels"].shape[0], n_samples)))
             return dest, c["hist"], jnp.where(decide, 0.0, acc), jnp.where(decide, 0.0, n_acc), diag
 
         dest, hist, acc, n_acc, diag = jax.lax.cond(num["is_at"], autotiering, greedy, None)
@@ -560,28 +561,29 @@ def simulate(kind: str, params, observations: xr.Dataset, key=None, sim: af.Data
         outs = jax.vmap(run)(env, jax.random.split(key, env.size.shape[0]))
     else:
         outs = run(env, key)
-    return _label(outs, observations, has_seed, who, kind)
+    return _label(outs, observations, has_seed, who, kind, np.asarray(num["levels"]))
 
 
-def _label(outs, obs, has_seed, policy, kind):
+def _label(outs, obs, has_seed, policy, kind, levels_s):
     lead = ("seed",) if has_seed else ()
     e, t, d, v = "epoch", "tier", "direction", "vmdk"
     dims = {"iops": (e, t, d), "bytes_per_s": (e, t, d), "latency_s": (e, t, d), "tier_of": (e, v),
             "moved_bytes": (e, v), "started": (e, v), "dst": (e, v), "vmdk_iops": (e, v, d),
             "vmdk_latency_s": (e, v), "rho": (e, t), "mig_util": (e, t), "decided": (e,),
             "pred_lat": (e, t, v), "score": (e, t, v), "slope": (e, v), "intercept": (e, v), "conf": (e, v),
-            "r2": (e, v)}
+            "r2": (e, v), "samples": (e, v, "level", "sample")}
     data = {k: (lead + dims[k], np.asarray(val)) for k, val in outs.items()}
     coords = {"epoch": obs["epoch"].values, "tier": obs["tier"].values, "direction": list(_DIRECTIONS),
-              "vmdk": obs["vmdk"].values}
+              "vmdk": obs["vmdk"].values, "level": levels_s}
     if has_seed:
         coords["seed"] = obs["seed"].values
     ds = xr.Dataset(data, coords=coords)
-    for c in ("vm", "workload", "is_data"):
+    for c in ("vm", "workload", "is_data", "label"):
         if c in obs.coords or c in obs:
             ds = ds.assign_coords({c: ("vmdk", obs[c].values if obs[c].dims == ("vmdk",) else obs[c].isel(seed=0).values)})
     units = {"iops": "IO/s", "bytes_per_s": "bytes/s", "latency_s": "s", "moved_bytes": "bytes", "vmdk_iops": "IO/s",
-             "vmdk_latency_s": "s", "pred_lat": "s", "intercept": "s", "rho": "1", "mig_util": "1"}
+             "vmdk_latency_s": "s", "pred_lat": "s", "intercept": "s", "rho": "1", "mig_util": "1", "samples": "s",
+             "level": "s"}
     for k, u in units.items():
         if k in ds:
             ds[k].attrs["units"] = u
