@@ -335,8 +335,6 @@ def tsscs_example(res: xr.Dataset, p: AutoTieringExperimentParams, seed: int = 0
     tiers' ``L_t`` (Table II ``tierLatency``, as AutoTiering measured it), the predicted latency on every tier
     (estimateAvgLat, A1.35) and the simulator's latency after actually moving the VMDK there (what-if solves
     of the same epoch: the truth AutoTiering never sees)."""
-    from tieringlab.policies.autotiering import Measured, tier_latency  # noqa: PLC0415
-
     r = res.sel(policy="AutoTiering").isel(seed=seed, epoch=epoch)
     tiers = af.tier_arrays(autotiering_tier_table(), p.n_disks)
     sim = sim_params(p)
@@ -346,9 +344,9 @@ def tsscs_example(res: xr.Dataset, p: AutoTieringExperimentParams, seed: int = 0
     io = np.asarray(res["io_bytes"].isel(seed=seed).values)
     win = np.asarray(res["window"].isel(seed=seed).values)
     x_rw = np.asarray(r["vmdk_iops"].values)
-    meas = Measured(tier=place, iops_rw=x_rw, bytes_rw=x_rw * io[:, None], lat=np.asarray(r["vmdk_latency_s"].values),
+    meas = af.Measured(tier=place, iops_rw=x_rw, bytes_rw=x_rw * io[:, None], lat=np.asarray(r["vmdk_latency_s"].values),
                     size=np.asarray(res["size_bytes"].isel(seed=seed).values))
-    lt = np.asarray(tier_latency(meas, tiers, 32))
+    lt = np.asarray(af.tier_latency(meas, tiers, 32))
     mig = np.asarray(r["mig_util"].values)
     busy = np.flatnonzero(res["is_data"].values & (x_rw.sum(axis=1) > 100))
     chosen = []

@@ -54,7 +54,7 @@ import numpy as np
 
 from tieringlab.arrays import is_concrete
 from tieringlab.models.queueing import mmc_mean_wait
-from tieringlab.units import MiB
+from tieringlab.units import KiB, MiB
 
 __all__ = [
     "TIER_COLUMNS",
@@ -71,6 +71,9 @@ __all__ = [
     "probe_samples",
     "migration_step",
     "first_fit",
+    "Measured",
+    "tier_latency",
+    "check_fits",
 ]
 
 #: Columns a tier table must have (per-disk figures of Table IV, library units), besides ``n_disks``.
@@ -364,6 +367,35 @@ def probe_samples(key, tiers: TierArrays, sim: DatacenterParams, place, lam, rea
     eps = jax.random.normal(key, lat.shape + (int(n_samples),), dtype=jnp.float64)
     sd = lat * sim.cv_io / jnp.sqrt(n_io)
     return jnp.maximum(lat[..., None] + sd[..., None] * eps, 1e-9), n_io
+
+
+# ----------------------------------------------------------------------------- what an IO Filter measures
+
+
+class Measured(NamedTuple):
+    """The IO Filter's view of one monitor epoch (shape (V,) or (T,)); the only input of the policies."""
+
+    tier: jax.Array        #: (V,) tier that served the VMDK during the epoch
+    iops_rw: jax.Array     #: (V, 2) served IO/s [read, write]
+    bytes_rw: jax.Array    #: (V, 2) served bytes/s
+    lat: jax.Array         #: (V,) mean latency of the VMDK's IOs (s)
+    size: jax.Array        #: (V,) VMDK size, bytes (hypervisor API, A1.32)
+
+
+def tier_latency(meas: Measured, tiers: TierArrays, fallback_qd):
+    """``tierLatency[t]`` = ``L_t`` (Table II: the tier's average IO latency without injected latency):
+    the IO-weighted mean measured latency of the VMDKs the tier served; a tier that served no IO gets
+    the datasheet's unloaded 4 KiB latency at the measured global read mix."""
+    n_t = tiers.n_disks.shape[0]
+    oh = (meas.tier[:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
+    x = jnp.sum(meas.iops_rw, axis=1)
+    w = oh.T @ x
+    lt = (oh.T @ (x * meas.lat)) / jnp.where(w > 0, w, 1.0)
+    tot = jnp.sum(meas.iops_rw, axis=0)
+    f = jnp.where(jnp.sum(tot) > 0, tot[0] / jnp.where(jnp.sum(tot) > 0, jnp.sum(tot), 1.0), 0.5)
+    l0 = unloaded_latency(tiers, jnp.float64(4 * KiB), fallback_qd)        # (T, 2)
+    return jnp.where(w > 0, lt, f * l0[:, 0] + (1 - f) * l0[:, 1])
+
 
 
 @partial(jax.jit, static_argnames=("sim",))

@@ -8,11 +8,11 @@ their offered demand per epoch); a ``jax.lax.scan`` over monitor epochs runs, in
 
 1. the in-flight VMDK copies (:func:`tieringlab.models.allflash.migration_step`, same for every policy);
 2. the contention fixed point (:func:`tieringlab.models.allflash.serve`);
-3. the IO Filter's view, :class:`Measured`: per VMDK and per tier, served IOPS, bytes/s and mean
+3. the IO Filter's view, :class:`~tieringlab.models.allflash.Measured`: per VMDK and per tier, served IOPS, bytes/s and mean
    latency; for AutoTiering also its TSSCS probe samples (:func:`tieringlab.models.allflash.probe_samples`);
 4. the policy's monitor step and, at migration epochs, its placement. The decision functions
    (:func:`autotiering_monitor`, :func:`greedy_baseline_decide`, :func:`tier_major_greedy`) take only
-   :class:`Measured` fields and the datasheet caps: **no policy sees the offered demand or the
+   :class:`~tieringlab.models.allflash.Measured` fields and the datasheet caps: **no policy sees the offered demand or the
    simulator's true latencies**; AutoTiering knows only what its calibration measures.
 
 AutoTiering, line by line (reading notes ``autotiering.md`` Sec. 2-3 and 6.2; readings marked [R]):
@@ -68,7 +68,7 @@ from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.units import KiB, MB, US
 
 __all__ = [
-    "AutoTieringParams", "GreedyTieringParams", "Measured", "AtScores",
+    "AutoTieringParams", "GreedyTieringParams", "AtScores",
     "autotiering_scores", "tier_major_greedy", "place_leftovers", "autotiering_monitor",
     "greedy_baseline_decide", "run_autotiering", "run_idt", "run_edt", "simulate",
 ]
@@ -210,31 +210,6 @@ class GreedyTieringParams:
 # ============================================================================ what a controller sees
 
 
-class Measured(NamedTuple):
-    """The IO Filter's view of one monitor epoch (shape (V,) or (T,)); the only input of the policies."""
-
-    tier: jax.Array        #: (V,) tier that served the VMDK during the epoch
-    iops_rw: jax.Array     #: (V, 2) served IO/s [read, write]
-    bytes_rw: jax.Array    #: (V, 2) served bytes/s
-    lat: jax.Array         #: (V,) mean latency of the VMDK's IOs (s)
-    size: jax.Array        #: (V,) VMDK size, bytes (hypervisor API, A1.32)
-
-
-def tier_latency(meas: Measured, tiers: af.TierArrays, fallback_qd):
-    """``tierLatency[t]`` = ``L_t`` (Table II: the tier's average IO latency without injected latency):
-    the IO-weighted mean measured latency of the VMDKs the tier served; a tier that served no IO gets
-    the datasheet's unloaded 4 KiB latency at the measured global read mix."""
-    n_t = tiers.n_disks.shape[0]
-    oh = (meas.tier[:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
-    x = jnp.sum(meas.iops_rw, axis=1)
-    w = oh.T @ x
-    lt = (oh.T @ (x * meas.lat)) / jnp.where(w > 0, w, 1.0)
-    tot = jnp.sum(meas.iops_rw, axis=0)
-    f = jnp.where(jnp.sum(tot) > 0, tot[0] / jnp.where(jnp.sum(tot) > 0, jnp.sum(tot), 1.0), 0.5)
-    l0 = af.unloaded_latency(tiers, jnp.float64(4 * KiB), fallback_qd)        # (T, 2)
-    return jnp.where(w > 0, lt, f * l0[:, 0] + (1 - f) * l0[:, 1])
-
-
 # ============================================================================ AutoTiering scoring
 
 
@@ -368,11 +343,11 @@ def at_calibrate(levels, samples):
     return m, b, conf, r2
 
 
-def autotiering_monitor(num, tiers, caps, meas: Measured, samples, hist, cur_tier):
+def autotiering_monitor(num, tiers, caps, meas: af.Measured, samples, hist, cur_tier):
     """One AutoTiering monitor step (A1.3-6): calibration, capacity matrices, scores. Sees only ``meas``
     and the probe ``samples`` (V, L, S). Returns ``(AtScores, (m, b, conf, r2))``."""
     m, b, conf, r2 = at_calibrate(num["levels"], samples)
-    lt = tier_latency(meas, tiers, num["fallback_qd"])
+    lt = af.tier_latency(meas, tiers, num["fallback_qd"])
     x = jnp.sum(meas.iops_rw, axis=1)
     bts = jnp.sum(meas.bytes_rw, axis=1)
     io = jnp.where(x > 0, bts / jnp.where(x > 0, x, 1.0), 4.0 * KiB)      # avgIOSize, measured
@@ -457,7 +432,7 @@ def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
         # 2. contention fixed point with the copies
         r = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, mig_util)
         # 3. the IO Filter's view
-        meas = Measured(tier=c["place"], iops_rw=r.x_rw, bytes_rw=r.x_rw * env.io_bytes[:, None], lat=r.lat,
+        meas = af.Measured(tier=c["place"], iops_rw=r.x_rw, bytes_rw=r.x_rw * env.io_bytes[:, None], lat=r.lat,
                         size=env.size)
         # copies that finished switch tier at the end of the epoch
         place = jnp.where(done, c["dst"], c["place"])
