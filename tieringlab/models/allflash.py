@@ -382,10 +382,15 @@ class Measured(NamedTuple):
     size: jax.Array        #: (V,) VMDK size, bytes (hypervisor API, A1.32)
 
 
-def tier_latency(meas: Measured, tiers: TierArrays, fallback_qd):
-    """``tierLatency[t]`` = ``L_t`` (Table II: the tier's average IO latency without injected latency):
-    the IO-weighted mean measured latency of the VMDKs the tier served; a tier that served no IO gets
-    the datasheet's unloaded 4 KiB latency at the measured global read mix."""
+def tier_latency(meas: Measured, tiers: TierArrays, fallback_qd, datasheet=False):
+    """``tierLatency[t]`` = ``L_t`` (Table II: "original average I/O latency (without injected latency) of
+    tier t"), in one of two readings:
+
+    - measured (default, reading notes 6.2 item 8): the IO-weighted mean measured latency of the VMDKs the
+      tier served in the epoch; a tier that served no IO falls back to the datasheet value;
+    - ``datasheet`` (may be traced): the tier's unloaded 4 KiB latency ``qd / IOPS + 4 KiB / BW`` at the
+      measured global read mix, i.e. the device's own latency, independent of what the tier hosts.
+    """
     n_t = tiers.n_disks.shape[0]
     oh = (meas.tier[:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
     x = jnp.sum(meas.iops_rw, axis=1)
@@ -394,8 +399,8 @@ def tier_latency(meas: Measured, tiers: TierArrays, fallback_qd):
     tot = jnp.sum(meas.iops_rw, axis=0)
     f = jnp.where(jnp.sum(tot) > 0, tot[0] / jnp.where(jnp.sum(tot) > 0, jnp.sum(tot), 1.0), 0.5)
     l0 = unloaded_latency(tiers, jnp.float64(4 * KiB), fallback_qd)        # (T, 2)
-    return jnp.where(w > 0, lt, f * l0[:, 0] + (1 - f) * l0[:, 1])
-
+    sheet = f * l0[:, 0] + (1 - f) * l0[:, 1]
+    return jnp.where((w > 0) & ~jnp.asarray(datasheet), lt, sheet)
 
 
 @partial(jax.jit, static_argnames=("sim",))

@@ -62,7 +62,7 @@ import xarray as xr
 
 from tieringlab.arrays import choice
 from tieringlab.models import allflash as af
-from tieringlab.models.regression import calibrate, fit_lines
+from tieringlab.models.regression import calibrate
 from tieringlab.models.temperature import perf_score
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.units import KiB, MB, US
@@ -77,7 +77,6 @@ SOURCE = "AutoTiering paper (Yang et al.) Sec. IV, Alg. 1-2, Eq. 6-7"
 SOURCE_BASELINES = "AutoTiering paper Sec. V-A (IDT; EDT after Guerra et al., FAST 2011), per VMDK"
 
 _DIRECTIONS = ("read", "write")
-_RESOURCES = ("P", "B", "S")
 
 
 def _pos(name, v, *, strict=True):
@@ -112,8 +111,10 @@ class AutoTieringParams:
     - TSSCS (Sec. IV-2): ``levels_s`` = (0, 50, 100, 200) µs injected, ``n_samples`` = 5 per level, each
       sample the mean latency over a ``probe_window_s`` = 1 s window.
     - ``mig_speed_floor`` = 1 MB/s: migration speed floor (A2.17 on a saturated tier: large, finite cost).
-    - ``fallback_qd`` = 32: ``tierLatency`` of a tier that served no IO is the datasheet's unloaded
-      4 KiB latency ``qd / IOPS + 4 KiB / BW`` at the measured global read mix.
+    - ``tier_latency`` "measured": ``L_t`` of A1.35 is the IO-weighted mean latency the tier's VMDKs
+      measured (notes 6.2 item 8); "datasheet": the tier's unloaded 4 KiB latency (Table II's "original"
+      latency read as the device's own). ``fallback_qd`` = 32: the datasheet latency uses
+      ``qd / IOPS + 4 KiB / BW`` at the measured global read mix (also for a tier that served no IO).
     """
 
     monitor_epoch_s: float = 300.0
@@ -130,6 +131,7 @@ class AutoTieringParams:
     n_samples: int = 5
     probe_window_s: float = 1.0
     mig_speed_floor: float = 1 * MB
+    tier_latency: str = "measured"
     fallback_qd: int = 32
 
     def __post_init__(self):
@@ -152,6 +154,7 @@ class AutoTieringParams:
             raise ValueError(f"AutoTieringParams.aging_factor must lie in [0, 1); got {self.aging_factor!r}")
         _pos("AutoTieringParams.wet_mig", self.wet_mig, strict=False)
         choice("AutoTieringParams.history", self.history, ("A", "B"), what="Eq. 7 vs Alg. 2 line 14")
+        choice("AutoTieringParams.tier_latency", self.tier_latency, ("measured", "datasheet"))
         lv = np.asarray(self.levels_s, float)
         if lv.ndim != 1 or lv.size < 2 or np.any(lv < 0) or np.unique(lv).size != lv.size:
             raise ValueError(f"AutoTieringParams.levels_s must be >= 2 distinct injected latencies >= 0 s "
@@ -347,7 +350,7 @@ def autotiering_monitor(num, tiers, caps, meas: af.Measured, samples, hist, cur_
     """One AutoTiering monitor step (A1.3-6): calibration, capacity matrices, scores. Sees only ``meas``
     and the probe ``samples`` (V, L, S). Returns ``(AtScores, (m, b, conf, r2))``."""
     m, b, conf, r2 = at_calibrate(num["levels"], samples)
-    lt = af.tier_latency(meas, tiers, num["fallback_qd"])
+    lt = af.tier_latency(meas, tiers, num["fallback_qd"], num["tier_latency_datasheet"])
     x = jnp.sum(meas.iops_rw, axis=1)
     bts = jnp.sum(meas.bytes_rw, axis=1)
     io = jnp.where(x > 0, bts / jnp.where(x > 0, x, 1.0), 4.0 * KiB)      # avgIOSize, measured
@@ -406,6 +409,7 @@ def _numeric(kind: str, p):
             "wet_mig": f(a.wet_mig), "levels": f(a.levels_s), "probe_window_s": f(a.probe_window_s),
             "mig_speed_floor": f(a.mig_speed_floor), "migration_epoch_s": f(a.migration_epoch_s),
             "fallback_qd": f(a.fallback_qd), "history_b": jnp.asarray(a.history == "B"),
+            "tier_latency_datasheet": jnp.asarray(a.tier_latency == "datasheet"),
             "rank_density": jnp.asarray(g.rank == "density"), "iops_budget": jnp.asarray(bool(g.iops_budget))}
 
 
