@@ -335,3 +335,15 @@ def test_tier_table_from_dataframe_keeps_its_labels():
     df.loc["slow", "write_iops"] = np.nan
     with pytest.raises(ValueError, match=r"row 1 \(tier slow\), column 'write_iops'"):
         af.tier_arrays(df, (1, 1))
+
+
+def test_tier_latency_measured_and_datasheet_readings():
+    t = tiers()
+    meas = af.Measured(tier=jnp.array([0, 0, 2]), iops_rw=jnp.array([[100.0, 0.0], [0.0, 300.0], [50.0, 50.0]]),
+                       bytes_rw=jnp.zeros((3, 2)), lat=jnp.array([1e-4, 1e-3, 5e-3]), size=jnp.ones(3))
+    f = 150.0 / 500.0                                   # global read share
+    l0 = np.asarray(af.unloaded_latency(t, 4 * KiB, 32))
+    sheet = f * l0[:, 0] + (1 - f) * l0[:, 1]
+    got = np.asarray(af.tier_latency(meas, t, 32))
+    np.testing.assert_allclose(got, [(100 * 1e-4 + 300 * 1e-3) / 400, sheet[1], 5e-3])   # T2 served nothing
+    np.testing.assert_allclose(af.tier_latency(meas, t, 32, True), sheet)
