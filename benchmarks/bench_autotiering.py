@@ -69,7 +69,8 @@ def numpy_loop(d: dict) -> np.ndarray:
             iops = 1.0 / lat if lat > 0 else 0.0
             x = np.array([iops, iops * d["io"][v], d["size"][v]])
             cap[t, v] = x
-            cost = 0.0 if t == d["cur"][v] else d["size"][v] / max(min(remR[d["cur"][v]] + d["read"][v], remW[t]), FLOOR) / MIG_EPOCH
+            spd = max(min(remR[d["cur"][v]] + d["read"][v], remW[t]), FLOOR)
+            cost = 0.0 if t == d["cur"][v] else d["size"][v] / spd / MIG_EPOCH
             if np.any(x > maxX[t]):
                 elig[t, v], score[t, v] = False, -1.0
                 continue

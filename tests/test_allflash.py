@@ -49,7 +49,8 @@ def test_erlang_c_small_cases_by_hand():
 
 def test_mmc_reduces_to_mm1_and_is_inf_when_unstable():
     for lam, mu in [(0.3, 1.0), (0.9, 1.0), (5.0, 8.0)]:
-        assert float(q.mmc_mean_response(lam, 1 / mu, 1)) == pytest.approx(float(q.mm1_mean_response(lam, mu)), rel=1e-12)
+        expected = float(q.mm1_mean_response(lam, mu))
+        assert float(q.mmc_mean_response(lam, 1 / mu, 1)) == pytest.approx(expected, rel=1e-12)
     # M/M/2 mean wait: C(2, a) / (2 mu - lam)
     lam, es = 1.2, 1.0
     assert float(q.mmc_mean_wait(lam, es, 2)) == pytest.approx(erlang_c_textbook(2, lam * es) / (2 / es - lam))
@@ -101,7 +102,8 @@ def test_tier_table_errors_name_table_row_and_column():
 
 
 def test_check_fits_names_the_tier_and_the_vmdk():
-    with pytest.raises(ValueError, match=r"row 0 \(tier 1\), column 'disk_size_bytes'.*smaller than one VMDK.*row 1 \(big\)"):
+    with pytest.raises(ValueError, match=r"row 0 \(tier 1\), column 'disk_size_bytes'.*smaller than one VMDK"
+                                         r".*row 1 \(big\)"):
         af.check_fits(np.array([10e9, 900e9]), np.array([500e9, 2000e9]), vmdk_labels=["a", "big"])
     with pytest.raises(ValueError, match="sums to"):
         af.check_fits(np.array([400e9] * 5), np.array([500e9, 500e9]))
@@ -282,7 +284,8 @@ def test_one_copy_runs_at_the_bottleneck_of_source_read_and_target_write():
     assert float(moved[1]) == 0.0 and not bool(done[0])
     np.testing.assert_allclose(util, [rate / (1000 * MB) / 2, 0.0, 0.98], rtol=1e-12)
     # a small copy finishes within the epoch and uses device time only for its bytes
-    moved, util, done = af.migration_step(t, sim, jnp.array([1 * GB]), jnp.array([0]), jnp.array([2]), jnp.zeros(3), 300.0)
+    moved, util, done = af.migration_step(t, sim, jnp.array([1 * GB]), jnp.array([0]), jnp.array([2]), jnp.zeros(3),
+                                          300.0)
     assert bool(done[0]) and float(moved[0]) == 1 * GB
     assert float(util[2]) == pytest.approx(1 * GB / 300.0 / (480 * MB) / 2)
 

@@ -168,8 +168,8 @@ def matching_case(draw):
 def _pad(score, eligible, usage, caps, pinned, n=12):
     """Pad the VMDK axis to one shape (ineligible, zero-usage, free VMDKs change nothing)."""
     p = n - score.shape[1]
-    return (np.pad(score, ((0, 0), (0, p))), np.pad(eligible, ((0, 0), (0, p))), np.pad(usage, ((0, 0), (0, p), (0, 0))),
-            caps, np.pad(pinned, (0, p), constant_values=-1))
+    return (np.pad(score, ((0, 0), (0, p))), np.pad(eligible, ((0, 0), (0, p))),
+            np.pad(usage, ((0, 0), (0, p), (0, 0))), caps, np.pad(pinned, (0, p), constant_values=-1))
 
 
 @settings(max_examples=60, deadline=None)
@@ -237,7 +237,8 @@ def test_idt_and_edt_inputs_by_hand():
 
 
 def test_registry_names_and_fixed_fields():
-    assert registry.get("AutoTiering").kind == "controller"
+    assert registry.names("controller") == ["AutoTiering", "EDT", "IDT"]
+    assert registry.get("AutoTiering").kind == "controller" and registry.get("AutoTiering").random
     assert registry.get("at").name == "AutoTiering"
     assert registry.make_params("IDT", {"rank": "density", "gamma": 0.8}) == at.GreedyTieringParams(
         rank="iops", iops_budget=False, gamma=0.8)

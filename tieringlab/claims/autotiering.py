@@ -68,7 +68,8 @@ CLAIMS = [
           "AT lower (no number)", at_least(0.0), SRC, unit="%", note=_SEP + " IO-weighted latency."),
     Claim(C5, PAPER, "Fig. 4", "On tier 1, AT is best in read and write IOPS, MB/s and latency",
           "AT best on T1 (12 comparisons)", at_least(12), SRC, unit="comparisons",
-          note="Value: comparisons (3 quantities x 2 directions x 2 baselines) whose 95 % intervals separate in AT's favour."),
+          note="Value: comparisons (3 quantities x 2 directions x 2 baselines) whose 95 % intervals separate in "
+               "AT's favour."),
     Claim(C6, PAPER, "Fig. 4(a)(b)", "On tiers 2/3, AT sometimes has lower IOPS or MB/s than IDT or EDT",
           "sometimes lower", at_least(1), SRC, unit="cells",
           note="Value: T2/T3 x Rd/Wt x {IOPS, MB/s} x baseline cells with the baseline's interval above AT's."),
@@ -76,7 +77,8 @@ CLAIMS = [
           "EDT slightly higher", at_least(0.0), SRC, unit="%", note=_SEP + " 'Slightly' is not judged."),
     Claim(C8, PAPER, "Fig. 4(c)", "AT has the lowest latency in every tier x direction except write on tier 2",
           "lowest in 5 of 6 cells; not in T2 Wt", at_least(6), SRC, unit="conditions",
-          note="Value: the 5 cells with AT's interval below both baselines' plus 1 if AT's mean is not the lowest in T2 Wt."),
+          note="Value: the 5 cells with AT's interval below both baselines' plus 1 if AT's mean is not the lowest "
+               "in T2 Wt."),
     Claim(C9, PAPER, "Fig. 5(a)", "Under AT most samples exceed 100K total IOPS and half exceed 125K (scale-free: "
           "AT's median above both baselines' 90th percentiles)", "> 100K mostly, median >= 125K",
           at_least(0.0), SRC, unit="%",
@@ -110,5 +112,6 @@ CLAIMS = [
           note=_SEP + " A VM counts once however often any of its VMDKs moved."),
     Claim(C18, PAPER, "Sec. IV-2", "Average IO latency is linear in the injected latency (TSSCS premise)",
           "linear (preliminary experiments, not shown)", at_least(0.9), SRC, unit="R²",
-          note="Tests the simulator, not the paper (sanity). Value: mean R² of the per-VMDK TSSCS lines."),
+          note="Tests the simulator, not the paper (sanity). Value: mean R² of the per-VMDK TSSCS lines.",
+          kind="sanity"),
 ]

@@ -38,11 +38,11 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 import pandas as pd
-import scipy.stats
 import xarray as xr
 
 from tieringlab.models import allflash as af
 from tieringlab.models.devices import autotiering_ssd_table, autotiering_tier_table
+from tieringlab.models.intervals import mean_ci as _mean_ci
 from tieringlab.models.workloads import autotiering as wl
 from tieringlab.params import param, section
 from tieringlab.policies import registry
@@ -73,7 +73,8 @@ VARIANTS = {
 class AutoTieringExperimentParams:
     n_seeds: int = param(10, "seeds (scenarios) per policy; the paper reports no repetitions (notes 6.1: >= 10)",
                          bounds=(2, 256))
-    n_epochs: int = param(60, "monitor epochs per run (not printed; notes 6.1: 20 migration epochs)", bounds=(6, 10_000))
+    n_epochs: int = param(60, "monitor epochs per run (not printed; notes 6.1: 20 migration epochs)",
+                          bounds=(6, 10_000))
     warmup_epochs: int = param(4, "epochs 0-3 left out of comparisons (Sec. V-C: warm-up 0-3 epochs)", bounds=(0, 1000))
     n_disks: tuple[int, ...] = param((2, 2, 2), "disks per tier (Sec. V-A: 'multiple SSDs', no number; our choice)",
                                      bounds=(1, 64))
@@ -165,7 +166,8 @@ def table_iv(p: AutoTieringExperimentParams) -> pd.DataFrame:
         "read IOPS": t["read_iops"], "write IOPS": t["write_iops"],
         "read MB/s": t["read_bytes_per_s"] / MB, "write MB/s": t["write_bytes_per_s"] / MB,
         "disk size (GB)": t["disk_size_bytes"] / GB, "disks (ours)": list(p.n_disks),
-        "maxP (IOPS)": np.asarray(caps.P), "maxB (MB/s)": np.asarray(caps.B) / MB, "maxS (GB)": np.asarray(caps.S) / GB})
+        "maxP (IOPS)": np.asarray(caps.P), "maxB (MB/s)": np.asarray(caps.B) / MB,
+        "maxS (GB)": np.asarray(caps.S) / GB})
 
 
 def table_v() -> pd.DataFrame:
@@ -174,7 +176,8 @@ def table_v() -> pd.DataFrame:
     t = wl.table_v()
     return pd.DataFrame({"load": t["load"], "scenario": t["scenario"], "IOPS (printed)": t["iops_printed"],
                          "BPS (printed)": t["bandwidth_printed"], "IO size (KiB, derived)": v["io_bytes"] / 1024,
-                         "read fraction per phase (ours)": [", ".join(f"{x:g}" for x in r) for r in v["read_fractions"]],
+                         "read fraction per phase (ours)": [", ".join(f"{x:g}" for x in r)
+                                                            for r in v["read_fractions"]],
                          "window (ours)": v["window"]})
 
 
@@ -192,7 +195,8 @@ def knobs(p: AutoTieringExperimentParams) -> dict:
     """The policies' parameters from the section (one set of knobs serves all three, registry fills)."""
     return dict(monitor_epoch_s=p.monitor_epoch_s, migration_epoch_s=p.migration_epoch_s, gamma=p.gamma,
                 gamma_s=p.gamma_s, spc=(p.spc_t1, p.spc_t2, p.spc_t3), aging_factor=p.aging_factor,
-                wet_mig=p.wet_mig, history=p.history, tier_latency=p.tier_latency, levels_s=tuple(x * US for x in p.levels_us),
+                wet_mig=p.wet_mig, history=p.history, tier_latency=p.tier_latency,
+                levels_s=tuple(x * US for x in p.levels_us),
                 n_samples=p.n_samples, probe_window_s=p.probe_window_s, cadence=p.baseline_cadence, rank=p.edt_rank)
 
 
@@ -214,7 +218,8 @@ def run(p: AutoTieringExperimentParams, key) -> xr.Dataset:
     res = xr.concat(outs, dim="policy", coords="minimal", compat="override").assign_coords(policy=list(POLICIES))
     for v in ("size_bytes", "read_fraction", "offered_iops", "io_bytes", "window"):
         res[v] = obs[v]
-    res.attrs.update(warmup_epochs=p.warmup_epochs, simulated="yes: declared device and workload model, not the testbed")
+    res.attrs.update(warmup_epochs=p.warmup_epochs,
+                     simulated="yes: declared device and workload model, not the testbed")
     return res
 
 
@@ -222,17 +227,11 @@ def run(p: AutoTieringExperimentParams, key) -> xr.Dataset:
 
 
 def mean_ci(x, axis=0):
-    """Mean and the half-width of its 95 % Student-t interval along ``axis``."""
-    x = np.asarray(x, float)
-    n = x.shape[axis]
-    m = x.mean(axis=axis)
-    if n < 2:
-        return m, np.full_like(m, np.nan)
-    hw = scipy.stats.t.ppf(0.975, n - 1) * x.std(axis=axis, ddof=1) / np.sqrt(n)
-    return m, hw
+    """:func:`tieringlab.models.intervals.mean_ci` over the seed axis (axis 0 here)."""
+    return _mean_ci(x, axis=axis)
 
 
-def _post(res, p):
+def _post(p, res):
     return res.isel(epoch=slice(p.warmup_epochs, None))
 
 
@@ -243,6 +242,12 @@ def all_tier(res: xr.Dataset) -> xr.Dataset:
     latw = (res["latency_s"].fillna(0.0) * res["iops"]).sum("tier")
     lat = latw / iops.where(iops > 0)
     return xr.Dataset({"iops": iops, "bytes_per_s": bw, "latency_s": lat, "latency_weight": latw})
+
+
+def io_weighted_latency(r: xr.Dataset) -> xr.DataArray:
+    """Time mean of each tier x direction's latency, weighted by the IOs served (NaN where none were)."""
+    n = r["iops"].sum("epoch")
+    return (r["latency_s"].fillna(0.0) * r["iops"]).sum("epoch") / n.where(n > 0)
 
 
 # ------------------------------------------------------------------------------------------ figures
@@ -267,13 +272,13 @@ def fig3(res: xr.Dataset) -> xr.Dataset:
     return ds
 
 
-def fig4(res: xr.Dataset, p: AutoTieringExperimentParams) -> pd.DataFrame:
+def fig4(p: AutoTieringExperimentParams, res: xr.Dataset) -> pd.DataFrame:
     """Fig. 4: time-mean IOPS, MB/s and IO-weighted latency of each tier x direction after warm-up, per
     policy (mean over seeds with the 95 % half-width)."""
-    r = _post(res, p)
+    r = _post(p, res)
     iops = r["iops"].mean("epoch")
     bw = r["bytes_per_s"].mean("epoch") / MB
-    lat = (r["latency_s"].fillna(0.0) * r["iops"]).sum("epoch") / r["iops"].sum("epoch").where(r["iops"].sum("epoch") > 0)
+    lat = io_weighted_latency(r)
     rows = []
     for pol in res.policy.values:
         for t in res.tier.values:
@@ -288,10 +293,10 @@ def fig4(res: xr.Dataset, p: AutoTieringExperimentParams) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fig5(res: xr.Dataset, p: AutoTieringExperimentParams) -> xr.Dataset:
+def fig5(p: AutoTieringExperimentParams, res: xr.Dataset) -> xr.Dataset:
     """Fig. 5: empirical CDF of the per-epoch all-tier total IOPS and MB/s (samples: seeds x post-warm-up
     epochs), per policy, on a common grid of quantiles."""
-    a = all_tier(_post(res, p))
+    a = all_tier(_post(p, res))
     q = np.linspace(0, 1, 101)
     tot_iops = a["iops"].sum("direction")
     tot_bw = a["bytes_per_s"].sum("direction") / MB
@@ -333,7 +338,7 @@ def fig7(res: xr.Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tsscs_example(res: xr.Dataset, p: AutoTieringExperimentParams, seed: int = 0, epoch: int = 0,
+def tsscs_example(p: AutoTieringExperimentParams, res: xr.Dataset, seed: int = 0, epoch: int = 0,
                   n_show: int = 3) -> xr.Dataset:
     """Fig. 2: AutoTiering's TSSCS session of one epoch of one seed. For ``n_show`` busy data VMDKs (one per
     tier where possible): the probe samples at each injected latency, the fitted line ``y = m x + b``, the
@@ -349,7 +354,8 @@ def tsscs_example(res: xr.Dataset, p: AutoTieringExperimentParams, seed: int = 0
     io = np.asarray(res["io_bytes"].isel(seed=seed).values)
     win = np.asarray(res["window"].isel(seed=seed).values)
     x_rw = np.asarray(r["vmdk_iops"].values)
-    meas = af.Measured(tier=place, iops_rw=x_rw, bytes_rw=x_rw * io[:, None], lat=np.asarray(r["vmdk_latency_s"].values),
+    meas = af.Measured(tier=place, iops_rw=x_rw, bytes_rw=x_rw * io[:, None],
+                       lat=np.asarray(r["vmdk_latency_s"].values),
                     size=np.asarray(res["size_bytes"].isel(seed=seed).values))
     lt = np.asarray(af.tier_latency(meas, tiers, 32))
     mig = np.asarray(r["mig_util"].values)
@@ -370,7 +376,8 @@ def tsscs_example(res: xr.Dataset, p: AutoTieringExperimentParams, seed: int = 0
     pick = lambda name: r[name].isel(vmdk=chosen).values  # noqa: E731
     return xr.Dataset(
         {"samples_s": (("vmdk", "level", "sample"), pick("samples")), "slope": ("vmdk", pick("slope")),
-         "intercept_s": ("vmdk", pick("intercept")), "conf": ("vmdk", pick("conf")), "host_tier": ("vmdk", place[chosen] + 1),
+         "intercept_s": ("vmdk", pick("intercept")), "conf": ("vmdk", pick("conf")),
+         "host_tier": ("vmdk", place[chosen] + 1),
          "tier_latency_s": ("tier", lt), "predicted_s": (("tier", "vmdk"), r["pred_lat"].isel(vmdk=chosen).values),
          "true_s": (("tier", "vmdk"), truth)},
         coords={"vmdk": [str(x) for x in res["label"].values[chosen]], "level": res["level"].values, "tier": [1, 2, 3]})
@@ -394,172 +401,160 @@ def _fmt_ci(x, scale=1.0, unit=""):
     return f"{m:.4g} ± {hw:.2g}{unit}"
 
 
-def per_seed_metrics(res: xr.Dataset, p: AutoTieringExperimentParams) -> dict:
+def per_seed_metrics(p: AutoTieringExperimentParams, res: xr.Dataset) -> dict:
     """Every per-seed number the claims use, as arrays over (policy, seed) or finer."""
-    r = _post(res, p)
+    r = _post(p, res)
     a = all_tier(r)
     tot = a["iops"].sum("direction")                                        # (policy, seed, epoch)
     lat_dir = a["latency_weight"].sum("epoch") / a["iops"].sum("epoch")    # (policy, seed, direction)
     t_iops = r["iops"].mean("epoch")                                       # (policy, seed, tier, direction)
     t_bw = r["bytes_per_s"].mean("epoch")
-    t_lat = (r["latency_s"].fillna(0.0) * r["iops"]).sum("epoch") / r["iops"].sum("epoch").where(r["iops"].sum("epoch") > 0)
+    t_lat = io_weighted_latency(r)
     return dict(tot=tot, bw=a["bytes_per_s"].sum("direction"), lat_dir=lat_dir, t_iops=t_iops, t_bw=t_bw, t_lat=t_lat,
                 mig=migration_totals(res))
 
 
-def claim_values(res: xr.Dataset, p: AutoTieringExperimentParams, example: xr.Dataset | None = None) -> dict:
+def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
+                 example: xr.Dataset | None = None) -> dict[str, tuple[float, str]]:
     """``{claim_id: (value, note)}`` for :mod:`tieringlab.claims.autotiering` (definitions and tolerances
-    there)."""
+    there). ``example``: :func:`tsscs_example`'s Dataset, for C18's note."""
     from tieringlab.claims import autotiering as C  # noqa: PLC0415
 
-    s = per_seed_metrics(res, p)
-    sel = lambda da, pol, **kw: np.asarray(da.sel(policy=pol, **kw).values)  # noqa: E731
+    s = per_seed_metrics(p, res)
     out = {}
     n_seeds = res.sizes["seed"]
+    at = "AutoTiering"
 
-    # C1, C2: per-epoch gain of the all-tier IOPS; "up to" = max over epochs; mean gain with its interval
+    def sel(da, pol, **kw):
+        return np.asarray(da.sel(policy=pol, **kw).values)
+
+    def each(da, scale=1.0, unit="", **kw):
+        return "; ".join(f"{pol} {_fmt_ci(sel(da, pol, **kw), scale, unit)}" for pol in POLICIES)
+
+    # C1, C2: per-epoch gain of the all-tier IOPS; "up to" = max over epochs; the mean gain with its interval
+    per_dir = all_tier(_post(p, res))["iops"]
     for cid_up, cid_mean, base in ((C.C1_UP_TO, C.C1_MEAN, "IDT"), (C.C2_UP_TO, C.C2_MEAN, "EDT")):
-        at_, bb = sel(s["tot"], "AutoTiering"), sel(s["tot"], base)       # (seed, epoch)
-        gain = 100 * (at_ - bb) / bb
-        up = gain.max(axis=1)
-        mean_gain = gain.mean(axis=1)
+        a_, b_ = sel(s["tot"], at), sel(s["tot"], base)                  # (seed, epoch)
+        gain = 100 * (a_ - b_) / b_
+        up, mean_gain = gain.max(axis=1), gain.mean(axis=1)
         m, hw = mean_ci(mean_gain)
-        dirs = {}
-        for d in ("read", "write"):
-            ga = sel(_post(all_tier(res), p)["iops"], "AutoTiering", direction=d)
-            gb = sel(_post(all_tier(res), p)["iops"], base, direction=d)
-            dirs[d] = mean_ci((100 * (ga - gb) / gb).max(axis=1))[0]
-        rev = (100 * (bb - at_) / at_).max(axis=1)       # the same statistic with the roles swapped: its noise floor
-        out[cid_up] = (float(np.mean(up)), f"max over epochs {_fmt_ci(up, unit=' %')} (seeds); read {dirs['read']:.3g} %, "
-                                            f"write {dirs['write']:.3g} %; mean gain {m:.3g} ± {hw:.2g} %; the same "
-                                            f"'up to' with {base} over AT: {np.mean(rev):.3g} %")
+        rev = (100 * (b_ - a_) / a_).max(axis=1)       # the same statistic with the roles swapped: its noise floor
+        d_up = {d: float(np.mean((100 * (sel(per_dir, at, direction=d) - sel(per_dir, base, direction=d))
+                                  / sel(per_dir, base, direction=d)).max(axis=1))) for d in ("read", "write")}
+        out[cid_up] = (float(np.mean(up)),
+                       f"max over epochs {_fmt_ci(up, unit=' %')} (seeds); read {d_up['read']:.3g} %, write "
+                       f"{d_up['write']:.3g} %; mean gain {m:.3g} ± {hw:.2g} %; the same 'up to' with {base} over AT: "
+                       f"{np.mean(rev):.3g} %")
         out[cid_mean] = (float(m - hw), f"mean over epochs {m:.3g} ± {hw:.2g} % over {n_seeds} seeds; "
                                         f"{int(np.sum(mean_gain > 0))}/{n_seeds} seeds > 0")
 
-    def beats(metric, higher, pol_a="AutoTiering", bases=BASELINES, **kw):
-        gaps = {b: _gap(sel(metric, pol_a, **kw), sel(metric, b, **kw), higher) for b in bases}
-        return gaps
-
-    # C3: all-tier bandwidth, time mean
+    # C3: all-tier bandwidth (time mean); C4: IO-weighted all-tier latency, read and write
     bw_mean = s["bw"].mean("epoch")
-    g = beats(bw_mean, True)
-    out[C.C3] = (100 * min(g.values()), "; ".join(
-        f"{pol} {_fmt_ci(sel(bw_mean, pol), 1 / MB, ' MB/s')}" for pol in POLICIES))
-    # C4: IO-weighted all-tier latency, read and write
-    gaps = {(b, d): _gap(sel(s["lat_dir"], "AutoTiering", direction=d), sel(s["lat_dir"], b, direction=d), False)
-            for b in BASELINES for d in ("read", "write")}
-    out[C.C4] = (100 * min(gaps.values()), "; ".join(
-        f"{d}: " + ", ".join(f"{pol} {_fmt_ci(sel(s['lat_dir'], pol, direction=d), 1 / US, ' µs')}" for pol in POLICIES)
-        for d in ("read", "write")))
-    # C5: tier 1, 6 quantities x 2 baselines, intervals separate
-    held, failed = 0, []
-    for name, da, higher in (("IOPS", s["t_iops"], True), ("MB/s", s["t_bw"], True), ("latency", s["t_lat"], False)):
-        for d in ("read", "write"):
-            for b in BASELINES:
-                gg = _gap(sel(da, "AutoTiering", tier=1, direction=d), sel(da, b, tier=1, direction=d), higher)
-                if gg > 0:
-                    held += 1
-                else:
-                    failed.append(f"T1 {d} {name} vs {b}")
-    out[C.C5] = (held, "not separated: " + (", ".join(failed) if failed else "none"))
-    # C6: a baseline beats AT on some T2/T3 x direction x {IOPS, MB/s} cell (intervals separate)
-    cells = []
-    for name, da in (("IOPS", s["t_iops"]), ("MB/s", s["t_bw"])):
-        for t in (2, 3):
-            for d in ("read", "write"):
-                for b in BASELINES:
-                    if _gap(sel(da, b, tier=t, direction=d), sel(da, "AutoTiering", tier=t, direction=d), True) > 0:
-                        cells.append(f"T{t} {d} {name}: {b} > AT")
+    out[C.C3] = (100 * min(_gap(sel(bw_mean, at), sel(bw_mean, b), True) for b in BASELINES),
+                 each(bw_mean, 1 / MB, " MB/s"))
+    out[C.C4] = (100 * min(_gap(sel(s["lat_dir"], at, direction=d), sel(s["lat_dir"], b, direction=d), False)
+                           for b in BASELINES for d in ("read", "write")),
+                 " | ".join(f"{d}: " + each(s["lat_dir"], 1 / US, " µs", direction=d) for d in ("read", "write")))
+
+    # C5: tier 1, 3 quantities x 2 directions x 2 baselines with separated intervals
+    failed = [f"T1 {d} {name} vs {b}"
+              for name, da, higher in (("IOPS", s["t_iops"], True), ("MB/s", s["t_bw"], True),
+                                       ("latency", s["t_lat"], False))
+              for d in ("read", "write") for b in BASELINES
+              if not _gap(sel(da, at, tier=1, direction=d), sel(da, b, tier=1, direction=d), higher) > 0]
+    out[C.C5] = (12 - len(failed), "not separated: " + (", ".join(failed) if failed else "none"))
+    # C6: a baseline's interval above AT's in some T2/T3 x direction x {IOPS, MB/s} cell
+    cells = [f"T{t} {d} {name}: {b} > AT"
+             for name, da in (("IOPS", s["t_iops"]), ("MB/s", s["t_bw"])) for t in (2, 3) for d in ("read", "write")
+             for b in BASELINES if _gap(sel(da, b, tier=t, direction=d), sel(da, at, tier=t, direction=d), True) > 0]
     out[C.C6] = (len(cells), "; ".join(cells) if cells else "no cell where a baseline's interval lies above AT's")
     # C7: EDT > AT on T3 write IOPS
-    e3, a3 = sel(s["t_iops"], "EDT", tier=3, direction="write"), sel(s["t_iops"], "AutoTiering", tier=3, direction="write")
-    out[C.C7] = (100 * _gap(e3, a3, True), f"T3 write IOPS: EDT {_fmt_ci(e3)}, AT {_fmt_ci(a3)}; "
-                                           f"EDT/AT = {np.mean(e3) / np.mean(a3):.3g}")
+    e3, a3 = (sel(s["t_iops"], pol, tier=3, direction="write") for pol in ("EDT", at))
+    out[C.C7] = (100 * _gap(e3, a3, True),
+                 f"T3 write IOPS: EDT {_fmt_ci(e3)}, AT {_fmt_ci(a3)}; EDT/AT = {np.mean(e3) / np.mean(a3):.3g}")
     # C8: lowest latency in every cell but T2 write, and not the lowest there
     ok, notes = 0, []
     for t in (1, 2, 3):
         for d in ("read", "write"):
-            at_l = sel(s["t_lat"], "AutoTiering", tier=t, direction=d)
+            at_l = sel(s["t_lat"], at, tier=t, direction=d)
             if (t, d) == (2, "write"):
                 lowest = all(np.nanmean(at_l) <= np.nanmean(sel(s["t_lat"], b, tier=t, direction=d)) for b in BASELINES)
                 ok += int(not lowest)
                 notes.append(f"T2 write: AT {'is' if lowest else 'is not'} the lowest")
+            elif all(_gap(at_l, sel(s["t_lat"], b, tier=t, direction=d), False) > 0 for b in BASELINES):
+                ok += 1
             else:
-                sep = all(_gap(at_l, sel(s["t_lat"], b, tier=t, direction=d), False) > 0 for b in BASELINES)
-                ok += int(sep)
-                if not sep:
-                    notes.append(f"T{t} {d}: AT not separated below both")
+                notes.append(f"T{t} {d}: AT not separated below both")
     out[C.C8] = (ok, "; ".join(notes))
-    # C9-C11 on the pooled post-warm-up samples; literal thresholds in the notes
+
+    # C9-C11 on the pooled post-warm-up samples, scale-free; the literal thresholds in the notes
     tot = {pol: sel(s["tot"], pol).ravel() for pol in POLICIES}
     bw = {pol: sel(s["bw"], pol).ravel() / MB for pol in POLICIES}
-    med_at = np.median(tot["AutoTiering"])
-    p90 = {b: np.quantile(tot[b], 0.9) for b in BASELINES}
-    out[C.C9] = (100 * min((med_at - p90[b]) / p90[b] for b in BASELINES),
-                 f"AT median {med_at / 1e3:.4g}K IOPS; 90th percentiles IDT {p90['IDT'] / 1e3:.4g}K, EDT {p90['EDT'] / 1e3:.4g}K. "
-                 f"Literal: P(AT > 100K) = {np.mean(tot['AutoTiering'] > 100e3):.2f}, AT median >= 125K: {med_at >= 125e3}")
-    below = {b: float(np.mean(tot[b] < med_at)) for b in BASELINES}
+    med, p90 = np.median(tot[at]), {b: np.quantile(tot[b], 0.9) for b in BASELINES}
+    out[C.C9] = (100 * min((med - p90[b]) / p90[b] for b in BASELINES),
+                 f"AT median {med / 1e3:.4g}K IOPS; 90th percentiles IDT {p90['IDT'] / 1e3:.4g}K, EDT "
+                 f"{p90['EDT'] / 1e3:.4g}K. Literal: P(AT > 100K) = {np.mean(tot[at] > 100e3):.2f}, "
+                 f"AT median >= 125K: {med >= 125e3}")
+    below = {b: float(np.mean(tot[b] < med)) for b in BASELINES}
     out[C.C10] = (min(below.values()), f"P(baseline < AT median): IDT {below['IDT']:.2f}, EDT {below['EDT']:.2f}. "
-                  f"Literal P(< 100K): IDT {np.mean(tot['IDT'] < 100e3):.2f}, EDT {np.mean(tot['EDT'] < 100e3):.2f}")
-    med_bw = np.median(bw["AutoTiering"])
-    p90bw = {b: np.quantile(bw[b], 0.9) for b in BASELINES}
+                                       f"Literal P(< 100K): IDT {np.mean(tot['IDT'] < 100e3):.2f}, "
+                                       f"EDT {np.mean(tot['EDT'] < 100e3):.2f}")
+    med_bw, p90bw = np.median(bw[at]), {b: np.quantile(bw[b], 0.9) for b in BASELINES}
     out[C.C11] = (100 * min((med_bw - p90bw[b]) / p90bw[b] for b in BASELINES),
-                  f"AT median {med_bw:.4g} MB/s; 90th percentiles IDT {p90bw['IDT']:.4g}, EDT {p90bw['EDT']:.4g}. Literal: "
-                  f"P(< 1200 MB/s) IDT {np.mean(bw['IDT'] < 1200):.2f}, EDT {np.mean(bw['EDT'] < 1200):.2f}; "
-                  f"P(AT > 1200) {np.mean(bw['AutoTiering'] > 1200):.2f}")
+                  f"AT median {med_bw:.4g} MB/s; 90th percentiles IDT {p90bw['IDT']:.4g}, EDT {p90bw['EDT']:.4g}. "
+                  f"Literal: P(< 1200 MB/s) IDT {np.mean(bw['IDT'] < 1200):.2f}, EDT {np.mean(bw['EDT'] < 1200):.2f}; "
+                  f"P(AT > 1200) {np.mean(bw[at] > 1200):.2f}")
+
     # C12: areas over time (post warm-up)
-    area_i, area_b = s["tot"].sum("epoch"), s["bw"].sum("epoch")
-    n_sep = sum(_gap(sel(da, "AutoTiering"), sel(da, b), True) > 0 for da in (area_i, area_b) for b in BASELINES)
-    out[C.C12_AREAS] = (n_sep, f"IOPS area AT/IDT {np.mean(sel(area_i, 'AutoTiering')) / np.mean(sel(area_i, 'IDT')):.3g}, "
-                               f"AT/EDT {np.mean(sel(area_i, 'AutoTiering')) / np.mean(sel(area_i, 'EDT')):.3g}; MB/s area "
-                               f"AT/IDT {np.mean(sel(area_b, 'AutoTiering')) / np.mean(sel(area_b, 'IDT')):.3g}, "
-                               f"AT/EDT {np.mean(sel(area_b, 'AutoTiering')) / np.mean(sel(area_b, 'EDT')):.3g}")
-    lat_area = _post(res, p)["latency_s"].fillna(0.0).sum(["epoch", "tier", "direction"])
-    ratios = {b: float(np.mean(sel(lat_area, "AutoTiering")) / np.mean(sel(lat_area, b))) for b in BASELINES}
+    areas = {"IOPS": s["tot"].sum("epoch"), "MB/s": s["bw"].sum("epoch")}
+    n_sep = sum(_gap(sel(da, at), sel(da, b), True) > 0 for da in areas.values() for b in BASELINES)
+    out[C.C12_AREAS] = (n_sep, "; ".join(f"{k} area AT/{b} {np.mean(sel(da, at)) / np.mean(sel(da, b)):.3g}"
+                                         for k, da in areas.items() for b in BASELINES))
+    lat_area = _post(p, res)["latency_s"].fillna(0.0).sum(["epoch", "tier", "direction"])
+    ratios = {b: float(np.mean(sel(lat_area, at)) / np.mean(sel(lat_area, b))) for b in BASELINES}
     out[C.C12_LATENCY] = (max(ratios.values()), f"AT latency area / IDT {ratios['IDT']:.3g}, / EDT {ratios['EDT']:.3g}")
     # C13: first AT migration at the first migration epoch; more even per-tier IOPS shares after warm-up
     every = int(round(p.migration_epoch_s / p.monitor_epoch_s))
-    started_at = res["started"].sel(policy="AutoTiering").any("vmdk").values     # (seed, epoch)
-    first = np.array([np.argmax(row) if row.any() else -1 for row in started_at])
+    started_at = res["started"].sel(policy=at).any("vmdk").values                   # (seed, epoch)
+    first = np.where(started_at.any(axis=1), np.argmax(started_at, axis=1), -1)
     share = s["t_iops"].sum("direction") / s["t_iops"].sum(["direction", "tier"])
     min_share = share.min("tier")
-    even = {b: _gap(sel(min_share, "AutoTiering"), sel(min_share, b), True) > 0 for b in BASELINES}
-    out[C.C13] = (int(np.all(first == every - 1)) + sum(even.values()),
-                  f"first AT migration decided at the end of epoch {sorted(set(first.tolist()))} (expected {every - 1}); "
-                  f"min tier IOPS share: " + ", ".join(f"{pol} {_fmt_ci(sel(min_share, pol))}" for pol in POLICIES))
+    n_even = sum(_gap(sel(min_share, at), sel(min_share, b), True) > 0 for b in BASELINES)
+    out[C.C13] = (int(np.all(first == every - 1)) + n_even,
+                  f"first AT migration decided at the end of epoch {sorted(set(first.tolist()))} (expected {every - 1})"
+                  f"; smallest per-tier IOPS share: " + each(min_share))
     # C14: tier 3 holds the largest share of AT's latency area
-    lat_t = _post(res, p)["latency_s"].sel(policy="AutoTiering").fillna(0.0).sum(["epoch", "direction"])  # (seed, tier)
+    lat_t = _post(p, res)["latency_s"].sel(policy=at).fillna(0.0).sum(["epoch", "direction"])    # (seed, tier)
     sh = lat_t / lat_t.sum("tier")
-    t3_top = (sh.argmax("tier").values == 2)
-    out[C.C14] = (float(np.mean(t3_top)), "AT latency-area share per tier: " + ", ".join(
+    out[C.C14] = (float(np.mean(sh.argmax("tier").values == 2)), "AT latency-area share per tier: " + ", ".join(
         f"T{t} {_fmt_ci(sh.sel(tier=t).values)}" for t in (1, 2, 3)))
-    # C15: after warm-up, AT's T3 VMDKs: higher mean read fraction and size than T1+T2's
-    r = _post(res, p)
-    tier_of = r["tier_of"].sel(policy="AutoTiering")                               # (seed, epoch, vmdk)
-    on3 = tier_of == 2
-    rf = r["read_fraction"]
-    size = res["size_bytes"]
-    def _m(x, mask):  # noqa: E306
+    # C15: after warm-up, AT's T3 VMDKs have a higher mean read fraction and size than its T1+T2 VMDKs
+    r = _post(p, res)
+    on3 = r["tier_of"].sel(policy=at) == 2                                          # (seed, epoch, vmdk)
+
+    def mean_on(x, mask):
         return (x * mask).sum(["epoch", "vmdk"]) / mask.sum(["epoch", "vmdk"])
-    rf3, rf12 = _m(rf, on3), _m(rf, ~on3)
-    sz3, sz12 = _m(size, on3), _m(size, ~on3)
+
+    rf3, rf12 = mean_on(r["read_fraction"], on3), mean_on(r["read_fraction"], ~on3)
+    sz3, sz12 = mean_on(res["size_bytes"], on3), mean_on(res["size_bytes"], ~on3)
     both = (rf3 > rf12).values & (sz3 > sz12).values
-    out[C.C15] = (float(np.mean(both)), f"T3 vs T1+T2: read fraction {_fmt_ci(rf3.values)} vs {_fmt_ci(rf12.values)}; "
-                                       f"size {_fmt_ci(sz3.values, 1 / GB, ' GB')} vs {_fmt_ci(sz12.values, 1 / GB, ' GB')}")
+    out[C.C15] = (float(np.mean(both)),
+                  f"T3 vs T1+T2: read fraction {_fmt_ci(rf3.values)} vs {_fmt_ci(rf12.values)}; size "
+                  f"{_fmt_ci(sz3.values, 1 / GB, ' GB')} vs {_fmt_ci(sz12.values, 1 / GB, ' GB')}")
     # C16, C17: migration totals
     mig = s["mig"]
     for cid, v, scale, unit in ((C.C16, "moved_bytes", 1 / GB, " GB"), (C.C17, "vms_migrated", 1.0, " VMs")):
-        gg = {b: _gap(sel(mig[v], "AutoTiering"), sel(mig[v], b), False) for b in BASELINES}
-        out[cid] = (100 * min(gg.values()), "; ".join(f"{pol} {_fmt_ci(sel(mig[v], pol), scale, unit)}" for pol in POLICIES))
-    # C18 (sanity): linearity of the TSSCS fits, and the prediction error after real moves
-    r2 = res["r2"].sel(policy="AutoTiering")
+        out[cid] = (100 * min(_gap(sel(mig[v], at), sel(mig[v], b), False) for b in BASELINES),
+                    each(mig[v], scale, unit))
+    # C18 (sanity): linearity of the TSSCS lines, and the prediction error after real moves
     err = prediction_errors(res)
-    out[C.C18] = (float(r2.isel(epoch=slice(p.warmup_epochs, None)).mean()),
-                  f"mean R² of the per-VMDK lines over post-warm-up epochs; |predicted - measured| / measured latency on "
-                  f"the destination after {err.size} completed AT moves: median {100 * np.median(err) if err.size else np.nan:.3g} %"
-                  + (f"; epoch-0 example: predicted vs true on the other tiers, median error "
-                     f"{100 * np.median(np.abs(example['predicted_s'] - example['true_s']) / example['true_s']):.3g} %"
-                     if example is not None else ""))
+    note = (f"mean R² of the per-VMDK lines over post-warm-up epochs; |predicted - measured| / measured latency "
+            f"on the destination after {err.size} completed AT moves: median "
+            f"{100 * np.median(err) if err.size else np.nan:.3g} %")
+    if example is not None:
+        e = np.abs(example["predicted_s"] - example["true_s"]) / example["true_s"]
+        note += f"; Fig. 2 example, predicted vs true on every tier: median error {100 * float(np.median(e)):.3g} %"
+    out[C.C18] = (float(res["r2"].sel(policy=at).isel(epoch=slice(p.warmup_epochs, None)).mean()), note)
     return out
 
 
@@ -597,9 +592,9 @@ def sensitivity(p: AutoTieringExperimentParams, key, base_values: dict | None = 
         if name == "none":
             continue
         q = variant(p, name)
-        readings[name] = claim_values(run(q, key), q)
+        readings[name] = claim_values(q, run(q, key))
     if readings["default"] is None:
-        readings["default"] = claim_values(run(p, key), p)
+        readings["default"] = claim_values(p, run(p, key))
     rows = []
     for cid, c in claims.items():
         for rd, vals in readings.items():

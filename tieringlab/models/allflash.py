@@ -112,7 +112,8 @@ class DatacenterParams:
     def __post_init__(self):
         if not self.n_disks or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1
                                    for n in self.n_disks):
-            raise ValueError(f"n_disks must be a non-empty tuple of positive ints (disks per tier); got {self.n_disks!r}")
+            raise ValueError(f"n_disks must be a non-empty tuple of positive ints (disks per tier); "
+                             f"got {self.n_disks!r}")
         if isinstance(self.qd_ref, bool) or not isinstance(self.qd_ref, (int, np.integer)) or self.qd_ref < 1:
             raise ValueError(f"qd_ref must be a positive int (reference queue depth); got {self.qd_ref!r}")
         if not 0 < self.rho_max < 1:
@@ -477,5 +478,5 @@ def check_fits(sizes, caps_s, *, vmdk_labels=None, tier_labels=None,
                 f"{tier_table}: row {t} (tier {tl}), column 'disk_size_bytes' (x n_disks x Gamma_S = {c:.4g} bytes) is "
                 f"smaller than one VMDK: {vmdk_table} row {big} ({vl}), column 'size_bytes' = {sz[big]:.4g} bytes")
     if sz.sum() > cs.sum():
-        raise ValueError(f"{vmdk_table}: column 'size_bytes' sums to {sz.sum():.4g} bytes, more than the tiers' storage "
-                         f"caps ({tier_table}: {cs.sum():.4g} bytes in all)")
+        raise ValueError(f"{vmdk_table}: column 'size_bytes' sums to {sz.sum():.4g} bytes, more than the tiers' "
+                         f"storage caps ({tier_table}: {cs.sum():.4g} bytes in all)")

@@ -456,7 +456,7 @@ def _c_max(c, c_max):
         if isinstance(c_max, bool) or not isinstance(c_max, (int, np.integer)) or int(c_max) < 1:
             raise ValueError(f"c_max must be a positive Python int (static); got {c_max!r}")
         return int(c_max)
-    if not _concrete(c):
+    if not is_concrete(c):
         raise ValueError("c_max (the largest number of servers, a static int) is needed when c is traced")
     return int(np.max(np.asarray(c)))
 
@@ -472,7 +472,7 @@ def erlang_c(c, rho, c_max: int | None = None):
     concrete ``c`` when not given). ``rho >= 1`` gives 1 (every arrival waits).
     """
     K = _c_max(c, c_max)
-    if _concrete(c, rho):
+    if is_concrete(c, rho):
         c_, r_ = np.asarray(c), np.asarray(rho, float)
         if np.any(c_ < 1) or np.any(c_ > K) or not np.all(np.equal(np.mod(c_, 1), 0)):
             raise ValueError(f"c must be whole numbers of servers in [1, c_max={K}]; got {c!r}")
@@ -503,7 +503,7 @@ def mmc_mean_wait(lam, mean_s, c, c_max: int | None = None):
     lam = jnp.asarray(lam, jnp.float64)
     es = jnp.asarray(mean_s, jnp.float64)
     cf = jnp.asarray(c, jnp.float64)
-    if _concrete(lam, es) and (np.any(np.asarray(lam) < 0) or np.any(~(np.asarray(es) >= 0))):
+    if is_concrete(lam, es) and (np.any(np.asarray(lam) < 0) or np.any(~(np.asarray(es) >= 0))):
         raise ValueError(f"need lam >= 0 and mean_s >= 0; got lam={lam!r}, mean_s={mean_s!r}")
     rho = lam * es / cf
     pw = erlang_c(c, jnp.minimum(rho, 1.0), c_max)

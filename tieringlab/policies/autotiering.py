@@ -8,12 +8,13 @@ their offered demand per epoch); a ``jax.lax.scan`` over monitor epochs runs, in
 
 1. the in-flight VMDK copies (:func:`tieringlab.models.allflash.migration_step`, same for every policy);
 2. the contention fixed point (:func:`tieringlab.models.allflash.serve`);
-3. the IO Filter's view, :class:`~tieringlab.models.allflash.Measured`: per VMDK and per tier, served IOPS, bytes/s and mean
-   latency; for AutoTiering also its TSSCS probe samples (:func:`tieringlab.models.allflash.probe_samples`);
+3. the IO Filter's view, :class:`~tieringlab.models.allflash.Measured`: per VMDK and per tier, served
+   IOPS, bytes/s and mean latency; for AutoTiering also its TSSCS probe samples
+   (:func:`tieringlab.models.allflash.probe_samples`);
 4. the policy's monitor step and, at migration epochs, its placement. The decision functions
    (:func:`autotiering_monitor`, :func:`greedy_baseline_decide`, :func:`tier_major_greedy`) take only
-   :class:`~tieringlab.models.allflash.Measured` fields and the datasheet caps: **no policy sees the offered demand or the
-   simulator's true latencies**; AutoTiering knows only what its calibration measures.
+   :class:`~tieringlab.models.allflash.Measured` fields and the datasheet caps: **no policy sees the
+   offered demand or the simulator's true latencies**; AutoTiering knows only what its calibration measures.
 
 AutoTiering, line by line (reading notes ``autotiering.md`` Sec. 2-3 and 6.2; readings marked [R]):
 
@@ -81,7 +82,8 @@ _DIRECTIONS = ("read", "write")
 
 def _pos(name, v, *, strict=True):
     ok = (v > 0) if strict else (v >= 0)
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not ok or not math.isfinite(v):
+    if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not ok
+            or not math.isfinite(v)):
         raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} 0; got {v!r}")
 
 
@@ -559,7 +561,8 @@ def _label(outs, obs, has_seed, policy, kind, levels_s):
     ds = xr.Dataset(data, coords=coords)
     for c in ("vm", "workload", "is_data", "label"):
         if c in obs.coords or c in obs:
-            ds = ds.assign_coords({c: ("vmdk", obs[c].values if obs[c].dims == ("vmdk",) else obs[c].isel(seed=0).values)})
+            da = obs[c] if obs[c].dims == ("vmdk",) else obs[c].isel(seed=0)
+            ds = ds.assign_coords({c: ("vmdk", da.values)})
     units = {"iops": "IO/s", "bytes_per_s": "bytes/s", "latency_s": "s", "moved_bytes": "bytes", "vmdk_iops": "IO/s",
              "vmdk_latency_s": "s", "pred_lat": "s", "intercept": "s", "rho": "1", "mig_util": "1", "samples": "s",
              "level": "s"}

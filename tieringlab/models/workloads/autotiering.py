@@ -169,7 +169,8 @@ class WorkloadParams:
         lo, hi = self.data_size_range_bytes
         checks = [
             ("system_size_bytes", self.system_size_bytes > 0), ("system_load_fraction", self.system_load_fraction >= 0),
-            ("system_io_bytes", self.system_io_bytes > 0), ("system_read_fraction", 0 <= self.system_read_fraction <= 1),
+            ("system_io_bytes", self.system_io_bytes > 0),
+            ("system_read_fraction", 0 <= self.system_read_fraction <= 1),
             ("system_window", self.system_window > 0), ("data_size_range_bytes", 0 < lo <= hi),
             ("fill_fraction", 0 < self.fill_fraction < 1), ("zipf_device_fraction", 0 < self.zipf_device_fraction <= 1),
             ("sigma", self.sigma >= 0), ("spike_factor", self.spike_factor >= 1),
@@ -219,8 +220,8 @@ def make_vmdks(key, table: pd.DataFrame, raw_capacity_bytes: float, wp: Workload
     data = np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo)))
     target = wp.fill_fraction * raw_capacity_bytes - n_vm * wp.system_size_bytes
     if target <= 0:
-        raise ValueError(f"fill_fraction x raw capacity ({wp.fill_fraction * raw_capacity_bytes:.4g} bytes) leaves no room "
-                         f"for data VMDKs after {n_vm} system VMDKs of {wp.system_size_bytes:.4g} bytes")
+        raise ValueError(f"fill_fraction x raw capacity ({wp.fill_fraction * raw_capacity_bytes:.4g} bytes) leaves "
+                         f"no room for data VMDKs after {n_vm} system VMDKs of {wp.system_size_bytes:.4g} bytes")
     data = data * target / data.sum()
     vm = np.repeat(np.arange(n_vm), 2)
     is_data = np.tile([False, True], n_vm)
