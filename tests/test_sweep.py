@@ -69,6 +69,16 @@ def test_every_value_is_validated_before_anything_runs(notebook, tmp_path):
     assert not out.exists(), "a sweep that cannot start writes nothing"
 
 
+def test_an_unreachable_scheduler_is_a_clear_error(notebook, tmp_path):
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        with pytest.raises(sweep.SweepError, match=r"cannot reach the Dask scheduler tcp://127\.0\.0\.1:9"):
+            sweep.sweep(notebook, {"line_bytes": [4096]}, out=tmp_path / "out", scheduler="tcp://127.0.0.1:9",
+                        base="notebook")
+    assert not (tmp_path / "out").exists()
+
+
 def test_plan_takes_the_rest_from_params_yaml_or_the_notebook(notebook):
     repo = params.load(REPO / "params.yaml")["quickstart"]
     points = sweep.plan(notebook, {"quickstart.line_bytes": [8192], "seed": [3], "cache_sizes_mb": [[1, 4]]})

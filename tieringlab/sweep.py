@@ -20,7 +20,9 @@ value stops the sweep with a message naming it. A swept name is a field of the n
 (``line_bytes``; ``quickstart.line_bytes`` is the same), ``seed``, or a field of a shared section the
 notebook uses (``traces.scale``). The values not swept come from ``params.yaml`` (``base="params"``,
 the default: a sweep around the paper-scale run, as ``dvc repro`` runs it), or are the notebook's own
-small defaults (``base="notebook"``: only the swept values are passed).
+small defaults (``base="notebook"``: only the swept values are passed; the section's cross-field
+checks then see the schema's defaults for the others, and the notebook's own ``params.check`` sees
+its real values when it runs).
 
 Where it runs. ``scheduler`` is the address of a running Dask distributed scheduler
 (``tcp://host:8786``), or ``local:N`` for a :class:`distributed.LocalCluster` of N single-threaded
@@ -407,11 +409,14 @@ def sweep(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, out: str |
 
     from distributed import as_completed  # noqa: PLC0415
 
-    try:
-        with _client(spec) as client:
-            cwd = str(nb.parent.resolve())
-            futures = {client.submit(execute, nb_text, nb.name, dict(p.parameters), cwd, pure=False,
-                                     key=f"tieringlab-sweep-{stem}-{p.label}-{os.getpid()}-{id(points)}"): p
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(_client(spec))
+        except OSError as exc:  # an address nobody answers at (TimeoutError is an OSError)
+            raise SweepError(f"sweep: cannot reach the Dask scheduler {spec}: {exc}") from None
+        try:
+            futures = {client.submit(execute, nb_text, nb.name, dict(p.parameters), str(nb.parent.resolve()),
+                                     pure=False, key=f"tieringlab-sweep-{stem}-{p.label}-{os.getpid()}-{id(points)}"): p
                        for p in points}
             bar = progress(total=len(futures), desc=f"sweep {stem}", unit="run")
             try:
@@ -427,9 +432,9 @@ def sweep(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, out: str |
                 bar.close()
                 for fut in futures:
                     fut.cancel()
-    finally:  # also after an interrupt: the points that finished are kept in sweep.nc
-        failed = [p.label for p in points if outcomes.get(p.index, {"error": "not run"}).get("error")]
-        attrs["failed_points"] = json.dumps(failed)
-        ds = _dataset(points, outcomes, stem, attrs)
-        fileio.write_with(out / SWEEP_FILE, lambda tmp: ds.to_netcdf(tmp))
+        finally:  # also after an interrupt: the points that finished are kept in sweep.nc
+            failed = [p.label for p in points if outcomes.get(p.index, {"error": "not run"}).get("error")]
+            attrs["failed_points"] = json.dumps(failed)
+            ds = _dataset(points, outcomes, stem, attrs)
+            fileio.write_with(out / SWEEP_FILE, lambda tmp: ds.to_netcdf(tmp))
     return ds
