@@ -75,9 +75,15 @@ def test_outputs_record_captions_in_order(tmp_path):
         ("b", "B again.", None), ("a", "A.", "Fig. 2")]
     assert not (tmp_path / "figures/99_demo/c.png").exists()
     out.figure(plot("only a title"), "d")
+    fig, axes = plt.subplots(1, 2)
+    axes[0].set_title("left panel")
+    axes[1].set_title("right panel")
+    out.figure(fig, "e")  # the titles of several panels are no caption
+    fig.suptitle("a suptitle")
+    out.figure(fig, "f")
     plt.close("all")
     manifest = json.loads((tmp_path / "figures/99_demo" / MANIFEST).read_text())
-    assert manifest["figures"][-1]["caption"] == "only a title"
+    assert [e["caption"] for e in manifest["figures"][-3:]] == ["only a title", None, "a suptitle"]
 
 
 def test_site_lists_every_figure_and_table_with_caption(results):

@@ -14,7 +14,8 @@ Captions. ``figure`` and ``table`` take an optional ``caption`` (one sentence sa
 ``reproduces`` (the paper figure or table it regenerates, e.g. ``"vFRM Fig. 6"``; None for a figure of
 our own). Both are recorded, in the order the notebook saves them, in a small manifest beside the
 files (``figures/<notebook>/manifest.json``, ``tables/<notebook>/manifest.json``) that the results
-site (:mod:`tieringlab.site`) reads. A figure saved without a caption gets its matplotlib title(s).
+site (:mod:`tieringlab.site`) reads. A figure saved without a caption gets its matplotlib title
+(its suptitle, or the title of its only titled panel).
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ MANIFEST = "manifest.json"
 
 
 def _figure_title(fig) -> str | None:
-    """The figure's suptitle, else its axes' titles joined by "; " (None when it has none)."""
+    """The figure's suptitle, else the title of its one titled axes (None otherwise: the titles of
+    several panels do not make a caption)."""
     sup = getattr(fig, "_suptitle", None)
     if sup is not None and sup.get_text().strip():
         return sup.get_text().strip()
     titles = [ax.get_title().strip() for ax in fig.get_axes() if ax.get_title().strip()]
-    return "; ".join(titles) or None
+    return titles[0] if len(titles) == 1 else None
 
 
 def _check_caption(kind: str, name: str, caption, reproduces) -> None:
@@ -91,8 +93,8 @@ class Outputs:
                caption: str | None = None, reproduces: str | None = None) -> list[Path]:
         """Save a matplotlib figure as PNG and SVG (no timestamps in the files).
 
-        ``caption`` (default: the figure's title(s)) and ``reproduces`` (the paper figure, e.g.
-        ``"vFRM Fig. 6"``) go to ``figures/<notebook>/manifest.json`` for the results site.
+        ``caption`` (default: the figure's title, see the module docstring) and ``reproduces`` (the
+        paper figure, e.g. ``"vFRM Fig. 6"``) go to ``figures/<notebook>/manifest.json`` for the site.
         """
         _check_caption("figure", name, caption, reproduces)
         written = []

@@ -233,9 +233,9 @@ body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color
 header{background:#23364d;color:#fff;padding:1.2em 2em}header h1{margin:0 0 .2em;font-size:1.6em}
 header p{margin:0;opacity:.9}nav{padding:.6em 2em;background:#e9edf2;position:sticky;top:0;z-index:1}
 nav a{margin-right:1.2em;color:#23364d;text-decoration:none;font-weight:600}main{padding:0 2em 3em;max-width:1400px}
-section{margin-top:2em}h2{border-bottom:2px solid #d5dbe2;padding-bottom:.2em}.meta{color:#4b5563}
+section{margin-top:2em;scroll-margin-top:3em}h2{border-bottom:2px solid #d5dbe2;padding-bottom:.2em}.meta{color:#4b5563}
 figure{margin:1.2em 0;padding:.8em;background:#fff;border:1px solid #e2e6ea;border-radius:6px}
-figure.fig img{max-width:100%;height:auto;display:block;margin:0 auto}
+figure.fig img{max-width:min(100%,900px);height:auto;display:block;margin:0 auto}
 figcaption{margin:.5em 0;color:#374151}.ref{font-weight:600;color:#23364d}.inferred{color:#6b7280;font-size:.9em}
 .nocap{font-family:monospace}.file{font-size:.85em;margin-left:.5em}.more{color:#6b7280;font-size:.9em}
 .scroll{overflow-x:auto}table.data{border-collapse:collapse;font-size:.88em}
