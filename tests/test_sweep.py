@@ -71,6 +71,7 @@ def test_every_value_is_validated_before_anything_runs(notebook, tmp_path):
 
 def test_an_unreachable_scheduler_is_a_clear_error(notebook, tmp_path):
     import dask
+    import distributed  # noqa: F401  (its config defaults first: leaving the set() below must not drop them)
 
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         with pytest.raises(sweep.SweepError, match=r"cannot reach the Dask scheduler tcp://127\.0\.0\.1:9"):
