@@ -230,3 +230,29 @@ def test_master_respects_the_ssd_and_priorities():
         late["latency_mean_s"].sel(workload="silver").mean())
     assert float(late["partition_bytes"].sel(workload="gold").mean()) > float(
         late["partition_bytes"].sel(workload="silver").mean())
+
+
+def test_replications_run_vmapped_equal_single_runs(fb_obs):
+    """Observations stacked along ``replication`` run in one vmapped call; each replication equals the
+    single run with its own key (jax.random.split of the call's key)."""
+    o2 = hys.stack_observations([fb_obs, fb_obs], dim="replication")
+    knobs = {"lat_max_s": 5 * MS, "p_init": 2 * GB}
+    both = registry.run("EAFC", o2, knobs=knobs, key=jax.random.key(11))
+    k = jax.random.split(jax.random.key(11), 2)
+    for r in range(2):
+        one = registry.run("EAFC", fb_obs, knobs=knobs, key=k[r])
+        np.testing.assert_allclose(both["partition_bytes"].isel(replication=r).values, one["partition_bytes"].values,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(both["latency_s"].isel(replication=r).values, one["latency_s"].values, rtol=1e-9)
+
+
+def test_calibration_anchor():
+    """The one anchor: the calibrated SSD service time gives the all-SSD-hit FileBench read latency asked."""
+    h = hys.HybridStoreParams()
+    ph = wl.FileBenchParams().phases()[0]
+    s = hys.calibrate_s_ssd(h, ph, 1 * MS)
+    dev = hys.device_of(h)._replace(s_ssd=np.float64(s))
+    _, lat = hys.op_response(dev, 0.0, 1.0, ph.population, ph.think_s, 1.0, 0.0, ph.population)
+    assert float(lat) == pytest.approx(1 * MS, rel=1e-9)
+    with pytest.raises(ValueError, match="latency_s must exceed the RAM hit time"):
+        hys.calibrate_s_ssd(h, ph, 0.01 * MS)

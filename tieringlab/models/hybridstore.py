@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -55,7 +56,7 @@ from tieringlab.models.stackdist import COLD, stack_distances
 from tieringlab.models.workloads.eafc import Phase, Workload
 from tieringlab.units import GB, MS
 
-__all__ = ["HybridStoreParams", "mva", "op_response", "max_ops_per_s", "trace_curves", "observations",
+__all__ = ["HybridStoreParams", "mva", "op_response", "max_ops_per_s", "calibrate_s_ssd", "trace_curves", "observations",
            "stack_observations", "Plant", "PlantState", "plant_from", "plant_init", "plant_sample",
            "ssd_hits_between", "latency_vs_size", "SAMPLE_S"]
 
@@ -141,6 +142,7 @@ def device_of(h: HybridStoreParams) -> Device:
     return Device(*(jnp.asarray(float(getattr(h, f)), jnp.float64) for f in Device._fields))
 
 
+@partial(jax.jit, static_argnames=("n_max",))
 def op_response(dev: Device, h_ram, h_ssd, population, think_s, read_frac, write_frac, n_max: int):
     """Throughput (ops/s) and read latency at the caching layer (s) of the closed loop (module docstring).
 
@@ -167,6 +169,30 @@ def max_ops_per_s(phase: Phase, h: HybridStoreParams) -> float:
     if phase.think_s > 0:
         bound = min(bound, phase.population / phase.think_s)
     return bound
+
+
+def calibrate_s_ssd(h: HybridStoreParams, phase: Phase, latency_s: float) -> float:
+    """The SSD service time ``s_ssd`` at which the all-SSD-hit read latency of ``phase`` is ``latency_s``.
+
+    The one calibration anchor the notebook may use (notes §7.6): vanilla FileBench, whole working set
+    in the SSD, "approximately 1ms observed latency" (EAFC paper Sec. V.A). The latency is increasing
+    in ``s_ssd``; bisection to machine precision (60 halvings of ``[0, latency_s]``).
+    """
+    if not latency_s > h.l_ram:
+        raise ValueError(f"latency_s must exceed the RAM hit time l_ram = {h.l_ram} s; got {latency_s!r}")
+    dev = device_of(h)
+
+    def lat(s):
+        return float(op_response(dev._replace(s_ssd=jnp.asarray(s)), 0.0, 1.0, phase.population, phase.think_s,
+                                 phase.read_frac, phase.write_frac, phase.population)[1])
+
+    lo, hi = 0.0, float(latency_s)
+    if lat(hi) < latency_s:
+        raise ValueError(f"no s_ssd <= {latency_s} s gives an all-hit latency of {latency_s} s")
+    for _ in range(60):  # bisection of a scalar root: 60 steps, not a loop over requests
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if lat(mid) < latency_s else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 # ---------------------------------------------------------------------------------- hit-ratio curves
@@ -299,10 +325,11 @@ def observations(workload: Workload, h: HybridStoreParams, cwnd_s: float, curves
     return ds
 
 
-def stack_observations(obs: list[xr.Dataset], names=None) -> xr.Dataset:
-    """Several workloads' observations along a new dim ``workload`` (the master controller's input).
+def stack_observations(obs: list[xr.Dataset], names=None, dim: str = "workload") -> xr.Dataset:
+    """Observations along a new dim: ``"workload"`` (the master controller's input: several workloads
+    sharing one SSD) or ``"replication"`` (traces of one workload from different seeds, run vmapped).
 
-    All must share ``cwnd_s``, the epoch and sample grid and the grid size; block and phase dims are
+    All must share ``cwnd_s``, the epoch and sample grid and the size grid; block and phase dims are
     padded (cumulative curves repeat their last row: no accesses beyond the end; phases repeat the last).
     """
     if not obs:
@@ -317,13 +344,15 @@ def stack_observations(obs: list[xr.Dataset], names=None) -> xr.Dataset:
     npx = max(o.sizes["phase"] for o in obs)
     padded = []
     for o in obs:
+        o = o.drop_vars("phase")
         o = o.pad(block_edge=(0, nb - o.sizes["block_edge"]), mode="edge")
-        o = o.pad(phase=(0, npx - o.sizes["phase"]), mode="edge").drop_vars("phase")
+        o = o.pad(phase=(0, npx - o.sizes["phase"]), mode="edge")
         padded.append(o)
-    out = xr.concat(padded, dim="workload", data_vars="all", coords="minimal", compat="override",
+    out = xr.concat(padded, dim=dim, data_vars="all", coords="minimal", compat="override",
                     combine_attrs="override")
-    out = out.assign_coords(workload=list(names) if names is not None else [o.attrs["workload"] for o in obs],
-                            phase=np.arange(npx))
+    labels = list(names) if names is not None else (
+        [o.attrs["workload"] for o in obs] if dim == "workload" else list(range(len(obs))))
+    out = out.assign_coords({dim: labels, "phase": np.arange(npx)})
     return out
 
 

@@ -307,6 +307,22 @@ def simulate(pl: hys.Plant, phases, c: Ctrl, key, n_max: int):
     return out
 
 
+@partial(jax.jit, static_argnames=("n_max",))
+def simulate_many(pl: hys.Plant, phases, c: Ctrl, keys, n_max: int):
+    """:func:`simulate` vmapped over replications (leading axis of ``pl``'s arrays and of ``keys``)."""
+    return jax.vmap(lambda p, k: simulate(p, phases, c, k, n_max))(pl, keys)
+
+
+def _run(obs: xr.Dataset, c: Ctrl, key):
+    """One workload, or replications of it stacked along ``replication`` (vmapped, one key each)."""
+    pl, n_max = hys.plant_from(obs)
+    if "replication" in obs.dims:
+        phases = jnp.asarray(obs["phase_of_sample"].isel(replication=0).values)
+        keys = jax.random.split(key, obs.sizes["replication"])
+        return simulate_many(pl, phases, c, keys, n_max), ("replication",)
+    return simulate(pl, jnp.asarray(obs["phase_of_sample"].values), c, key, n_max), ()
+
+
 _SAMPLE_UNITS = {"latency_s": "s", "latency_model_s": "s", "used_bytes": "bytes", "ssd_hit_ratio": "1",
                  "ram_hit_ratio": "1", "ops_per_s": "1/s", "reads_per_s": "1/s", "position": "accesses"}
 _EPOCH_UNITS = {"partition_bytes": "bytes", "partition_next_bytes": "bytes", "latency_obs_s": "s",
@@ -320,6 +336,8 @@ def _to_dataset(out: dict, obs: xr.Dataset, *, policy: str, source: str, lead: t
         raise RuntimeError("the workload's access stream ran out before the run ended: its length bound "
                            "(models.hybridstore.max_ops_per_s) is too small for this hybrid store")
     data = {}
+    if lead == ("replication",):
+        coords = {"replication": obs["replication"].values, **(coords or {})}
     for k, v in out.items():
         if k in ("samples", "exhausted"):
             continue
@@ -350,12 +368,16 @@ def _check_obs(obs: xr.Dataset, cwnd_s: float, sample_s: float, name: str) -> No
 
 
 def run_eafc(params: EafcParams, observations: xr.Dataset, key) -> xr.Dataset:
-    """EAFC (Fig. 3) on one workload of the hybrid store: a Dataset over ``epoch`` (and ``sample``)."""
+    """EAFC (Fig. 3) on one workload of the hybrid store: a Dataset over ``epoch`` (and ``sample``).
+
+    Observations stacked along ``replication`` (:func:`~tieringlab.models.hybridstore.stack_observations`
+    with ``dim="replication"``: other traces of the same workload) run in one vmapped call, with
+    ``jax.random.split(key, R)`` as their noise keys.
+    """
     _check_obs(observations, params.cwnd_s, params.sample_s, "EAFC")
-    pl, n_max = hys.plant_from(observations)
-    out = simulate(pl, jnp.asarray(observations["phase_of_sample"].values), ctrl_of(params), key, n_max)
+    out, lead = _run(observations, ctrl_of(params), key)
     name = "EAFC" if params.controller == "eafc" else "static-partition"
-    return _to_dataset(out, observations, policy=name, source=SOURCE,
+    return _to_dataset(out, observations, policy=name, source=SOURCE, lead=lead,
                        attrs={"lat_max_s": params.lat_max_s, **{f"param_{k}": v for k, v in
                                                                   dataclasses.asdict(params).items()}})
 
@@ -363,11 +385,11 @@ def run_eafc(params: EafcParams, observations: xr.Dataset, key) -> xr.Dataset:
 def run_vanilla(params: VanillaParams, observations: xr.Dataset, key) -> xr.Dataset:
     """Vanilla (Sec. V.A): the whole SSD, no controller (a static partition of ``ssd_bytes``, no 90 % cap)."""
     _check_obs(observations, params.cwnd_s, params.sample_s, "vanilla")
-    pl, n_max = hys.plant_from(observations)
     c = ctrl_of(EafcParams(controller="static", cwnd_s=params.cwnd_s, sample_s=params.sample_s,
                            p_init=params.ssd_bytes, p_ceiling=params.ssd_bytes, util_cap=1.0, t_util=0.5))
-    out = simulate(pl, jnp.asarray(observations["phase_of_sample"].values), c, key, n_max)
-    return _to_dataset(out, observations, policy="vanilla", source="EAFC paper Sec. V.A (no controller)")
+    out, lead = _run(observations, c, key)
+    return _to_dataset(out, observations, policy="vanilla", source="EAFC paper Sec. V.A (no controller)",
+                       lead=lead)
 
 
 # ----------------------------------------------------------------------------------- master controller
