@@ -45,7 +45,7 @@ def fig3(p: pe.EafcParams, latency_obs, ssd_util_avg, cache_sz_prev):
     return min(max(cur, p.p_floor), p.p_ceiling), case
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(lat=st.one_of(st.floats(0, 0.05), st.sampled_from([0.005, 0.010, 0.0025])),
        util=st.floats(0.0, 0.9), prev=st.floats(1.0, 160.0),
        kp=st.floats(1.0, 200.0), t_inc=st.floats(0.05, 1.0), t_dec=st.floats(0.01, 0.5))

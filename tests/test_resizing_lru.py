@@ -53,7 +53,7 @@ def trace_and_capacity(draw, max_n=300):
     return keys, cap
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(tc=trace_and_capacity(), scale=st.sampled_from([1, 2**40 + 7, -(2**50)]))
 def test_matches_brute_force(tc, scale):
     keys, cap = tc

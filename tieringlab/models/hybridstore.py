@@ -52,6 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from tieringlab.arrays import bucket
 from tieringlab.models.stackdist import COLD, stack_distances
 from tieringlab.models.workloads.eafc import Phase, Workload
 from tieringlab.units import GB, MS
@@ -59,6 +60,9 @@ from tieringlab.units import GB, MS
 __all__ = ["HybridStoreParams", "mva", "op_response", "max_ops_per_s", "calibrate_s_ssd", "trace_curves", "observations",
            "stack_observations", "Plant", "PlantState", "plant_from", "plant_init", "plant_sample",
            "ssd_hits_between", "latency_vs_size", "SAMPLE_S"]
+
+#: Phase arrays are padded to at least this many slots (shapes shared across workloads).
+PHASE_SLOTS = 4
 
 #: Monitoring period of the daemon (EAFC paper Sec. III: "collects these stats every 5 seconds").
 SAMPLE_S = 5.0
@@ -318,8 +322,14 @@ def observations(workload: Workload, h: HybridStoreParams, cwnd_s: float, curves
         coords={"epoch": np.arange(n_epochs), "sample": np.arange(n_samples), "phase": np.arange(len(ph)),
                 "size": np.arange(h.n_sizes)},
         attrs={"workload": workload.name, "cwnd_s": float(cwnd_s), "n_distinct_ssd": int(curves["n_distinct_ssd"]),
+               "n_phases": len(ph),
                "source": "EAFC paper Sec. III, V (hybrid store); tieringlab.models.hybridstore"},
     )
+    # phase slots padded to at least PHASE_SLOTS (repeating the last; no sample points there), so that
+    # one- and three-phase workloads share array shapes and one compilation of the scan
+    if ds.sizes["phase"] < PHASE_SLOTS:
+        ds = ds.drop_vars("phase").pad(phase=(0, PHASE_SLOTS - ds.sizes["phase"]), mode="edge")
+        ds = ds.assign_coords(phase=np.arange(PHASE_SLOTS))
     ds["think_s"].attrs["units"] = "s"
     ds["working_set_bytes"].attrs["units"] = "bytes"
     return ds
@@ -396,7 +406,9 @@ def plant_from(obs: xr.Dataset) -> tuple[Plant, int]:
     plant = Plant(f("cum_reads"), f("cum_ram_hits"), f("cum_ssd_hits"), f("cum_distinct"), f("block_accesses"), f("size_step_units"),
                   f("seg_start"), f("seg_end"), f("population", jnp.int64), f("think_s"), f("read_frac"),
                   f("write_frac"), f("reads_per_access"), f("unit_bytes"), f("noise_sigma"), f("sample_s"), dev)
-    return plant, int(obs["population"].max())
+    # the MVA recursion runs to a static bound (masked beyond each phase's N): a power of two, so that
+    # workloads of different populations (FileBench 32, SPECsfs 20) share one compilation
+    return plant, bucket(int(obs["population"].max()))
 
 
 def _frac_index(x, step, n):
