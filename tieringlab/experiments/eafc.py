@@ -46,15 +46,17 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab.claims import eafc as C
 from tieringlab.models import hybridstore as hys
+from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import eafc as wl
 from tieringlab.params import param, section
 from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.units import GB, HOUR, MB, MS, MiB
 
-__all__ = ["EafcSection", "PAPER", "calibrated_store", "workload_params", "observations", "eafc_knobs",
-           "fig4_observations", "fig4", "metrics", "mix_table", "ci95", "welch_ci95", "savings_table", "gain_sweep", "ablations", "readings", "master_mix",
+__all__ = ["EafcSection", "PAPER", "calibrated_store", "workload_params", "observations", "knobs",
+           "fig4_observations", "fig4", "metrics", "mix_table", "savings_table", "gain_sweep", "ablations", "readings", "master_mix",
            "claim_values"]
 
 #: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
@@ -163,42 +165,42 @@ class EafcSection:
 # ------------------------------------------------------------------------------------ the store
 
 
-def _raw_store(P: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
-    return hys.HybridStoreParams(ssd_bytes=P.ssd_gb * GB, ram_bytes=ram_gb * GB, s_ssd=P.s_ssd_ms * MS,
-                                 k_ssd=P.k_ssd, s_hdd=P.s_hdd_ms * MS, k_hdd=P.k_hdd, l_ram=P.l_ram_ms * MS,
-                                 noise_sigma=P.noise_sigma, n_sizes=P.n_sizes, max_blocks=P.max_blocks)
+def _raw_store(p: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
+    return hys.HybridStoreParams(ssd_bytes=p.ssd_gb * GB, ram_bytes=ram_gb * GB, s_ssd=p.s_ssd_ms * MS,
+                                 k_ssd=p.k_ssd, s_hdd=p.s_hdd_ms * MS, k_hdd=p.k_hdd, l_ram=p.l_ram_ms * MS,
+                                 noise_sigma=p.noise_sigma, n_sizes=p.n_sizes, max_blocks=p.max_blocks)
 
 
 @functools.lru_cache(maxsize=32)
-def calibrated_store(P: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
+def calibrated_store(p: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
     """The hybrid store with ``ram_gb`` of RAM; ``s_ssd`` from the one anchor when ``calibration`` asks."""
-    h = _raw_store(P, ram_gb)
-    if P.calibration == "vanilla_1ms":
-        anchor = workload_params(P, "fb40").phases()[0]
-        h = dataclasses.replace(h, s_ssd=hys.calibrate_s_ssd(_raw_store(P, 0.0), anchor, P.anchor_ms * MS))
+    h = _raw_store(p, ram_gb)
+    if p.calibration == "vanilla_1ms":
+        anchor = workload_params(p, "fb40").phases()[0]
+        h = dataclasses.replace(h, s_ssd=hys.calibrate_s_ssd(_raw_store(p, 0.0), anchor, p.anchor_ms * MS))
     return h
 
 
 #: Workload names: FileBench Test 1 (40 GB) and Test 2 (30 GB), the SPECsfs-like run; suffixes
 #: ``_mix`` (the contended mix: as long as the SPECsfs run), ``_rotation`` (popularity reading), ``_ram`` (14 GB RAM).
-def workload_params(P: EafcSection, name: str):
+def workload_params(p: EafcSection, name: str):
     base = name.split("_")[0]
     if base in ("fb40", "fb30"):
         kw = {} if base == "fb40" else dict(wl.FILEBENCH_TEST2)
         mix = "_mix" in name
-        dur = 3 * P.sfs_phase_h * HOUR if mix else P.fb_duration_h * HOUR
-        pop = "rotation" if "_rotation" in name else P.fb_popularity
-        return wl.FileBenchParams(**kw, duration_s=dur, popularity=pop, rpc_slots_per_client=P.fb_rpc_slots,
-                                  unit_bytes=int(round((P.mix_fb_unit_mib if mix else P.fb_unit_mib) * MiB)))
+        dur = 3 * p.sfs_phase_h * HOUR if mix else p.fb_duration_h * HOUR
+        pop = "rotation" if "_rotation" in name else p.fb_popularity
+        return wl.FileBenchParams(**kw, duration_s=dur, popularity=pop, rpc_slots_per_client=p.fb_rpc_slots,
+                                  unit_bytes=int(round((p.mix_fb_unit_mib if mix else p.fb_unit_mib) * MiB)))
     if base == "sfs":
-        return wl.SpecSfsParams(zipf_alpha=P.sfs_zipf_alpha, bytes_per_op_per_s=P.sfs_mb_per_op * MB,
-                                unit_bytes=int(round(P.sfs_unit_mib * MiB)), phase_s=P.sfs_phase_h * HOUR)
+        return wl.SpecSfsParams(zipf_alpha=p.sfs_zipf_alpha, bytes_per_op_per_s=p.sfs_mb_per_op * MB,
+                                unit_bytes=int(round(p.sfs_unit_mib * MiB)), phase_s=p.sfs_phase_h * HOUR)
     raise ValueError(f"unknown workload {name!r}; known: fb40, fb30, sfs (+ _mix, _rotation, _ram)")
 
 
-def _store_for(P: EafcSection, name: str) -> hys.HybridStoreParams:
-    ram = P.sfs_ram_gb if name.startswith("sfs") else (P.sfs_ram_gb if "_ram" in name else P.fb_ram_gb)
-    return calibrated_store(P, ram)
+def _store_for(p: EafcSection, name: str) -> hys.HybridStoreParams:
+    ram = p.sfs_ram_gb if name.startswith("sfs") else (p.sfs_ram_gb if "_ram" in name else p.fb_ram_gb)
+    return calibrated_store(p, ram)
 
 
 def _n_accesses(wp, h: hys.HybridStoreParams) -> list[int]:
@@ -211,30 +213,30 @@ def _n_accesses(wp, h: hys.HybridStoreParams) -> list[int]:
             for ph in wp.phases()]
 
 
-def observations(P: EafcSection, name: str, key, n_seeds: int | None = None, cwnd_s: float | None = None,
+def observations(p: EafcSection, name: str, key, n_seeds: int | None = None, cwnd_s: float | None = None,
                  store: hys.HybridStoreParams | None = None) -> xr.Dataset:
     """``n_seeds`` traces of workload ``name`` (``fold_in(key, seed)``), stacked along ``replication``."""
-    wp = workload_params(P, name)
-    h = store if store is not None else _store_for(P, name)
+    wp = workload_params(p, name)
+    h = store if store is not None else _store_for(p, name)
     gen = wl.filebench_webserver if isinstance(wp, wl.FileBenchParams) else wl.specsfs2008
     n = _n_accesses(wp, h)
     obs = []
-    for s in progress(range(n_seeds or P.n_seeds), desc=f"EAFC traces {name}", unit="seed", leave=False):
+    for s in progress(range(n_seeds or p.n_seeds), desc=f"EAFC traces {name}", unit="seed", leave=False):
         w = gen(jax.random.fold_in(key, s), wp, n)
-        obs.append(hys.observations(w, h, cwnd_s or P.cwnd_s))
+        obs.append(hys.observations(w, h, cwnd_s or p.cwnd_s))
         del w
     out = hys.stack_observations(obs, dim="replication")
     out.attrs.update(workload=name, n_phases=obs[0].attrs["n_phases"])
     return out
 
 
-def eafc_knobs(P: EafcSection, **over) -> dict:
-    """The EAFC params of the section (bytes and seconds), with overrides."""
-    k = dict(cwnd_s=P.cwnd_s, percentile=P.percentile, lat_min_frac=P.lat_min_frac, kp_inc=P.kp_inc,
-             kp_dec=P.kp_dec, t_inc=P.t_inc, t_dec=P.t_dec, t_util=P.t_util, p_init=P.p_init_gb * GB,
-             p_floor=P.p_floor_gb * GB, p_ceiling=P.ssd_gb * GB, error_mode=P.error_mode)
-    k.update(over)
-    return k
+def knobs(p: EafcSection, **overrides) -> dict:
+    """The policy parameters this experiment sets, in bytes and seconds (each registered system takes
+    the ones it has: EAFC and static-partition the controller's, vanilla ``cwnd_s`` and ``ssd_bytes``)."""
+    return {"cwnd_s": p.cwnd_s, "percentile": p.percentile, "lat_min_frac": p.lat_min_frac, "kp_inc": p.kp_inc,
+            "kp_dec": p.kp_dec, "t_inc": p.t_inc, "t_dec": p.t_dec, "t_util": p.t_util, "p_init": p.p_init_gb * GB,
+            "p_floor": p.p_floor_gb * GB, "p_ceiling": p.ssd_gb * GB, "error_mode": p.error_mode,
+            "ssd_bytes": p.ssd_gb * GB, **overrides}
 
 
 # ---------------------------------------------------------------------------------------- metrics
@@ -249,13 +251,13 @@ def metrics(ds: xr.Dataset, lat_max_s: float) -> xr.Dataset:
     first = xr.where(ok.any("epoch"), ok.argmax("epoch"), E)
     post = ds["epoch"] >= first
     n_post = post.sum("epoch")
-    P = ds["partition_bytes"]
+    part = ds["partition_bytes"]
     hours = E * float(ds.attrs["cwnd_s"]) / HOUR
-    changed = (ds["partition_next_bytes"] != P)
+    changed = (ds["partition_next_bytes"] != part)
     out = xr.Dataset({
         "warmup_cwnds": first,
-        "partition_post_gb": (P.where(post).sum("epoch") / n_post.where(n_post > 0)) / GB,
-        "partition_mean_gb": P.mean("epoch") / GB,
+        "partition_post_gb": (part.where(post).sum("epoch") / n_post.where(n_post > 0)) / GB,
+        "partition_mean_gb": part.mean("epoch") / GB,
         "conformance_post": ok.where(post).sum("epoch") / n_post.where(n_post > 0),
         "conformance_all": ok.mean("epoch"),
         "changes_per_hour": changed.sum("epoch") / hours,
@@ -264,7 +266,7 @@ def metrics(ds: xr.Dataset, lat_max_s: float) -> xr.Dataset:
         "used_post_gb": ds["used_bytes"].mean("sample").where(post).sum("epoch") / n_post.where(n_post > 0) / GB,
         "latency_first_ms": lat.isel(epoch=0, drop=True) / MS,
         "latency_post_ms": lat.where(post).sum("epoch") / n_post.where(n_post > 0) / MS,
-        "usage_cap_max": (ds["used_bytes"] / P).max(("epoch", "sample")),
+        "usage_cap_max": (ds["used_bytes"] / part).max(("epoch", "sample")),
     })
     return out
 
@@ -283,22 +285,22 @@ _FIG4 = {"a": "fb40", "b": "fb40", "c": "fb30", "d": "sfs"}
 _SALT = {"fb40": 40, "fb30": 30, "sfs": 3}
 
 
-def fig4_observations(P: EafcSection, key) -> dict[str, xr.Dataset]:
+def fig4_observations(p: EafcSection, key) -> dict[str, xr.Dataset]:
     """The traces of Fig. 4: FileBench 40 GB (panels a, b), 30 GB (c), SPECsfs (d); ``n_seeds`` each."""
-    return {name: observations(P, name, jax.random.fold_in(key, _SALT[name])) for name in ("fb40", "fb30", "sfs")}
+    return {name: observations(p, name, jax.random.fold_in(key, _SALT[name])) for name in ("fb40", "fb30", "sfs")}
 
 
-def fig4(P: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> dict[str, xr.Dataset]:
+def fig4(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> dict[str, xr.Dataset]:
     """Panels a-d: EAFC and vanilla over the same traces and noise (dims policy, replication, epoch,
     sample), with ``lat_max_s``, the working sets and the phase durations in attrs."""
-    obs = obs if obs is not None else fig4_observations(P, key)
-    targets = {"a": P.fb_targets_ms[0], "b": P.fb_targets_ms[-1], "c": P.fb30_target_ms, "d": P.sfs_target_ms}
+    obs = obs if obs is not None else fig4_observations(p, key)
+    targets = {"a": p.fb_targets_ms[0], "b": p.fb_targets_ms[-1], "c": p.fb30_target_ms, "d": p.sfs_target_ms}
     out, van = {}, {}
     for panel, name in _FIG4.items():
         k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)  # the same noise for EAFC and vanilla
         if name not in van:
-            van[name] = registry.run("vanilla", obs[name], knobs=dict(cwnd_s=P.cwnd_s, ssd_bytes=P.ssd_gb * GB), key=k)
-        e = registry.run("EAFC", obs[name], knobs=eafc_knobs(P, lat_max_s=targets[panel] * MS), key=k)
+            van[name] = registry.run("vanilla", obs[name], knobs=knobs(p), key=k)
+        e = registry.run("EAFC", obs[name], knobs=knobs(p, lat_max_s=targets[panel] * MS), key=k)
         ds = xr.concat([e, van[name]], dim="policy", coords="minimal", compat="override",
                        combine_attrs="override").assign_coords(policy=["EAFC", "vanilla"])
         o0 = obs[name].isel(replication=0, phase=slice(0, int(obs[name].attrs["n_phases"])))
@@ -349,27 +351,27 @@ def _summaries(ds: xr.Dataset, lat_max: float, label: dict) -> dict:
             "conformance_post_min": _spread(m["conformance_post"].values)["min"]}
 
 
-def gain_sweep(P: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """Kp_inc, Kp_dec, T_inc, T_dec, T_util one at a time around the defaults, on FileBench 40 GB at the
     first target and on SPECsfs at 3 ms (the same traces as Fig. 4 when ``obs`` is given)."""
     rows = []
-    cases = [("fb40", P.fb_targets_ms[0]), ("sfs", P.sfs_target_ms)]
-    grid = ([("kp_inc", v) for v in P.sweep_kp] + [("kp_dec", v) for v in P.sweep_kp]
-            + [("t_inc", v) for v in P.sweep_t_inc] + [("t_dec", v) for v in P.sweep_t_dec]
-            + [("t_util", v) for v in P.sweep_t_util])
+    cases = [("fb40", p.fb_targets_ms[0]), ("sfs", p.sfs_target_ms)]
+    grid = ([("kp_inc", v) for v in p.sweep_kp] + [("kp_dec", v) for v in p.sweep_kp]
+            + [("t_inc", v) for v in p.sweep_t_inc] + [("t_dec", v) for v in p.sweep_t_dec]
+            + [("t_util", v) for v in p.sweep_t_util])
     for name, target in cases:
         o = (obs or {}).get(name)
         if o is None:
-            o = observations(P, name, jax.random.fold_in(key, _SALT[name]))
+            o = observations(p, name, jax.random.fold_in(key, _SALT[name]))
         k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)
         for gain, v in progress(grid, desc=f"gain sweep {name}", unit="run", leave=False):
-            ds = registry.run("EAFC", o, knobs=eafc_knobs(P, lat_max_s=target * MS, **{gain: v}), key=k)
+            ds = registry.run("EAFC", o, knobs=knobs(p, lat_max_s=target * MS, **{gain: v}), key=k)
             rows.append(_summaries(ds, target * MS, {"workload": name, "target_ms": target, "gain": gain,
-                                                     "value": v, "default": v == getattr(P, gain)}))
+                                                     "value": v, "default": v == getattr(p, gain)}))
     return pd.DataFrame(rows)
 
 
-def ablations(P: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """The notes' C16-C20 ablations on FileBench 40 GB at each target: percentile, no band
     (lat_min_frac = 1), aggressive decrease (T_dec 0.5, Kp_dec 500 /s), controller window, static
     partitions."""
@@ -377,55 +379,55 @@ def ablations(P: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> 
     o = (obs or {}).get("fb40")
     k40 = jax.random.fold_in(key, 40)
     if o is None:
-        o = observations(P, "fb40", k40)
+        o = observations(p, "fb40", k40)
     k = jax.random.fold_in(k40, 1)
-    for target in P.fb_targets_ms:
+    for target in p.fb_targets_ms:
         lm = target * MS
-        runs = ([("percentile", q, dict(percentile=q)) for q in P.percentiles]
-                + [("band", f, dict(lat_min_frac=f)) for f in (P.lat_min_frac, 1.0)]
+        runs = ([("percentile", q, dict(percentile=q)) for q in p.percentiles]
+                + [("band", f, dict(lat_min_frac=f)) for f in (p.lat_min_frac, 1.0)]
                 + [("decrease", "aggressive", dict(t_dec=0.5, kp_dec=500.0)),
                    ("decrease", "conservative", {})])
         for kind, v, over in progress(runs, desc=f"ablations {target} ms", unit="run", leave=False):
-            ds = registry.run("EAFC", o, knobs=eafc_knobs(P, lat_max_s=lm, **over), key=k)
+            ds = registry.run("EAFC", o, knobs=knobs(p, lat_max_s=lm, **over), key=k)
             rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": kind, "value": str(v)}))
-        for g in P.fixed_partitions_gb:
-            ds = registry.run("static-partition", o, knobs=eafc_knobs(P, lat_max_s=lm, p_init=g * GB,
-                                                                       p_floor=min(P.p_floor_gb, g) * GB), key=k)
+        for g in p.fixed_partitions_gb:
+            ds = registry.run("static-partition", o, knobs=knobs(p, lat_max_s=lm, p_init=g * GB,
+                                                                       p_floor=min(p.p_floor_gb, g) * GB), key=k)
             r = _summaries(ds, lm, {"target_ms": target, "ablation": "static", "value": f"{g:g} GB"})
             lat = ds["latency_s"] / MS  # the band of Sec. IV.A: per-cwnd P25 and P75 of the 5 s samples
             r["sample_p25_ms"] = float(lat.quantile(0.25, "sample").mean())
             r["sample_p75_ms"] = float(lat.quantile(0.75, "sample").mean())
             rows.append(r)
-        for c in P.cwnds_s:
-            oc = o if c == P.cwnd_s else observations(P, "fb40", k40, cwnd_s=c)
-            ds = registry.run("EAFC", oc, knobs=eafc_knobs(P, lat_max_s=lm, cwnd_s=c), key=k)
+        for c in p.cwnds_s:
+            oc = o if c == p.cwnd_s else observations(p, "fb40", k40, cwnd_s=c)
+            ds = registry.run("EAFC", oc, knobs=knobs(p, lat_max_s=lm, cwnd_s=c), key=k)
             rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": "cwnd_s", "value": f"{c:g}"}))
     return pd.DataFrame(rows)
 
 
-def readings(P: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+def readings(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """Fig. 4a/b's headline numbers under each reading the paper leaves open, beside the default (the
     default and the normalized error reuse Fig. 4's traces when ``obs`` is given; the others are built
     with ``readings_seeds`` seeds)."""
     k = jax.random.fold_in(key, _SALT["fb40"])
     default = (obs or {}).get("fb40")
     if default is None:
-        default = observations(P, "fb40", k)
+        default = observations(p, "fb40", k)
     variants = [
-        ("default", P, None),
-        ("no calibration (datasheet s_ssd)", dataclasses.replace(P, calibration="none"), "fb40"),
-        ("normalized error (U2 b, Kp 0.2)", dataclasses.replace(P, error_mode="normalized", kp_inc=0.2, kp_dec=0.2),
+        ("default", p, None),
+        ("no calibration (datasheet s_ssd)", dataclasses.replace(p, calibration="none"), "fb40"),
+        ("normalized error (U2 b, Kp 0.2)", dataclasses.replace(p, error_mode="normalized", kp_inc=0.2, kp_dec=0.2),
          None),
-        ("14 GB RAM in front of FileBench", P, "fb40_ram"),
-        ("rotation popularity (stress)", P, "fb40_rotation"),
+        ("14 GB RAM in front of FileBench", p, "fb40_ram"),
+        ("rotation popularity (stress)", p, "fb40_rotation"),
     ]
     rows = []
-    for label, Pv, name in progress(variants, desc="readings", unit="reading", leave=False):
-        o = default if name is None else observations(Pv, name, k, n_seeds=P.readings_seeds)
+    for label, pv, name in progress(variants, desc="readings", unit="reading", leave=False):
+        o = default if name is None else observations(pv, name, k, n_seeds=p.readings_seeds)
         kn = jax.random.fold_in(k, 1)
-        v = registry.run("vanilla", o, knobs=dict(cwnd_s=P.cwnd_s, ssd_bytes=P.ssd_gb * GB), key=kn)
-        for target in P.fb_targets_ms:
-            e = registry.run("EAFC", o, knobs=eafc_knobs(Pv, lat_max_s=target * MS), key=kn)
+        v = registry.run("vanilla", o, knobs=knobs(p), key=kn)
+        for target in p.fb_targets_ms:
+            e = registry.run("EAFC", o, knobs=knobs(pv, lat_max_s=target * MS), key=kn)
             r = _summaries(e, target * MS, {"reading": label, "target_ms": target,
                                             "replications": int(o.sizes["replication"])})
             m, mv = metrics(e, target * MS), metrics(v, target * MS)
@@ -435,20 +437,20 @@ def readings(P: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> p
     return pd.DataFrame(rows)
 
 
-def master_mix(P: EafcSection, key) -> dict[str, xr.Dataset]:
+def master_mix(p: EafcSection, key) -> dict[str, xr.Dataset]:
     """The contended mix (ours): gold FileBench 40 GB at 5 ms, silver SPECsfs at 3 ms, bronze FileBench
     30 GB at 10 ms, for the SPECsfs run's 15 h, sharing ``mix_ssd_gb``: the knapsack master controller against proportional
     shares (dims workload, epoch, sample; a list over replications)."""
     names = ("gold", "silver", "bronze")
-    targets = (P.fb_targets_ms[-1] * MS, P.sfs_target_ms * MS, P.fb30_target_ms * MS)
+    targets = (p.fb_targets_ms[-1] * MS, p.sfs_target_ms * MS, p.fb30_target_ms * MS)
     res = {"knapsack": [], "proportional": []}
-    for s in range(P.mix_seeds):
+    for s in range(p.mix_seeds):
         ks = jax.random.fold_in(jax.random.fold_in(key, 77), s)
-        obs = [observations(P, n, jax.random.fold_in(ks, i), n_seeds=1).isel(replication=0, drop=True)
+        obs = [observations(p, n, jax.random.fold_in(ks, i), n_seeds=1).isel(replication=0, drop=True)
                for i, n in enumerate(("fb40_mix", "sfs", "fb30_mix"))]
         mo = hys.stack_observations(obs, names=names)
-        mp = dict(eafc=registry.make_params("EAFC", eafc_knobs(P)), lat_max_s=targets,
-                  priority=tuple(P.mix_priorities), ssd_bytes=P.mix_ssd_gb * GB)
+        mp = dict(eafc=registry.make_params("EAFC", knobs(p)), lat_max_s=targets,
+                  priority=tuple(p.mix_priorities), ssd_bytes=p.mix_ssd_gb * GB)
         for arb, name in (("knapsack", "EAFC-master"), ("proportional", "EAFC-proportional")):
             res[arb].append(registry.run(name, mo, knobs=mp, key=jax.random.fold_in(ks, 9)))
     return {k: xr.concat(v, dim="replication") for k, v in res.items()}
@@ -471,39 +473,11 @@ def mix_table(mix: dict[str, xr.Dataset]) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ claims
 
 
-def ci95(x) -> tuple[float, float]:
-    """Student-t 95 % interval of the mean of ``x`` (NaN-free; one value: the value itself, twice)."""
-    import scipy.stats  # noqa: PLC0415
-
-    x = np.asarray(x, float)
-    if x.size < 2:
-        return float(x.mean()), float(x.mean())
-    h = scipy.stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-    return float(x.mean() - h), float(x.mean() + h)
-
-
-def welch_ci95(a, b) -> tuple[float, float]:
-    """95 % interval of ``mean(a) - mean(b)`` (Welch)."""
-    import scipy.stats  # noqa: PLC0415
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    d = a.mean() - b.mean()
-    if a.size < 2 or b.size < 2:
-        return float(d), float(d)
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return float(d), float(d)
-    dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    h = scipy.stats.t.ppf(0.975, dof) * se
-    return float(d - h), float(d + h)
-
-
 def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: pd.DataFrame | None = None) -> dict:
-    """The reproduced value of every claim of :mod:`tieringlab.claims.eafc` that these runs can give,
-    as ``{claim_id: (value, note)}`` (notes name the replications' spread)."""
-    from tieringlab.claims import eafc as C  # noqa: PLC0415
-
+    """The reproduced value of every claim of :mod:`tieringlab.claims.eafc` these runs can give, as
+    ``{claim_id: (value, note)}``: means over replications for "near" claims (the note gives the
+    spread), the separation of the 95 % intervals (:func:`tieringlab.models.intervals.mean_ci`) for
+    "bigger / smaller" claims, the worst replication for "always" claims."""
     out = {}
     m = {k: metrics(ds.sel(policy="EAFC"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
     mv = {k: metrics(ds.sel(policy="vanilla"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
@@ -512,94 +486,100 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         s = _spread(np.asarray(x))
         return f"mean over {np.asarray(x).size} replications; min {s['min']:.3g}{unit}, max {s['max']:.3g}{unit}"
 
-    for panel, cid in (("a", "eafc.fig4a.avg_partition_10ms"), ("b", "eafc.fig4b.avg_partition_5ms"),
-                       ("c", "eafc.fig4c.avg_partition_30gb")):
+    def interval(x):
+        mean, half = mean_ci(np.asarray(x, float))
+        return float(mean - half), float(mean + half)
+
+    for panel, cid in (("a", C.FIG4A_PARTITION), ("b", C.FIG4B_PARTITION), ("c", C.FIG4C_PARTITION)):
         if panel in m:
             x = m[panel]["partition_post_gb"].values
             out[cid] = (float(np.mean(x)), spread_note(x, " GB"))
     if "a" in m and "b" in m:
-        d = m["b"]["partition_post_gb"].values - m["a"]["partition_post_gb"].values
-        lo, hi = ci95(d)
-        out["eafc.fig4ab.tighter_target_bigger_partition"] = (lo, f"paired difference {d.mean():.3g} GB, 95 % CI "
-                                                                  f"[{lo:.3g}, {hi:.3g}]")
+        lo5, hi5 = interval(m["b"]["partition_post_gb"].values)
+        lo10, hi10 = interval(m["a"]["partition_post_gb"].values)
+        out[C.TIGHTER_TARGET_BIGGER] = (lo5 - hi10, f"95 % intervals: 5 ms [{lo5:.3g}, {hi5:.3g}] GB, "
+                                                    f"10 ms [{lo10:.3g}, {hi10:.3g}] GB")
         conf = np.concatenate([m["a"]["conformance_post"].values, m["b"]["conformance_post"].values])
-        out["eafc.conformance.fb40_after_warmup"] = (float(np.min(conf)), f"mean {np.mean(conf):.3g}")
+        out[C.CONFORMANCE] = (float(np.min(conf)), f"worst replication; mean {np.mean(conf):.3g}")
     if "a" in mv:
         x = mv["a"]["used_end_gb"].values
-        out["eafc.vanilla.caches_whole_working_set"] = (float(np.mean(x)), spread_note(x, " GB"))
+        out[C.VANILLA_WHOLE_WS] = (float(np.mean(x)), spread_note(x, " GB"))
         x = mv["a"]["latency_post_ms"].values
-        out["eafc.vanilla.latency_about_1ms"] = (float(np.mean(x)), spread_note(x, " ms"))
+        out[C.VANILLA_1MS] = (float(np.mean(x)), spread_note(x, " ms"))
         x = mv["a"]["used_end_gb"].values / 0.9
-        out["eafc.vanilla.partition_44gb"] = (float(np.mean(x)), spread_note(x, " GB"))
+        out[C.VANILLA_44GB] = (float(np.mean(x)), spread_note(x, " GB"))
     rows = {r["panel"][-1]: r for _, r in table.iterrows()}
-    for panel, cid in (("a", "eafc.savings.fb40_10ms"), ("b", "eafc.savings.fb40_5ms"),
-                       ("d", "eafc.fig4d.saving_about_50pct")):
+    for panel, cid in (("a", C.SAVING_10MS), ("b", C.SAVING_5MS), ("d", C.SFS_SAVING)):
         if panel in rows:
             r = rows[panel]
-            out[cid] = (float(r["saving_pct"]), f"min {r['saving_min_pct']:.3g} %, max {r['saving_max_pct']:.3g} % "
-                                                f"over replications")
-    fb = [p for p in ("a", "b", "c") if p in panels]
+            out[cid] = (float(r["saving_pct"]), f"mean over replications; min {r['saving_min_pct']:.3g} %, "
+                                                f"max {r['saving_max_pct']:.3g} %")
+    fb = [q for q in ("a", "b", "c") if q in panels]
     if fb:
-        first = all(bool((m[p]["latency_first_ms"] > panels[p].attrs["lat_max_s"] / MS).all()) for p in fb)
-        out["eafc.warmup.latency_above_target"] = (first, None)
+        first = all(bool((m[q]["latency_first_ms"] > panels[q].attrs["lat_max_s"] / MS).all()) for q in fb)
+        out[C.WARMUP_ABOVE] = (first, None)
     if "a" in m and "c" in m:
-        lo, hi = welch_ci95(m["c"]["partition_post_gb"].values, m["a"]["partition_post_gb"].values)
-        out["eafc.fig4c.smaller_working_set_smaller_partition"] = (hi, f"95 % CI of P(30 GB) - P(40 GB): "
-                                                                       f"[{lo:.3g}, {hi:.3g}] GB")
-    ten = [p for p in ("a", "c") if p in m]
+        lo30, hi30 = interval(m["c"]["partition_post_gb"].values)
+        lo40, hi40 = interval(m["a"]["partition_post_gb"].values)
+        out[C.SMALLER_WS_SMALLER] = (hi30 - lo40, f"95 % intervals: 30 GB [{lo30:.3g}, {hi30:.3g}] GB, "
+                                                  f"40 GB [{lo40:.3g}, {hi40:.3g}] GB")
+    ten = [q for q in ("a", "c") if q in m]
     if ten:
-        fr = [m[p]["used_post_gb"].values / (panels[p].attrs["working_set_gb"][-1]) for p in ten]
-        out["eafc.fraction_of_working_set_cached"] = (float(np.max(np.concatenate(fr))), None)
+        fr = [m[q]["used_post_gb"].values / panels[q].attrs["working_set_gb"][-1] for q in ten]
+        out[C.FRACTION_CACHED] = (float(np.max(np.concatenate(fr))), "largest over the 10 ms runs and replications")
     if "d" in panels:
         d = panels["d"].sel(policy="EAFC")
-        lat, P = d["latency_mean_s"], d["partition_bytes"]
+        lat, nxt = d["latency_mean_s"], d["partition_next_bytes"]
         per = int(round(panels["d"].attrs["phase_durations_s"][0] / float(d.attrs["cwnd_s"])))
         lm = float(panels["d"].attrs["lat_max_s"])
-        ph1 = bool((lat.isel(epoch=slice(0, per)) <= lm).all()) and bool(
-            (d["partition_next_bytes"].isel(epoch=per - 1) < 10 * GB).all())
-        out["eafc.fig4d.phase1_met_partition_shrinks"] = (ph1, None)
-        Pn = d["partition_next_bytes"]
-        grows = bool((Pn.isel(epoch=-1) > Pn.isel(epoch=per - 1)).all()) and all(
-            bool((Pn.isel(epoch=(k + 1) * per - 1) > Pn.isel(epoch=k * per - 1)).all()) for k in (1, 2))
-        out["eafc.fig4d.partition_rises_with_load"] = (grows, None)
-        r = np.minimum(lat.isel(epoch=per) / lat.isel(epoch=per - 1), lat.isel(epoch=2 * per) / lat.isel(epoch=2 * per - 1))
-        out["eafc.fig4d.latency_spikes_at_load_steps"] = (float(r.min()), spread_note(r.values, "x"))
+        ph1 = bool((lat.isel(epoch=slice(0, per)) <= lm).all()) and bool((nxt.isel(epoch=per - 1) < 10 * GB).all())
+        out[C.SFS_PHASE1] = (ph1, None)
+        grows = bool((nxt.isel(epoch=-1) > nxt.isel(epoch=per - 1)).all()) and all(
+            bool((nxt.isel(epoch=(k + 1) * per - 1) > nxt.isel(epoch=k * per - 1)).all()) for k in (1, 2))
+        out[C.SFS_RISES] = (grows, None)
+        r = np.minimum(lat.isel(epoch=per) / lat.isel(epoch=per - 1),
+                       lat.isel(epoch=2 * per) / lat.isel(epoch=2 * per - 1))
+        out[C.SFS_SPIKES] = (float(r.min()), "smallest of the two steps over replications; "
+                                             + spread_note(r.values, "x"))
     if len(table):
-        s = table[["saving_pct"]].dropna().values
-        out["eafc.abstract.savings_6_to_50pct"] = (bool(np.all((s >= 3) & (s <= 65))),
-                                                   "savings: " + ", ".join(f"{v:.3g} %" for v in s.ravel()))
-    caps = [float(m[p]["usage_cap_max"].max()) for p in m]
-    out["eafc.eviction.usage_at_most_90pct"] = (max(caps), None)
+        sv = table["saving_pct"].dropna().values
+        out[C.SAVINGS_RANGE] = (bool(np.all((sv >= 3) & (sv <= 65))),
+                                "savings: " + ", ".join(f"{v:.3g} %" for v in sv))
+    out[C.USAGE_CAP] = (max(float(m[q]["usage_cap_max"].max()) for q in m), None)
     if ablation is not None and len(ablation):
-        a = ablation
-        ok16, ok17, ok20 = True, True, True
-        seen16 = seen17 = seen20 = False
-        for t in a["target_ms"].unique():
-            at = a[a["target_ms"] == t]
-            pc = at[at["ablation"] == "percentile"].set_index("value")
-            if {"75", "90", "99"} <= {str(int(float(v))) for v in pc.index}:
-                seen16 = True
-                g = {str(int(float(k))): r for k, r in pc.iterrows()}
-                ok16 &= all(g["75"]["conformance_post"] >= g[q]["conformance_post"] - 1e-12
-                            and g[q]["changes_per_hour"] > g["75"]["changes_per_hour"] for q in ("90", "99"))
-            bd = at[at["ablation"] == "band"].set_index("value")
-            dc = at[at["ablation"] == "decrease"].set_index("value")
-            if "1.0" in bd.index and len(bd) == 2 and "aggressive" in dc.index:
-                seen17 = True
-                band = bd.drop(index="1.0").iloc[0]["changes_per_hour"]
-                ok17 &= band < bd.loc["1.0", "changes_per_hour"] and band < dc.loc["aggressive", "changes_per_hour"]
-            cw = at[at["ablation"] == "cwnd_s"]
-            paper_p = 39.0 if float(t) == 10.0 else 41.0 if float(t) == 5.0 else None
-            other = cw[cw["value"].astype(float) != 600.0]
-            if len(other) and paper_p is not None:
-                seen20 = True
-                ok20 &= bool(((other["partition_post_gb"] - paper_p).abs() <= 3.0).all()
-                             and (other["conformance_post_min"] >= 0.95).all())
-        if seen16:
-            out["eafc.p75.beats_stricter_percentiles"] = (ok16, None)
-        if seen17:
-            out["eafc.band.reduces_oscillation"] = (ok17, None)
-        if seen20:
-            out["eafc.cwnd.short_history_suffices"] = (ok20, None)
-    known = {c.id for c in C.CLAIMS}
-    return {k: v for k, v in out.items() if k in known}
+        out.update(_ablation_claims(ablation))
+    return out
+
+
+def _ablation_claims(a: pd.DataFrame) -> dict:
+    """C16 (percentile), C17 (band) and C20 (controller window) from :func:`ablations`' rows."""
+    ok16 = ok17 = ok20 = True
+    seen16 = seen17 = seen20 = False
+    for t in a["target_ms"].unique():
+        at = a[a["target_ms"] == t]
+        pc = {str(int(float(v))): r for v, r in at[at["ablation"] == "percentile"].set_index("value").iterrows()}
+        if {"75", "90", "99"} <= set(pc):
+            seen16 = True
+            ok16 &= all(pc["75"]["conformance_post"] >= pc[q]["conformance_post"] - 1e-12
+                        and pc[q]["changes_per_hour"] > pc["75"]["changes_per_hour"] for q in ("90", "99"))
+        bd = at[at["ablation"] == "band"].set_index("value")
+        dc = at[at["ablation"] == "decrease"].set_index("value")
+        if "1.0" in bd.index and len(bd) == 2 and "aggressive" in dc.index:
+            seen17 = True
+            band = bd.drop(index="1.0").iloc[0]["changes_per_hour"]
+            ok17 &= band < bd.loc["1.0", "changes_per_hour"] and band < dc.loc["aggressive", "changes_per_hour"]
+        cw = at[at["ablation"] == "cwnd_s"]
+        paper_p = {10.0: 39.0, 5.0: 41.0}.get(float(t))
+        other = cw[cw["value"].astype(float) != 600.0]
+        if len(other) and paper_p is not None:
+            seen20 = True
+            ok20 &= bool(((other["partition_post_gb"] - paper_p).abs() <= 3.0).all()
+                         and (other["conformance_post_min"] >= 0.95).all())
+    out = {}
+    if seen16:
+        out[C.P75_BEATS] = (bool(ok16), None)
+    if seen17:
+        out[C.BAND] = (bool(ok17), None)
+    if seen20:
+        out[C.SHORT_HISTORY] = (bool(ok20), None)
+    return out

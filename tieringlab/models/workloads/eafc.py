@@ -55,10 +55,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Mapping
 
-import jax
 import numpy as np
 
-from tieringlab.arrays import choice
+from tieringlab.arrays import choice, numpy_rng
 from tieringlab.units import GB, HOUR, KB, MB, MS, MiB
 
 __all__ = ["FileBenchParams", "SpecSfsParams", "Phase", "Workload", "filebench_webserver", "specsfs2008",
@@ -107,11 +106,6 @@ class Workload:
     @property
     def duration_s(self) -> float:
         return float(sum(ph.duration_s for ph in self.phases))
-
-
-def _rng(key) -> np.random.Generator:
-    """A numpy Generator derived from a ``jax.random`` key (the project's one source of randomness)."""
-    return np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())
 
 
 def _positive(name, value, *, integer=False):
@@ -231,7 +225,7 @@ def filebench_webserver(key, p: FileBenchParams, n_accesses) -> Workload:
     the largest throughput the closed loop can reach).
     """
     (n,) = _check_counts(n_accesses, 1)
-    rng = _rng(key)
+    rng = numpy_rng(key)
     sizes = rng.gamma(p.size_shape, 1.0, p.n_files)
     sizes *= p.working_set_bytes / sizes.sum()
     start = np.cumsum(sizes) - sizes
@@ -270,7 +264,7 @@ def specsfs2008(key, p: SpecSfsParams, n_accesses) -> Workload:
     """
     phases = p.phases()
     counts = _check_counts(n_accesses, len(phases))
-    rng = _rng(key)
+    rng = numpy_rng(key)
     n_per_phase = np.array([int(np.ceil(w / p.unit_bytes)) for w in p.working_sets()], dtype=np.int64)
     n_per_phase = np.maximum.accumulate(n_per_phase)  # nested working sets
     n_units = int(n_per_phase[-1])
