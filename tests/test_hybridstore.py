@@ -200,3 +200,17 @@ def test_observations_bad_input(small_filebench):
         hys.HybridStoreParams(noise_sigma=-0.1)
     with pytest.raises(ValueError, match="k_hdd must be an integer"):
         hys.HybridStoreParams(k_hdd=0)
+
+
+def test_with_cwnd_regrids_only_the_windows(small_filebench):
+    """Regridding to another controller window keeps the curves and gives the grid observations() builds."""
+    w, h, obs = small_filebench
+    for c in (300.0, 1200.0):
+        a = hys.with_cwnd(obs, c)
+        b = hys.observations(w, h, c)
+        assert a.sizes["epoch"] == b.sizes["epoch"] and a.sizes["sample"] == b.sizes["sample"]
+        np.testing.assert_array_equal(a["phase_of_sample"].values, b["phase_of_sample"].values)
+        np.testing.assert_array_equal(a["cum_ssd_hits"].values, obs["cum_ssd_hits"].values)
+        assert a.attrs["cwnd_s"] == c
+    with pytest.raises(ValueError, match="cwnd_s must be at least the sampling period"):
+        hys.with_cwnd(obs, 1.0)

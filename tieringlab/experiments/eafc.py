@@ -399,7 +399,7 @@ def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> 
             r["sample_p75_ms"] = float(lat.quantile(0.75, "sample").mean())
             rows.append(r)
         for c in p.cwnds_s:
-            oc = o if c == p.cwnd_s else observations(p, "fb40", k40, cwnd_s=c)
+            oc = o if c == p.cwnd_s else hys.with_cwnd(o, c)
             ds = registry.run("EAFC", oc, knobs=knobs(p, lat_max_s=lm, cwnd_s=c), key=k)
             rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": "cwnd_s", "value": f"{c:g}"}))
     return pd.DataFrame(rows)

@@ -58,6 +58,7 @@ from tieringlab.models.workloads.eafc import Phase, Workload
 from tieringlab.units import GB, MS
 
 __all__ = ["HybridStoreParams", "mva", "op_response", "max_ops_per_s", "calibrate_s_ssd", "trace_curves", "observations",
+           "with_cwnd",
            "stack_observations", "Plant", "PlantState", "plant_from", "plant_init", "plant_sample",
            "ssd_hits_between", "latency_vs_size", "SAMPLE_S"]
 
@@ -333,6 +334,31 @@ def observations(workload: Workload, h: HybridStoreParams, cwnd_s: float, curves
     ds["think_s"].attrs["units"] = "s"
     ds["working_set_bytes"].attrs["units"] = "bytes"
     return ds
+
+
+def with_cwnd(obs: xr.Dataset, cwnd_s: float) -> xr.Dataset:
+    """``obs`` regridded to controller windows of ``cwnd_s`` (the hit curves do not depend on the window:
+    only the ``epoch`` x ``sample`` grid and its ``phase_of_sample`` change)."""
+    sample_s = float(obs["sample_s"].max())
+    if not np.isfinite(cwnd_s) or cwnd_s < sample_s:
+        raise ValueError(f"cwnd_s must be at least the sampling period sample_s = {sample_s} s; got {cwnd_s!r}")
+    n_samples = cwnd_s / sample_s
+    if abs(n_samples - round(n_samples)) > 1e-9:
+        raise ValueError(f"cwnd_s must be a whole number of samples of {sample_s} s; got {cwnd_s!r}")
+    n_samples = int(round(n_samples))
+    k = int(obs.attrs["n_phases"])
+    dur = obs["phase_duration_s"]
+    dur = dur.isel({d: 0 for d in dur.dims if d != "phase"}).values[:k]
+    n_epochs = int(math.floor(dur.sum() / cwnd_s + 1e-9))
+    if n_epochs < 1:
+        raise ValueError(f"the workload lasts {dur.sum()} s, less than one controller window cwnd_s = {cwnd_s} s")
+    t = (np.arange(n_epochs * n_samples) * sample_s).reshape(n_epochs, n_samples)
+    phase_of = np.minimum(np.searchsorted(np.cumsum(dur), t, side="right"), k - 1)
+    out = obs.drop_vars("phase_of_sample").drop_dims(["epoch", "sample"], errors="ignore")
+    out = out.assign_coords(epoch=np.arange(n_epochs), sample=np.arange(n_samples))
+    out["phase_of_sample"] = (("epoch", "sample"), phase_of.astype(np.int64))
+    out.attrs["cwnd_s"] = float(cwnd_s)
+    return out
 
 
 def stack_observations(obs: list[xr.Dataset], names=None, dim: str = "workload") -> xr.Dataset:
