@@ -317,7 +317,8 @@ def _run(obs: xr.Dataset, c: Ctrl, key):
     """One workload, or replications of it stacked along ``replication`` (vmapped, one key each)."""
     pl, n_max = hys.plant_from(obs)
     if "replication" in obs.dims:
-        phases = jnp.asarray(obs["phase_of_sample"].isel(replication=0).values)
+        ph = obs["phase_of_sample"]
+        phases = jnp.asarray((ph.isel(replication=0) if "replication" in ph.dims else ph).values)
         keys = jax.random.split(key, obs.sizes["replication"])
         return simulate_many(pl, phases, c, keys, n_max), ("replication",)
     return simulate(pl, jnp.asarray(obs["phase_of_sample"].values), c, key, n_max), ()
