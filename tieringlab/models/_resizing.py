@@ -40,6 +40,33 @@ def _slot(key, shift, mask):
     return np.int64((np.uint64(key) * _GOLDEN) >> shift) & mask
 
 
+@njit(inline="always")
+def _evict_tail(head, tail, count, n_free, prv, nxt, node_key, t_key, t_node, free, shift, mask):
+    """Drop the least recently used node: unlink it, delete its key from the table (backward-shift
+    deletion: the cluster after the hole moves up unless its home lies cyclically in ``(hole, k]``),
+    free the node. Returns the new ``(head, tail, count, n_free)``."""
+    v = tail
+    tail = prv[v]
+    if tail >= 0:
+        nxt[tail] = -1
+    else:
+        head = -1
+    j = _slot(node_key[v], shift, mask)
+    while t_node[j] != v:
+        j = (j + 1) & mask
+    k = (j + 1) & mask
+    while t_node[k] >= 0:
+        home = _slot(t_key[k], shift, mask)
+        if ((k - home) & mask) >= ((k - j) & mask):
+            t_key[j] = t_key[k]
+            t_node[j] = t_node[k]
+            j = k
+        k = (k + 1) & mask
+    t_node[j] = -1
+    free[n_free] = v
+    return head, tail, count - 1, n_free + 1
+
+
 @njit(cache=False, nogil=True)
 def resizing_lru_keys(keys, capacity, table_bits, hit_out, occupancy_out):
     """Resizing LRU over int64 ``keys`` with per-access ``capacity`` (int64, >= 0).
@@ -67,31 +94,9 @@ def resizing_lru_keys(keys, capacity, table_bits, hit_out, occupancy_out):
     count = 0
     for i in range(keys.size):
         c = capacity[i]
-        # evict least recently used items until at most c remain
-        while count > c:
-            v = tail
-            tail = prv[v]
-            if tail >= 0:
-                nxt[tail] = -1
-            else:
-                head = -1
-            # delete node_key[v] from the table: find it, then backward-shift the cluster after it
-            j = _slot(node_key[v], shift, mask)
-            while t_node[j] != v:
-                j = (j + 1) & mask
-            k = (j + 1) & mask
-            while t_node[k] >= 0:
-                home = _slot(t_key[k], shift, mask)
-                # move k into the hole j if its home is not in the cyclic range (j, k]
-                if ((k - home) & mask) >= ((k - j) & mask):
-                    t_key[j] = t_key[k]
-                    t_node[j] = t_node[k]
-                    j = k
-                k = (k + 1) & mask
-            t_node[j] = -1
-            free[n_free] = v
-            n_free += 1
-            count -= 1
+        while count > c:  # evict least recently used items until at most c remain
+            head, tail, count, n_free = _evict_tail(head, tail, count, n_free, prv, nxt, node_key, t_key, t_node,
+                                                    free, shift, mask)
         x = keys[i]
         j = _slot(x, shift, mask)
         while t_node[j] >= 0 and t_key[j] != x:
@@ -113,28 +118,9 @@ def resizing_lru_keys(keys, capacity, table_bits, hit_out, occupancy_out):
         else:
             hit_out[i] = False
             if c > 0:
-                if count >= c:  # full: evict the tail (recursion-free copy of the loop above)
-                    v = tail
-                    tail = prv[v]
-                    if tail >= 0:
-                        nxt[tail] = -1
-                    else:
-                        head = -1
-                    jj = _slot(node_key[v], shift, mask)
-                    while t_node[jj] != v:
-                        jj = (jj + 1) & mask
-                    k = (jj + 1) & mask
-                    while t_node[k] >= 0:
-                        home = _slot(t_key[k], shift, mask)
-                        if ((k - home) & mask) >= ((k - jj) & mask):
-                            t_key[jj] = t_key[k]
-                            t_node[jj] = t_node[k]
-                            jj = k
-                        k = (k + 1) & mask
-                    t_node[jj] = -1
-                    free[n_free] = v
-                    n_free += 1
-                    count -= 1
+                if count >= c:  # full: evict the tail first
+                    head, tail, count, n_free = _evict_tail(head, tail, count, n_free, prv, nxt, node_key, t_key,
+                                                            t_node, free, shift, mask)
                     # the deletion may have shifted entries into x's probe path: find x's slot again
                     j = _slot(x, shift, mask)
                     while t_node[j] >= 0:
