@@ -56,7 +56,7 @@ from tieringlab.progress import progress
 from tieringlab.units import GB, HOUR, MB, MS, MiB
 
 __all__ = ["EafcSection", "PAPER", "calibrated_store", "workload_params", "observations", "knobs",
-           "fig4_observations", "fig4", "metrics", "mix_table", "savings_table", "gain_sweep", "ablations", "readings", "master_mix",
+           "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table", "gain_sweep", "ablations", "readings", "master_mix",
            "claim_values"]
 
 #: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
@@ -435,6 +435,30 @@ def readings(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> p
             r["saving_pct"] = float((100 * (1 - m["partition_post_gb"] / (mv["used_end_gb"] / 0.9))).mean())
             rows.append(r)
     return pd.DataFrame(rows)
+
+
+def reading_verdicts(rd: pd.DataFrame) -> pd.DataFrame:
+    """The FileBench claims' verdicts under each reading of :func:`readings` (the claims' own checks and
+    tolerances), and which of them flip against the default reading."""
+    from tieringlab.claims import registry as claims  # noqa: PLC0415
+
+    reg = claims()
+    cols = {(10.0, "partition_post_gb"): C.FIG4A_PARTITION, (5.0, "partition_post_gb"): C.FIG4B_PARTITION,
+            (10.0, "saving_pct"): C.SAVING_10MS, (5.0, "saving_pct"): C.SAVING_5MS}
+    rows = []
+    for label in dict.fromkeys(rd["reading"]):
+        r = rd[rd["reading"] == label].set_index("target_ms")
+        row = {"reading": label}
+        for (t, col), cid in cols.items():
+            if t in r.index:
+                row[cid] = reg[cid].verdict(float(r.loc[t, col]))
+        row[C.CONFORMANCE] = reg[C.CONFORMANCE].verdict(float(r["conformance_post_min"].min()))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    base = out.iloc[0]
+    out["flips_against_default"] = [", ".join(c for c in out.columns[1:] if row[c] != base[c]) or "none"
+                                    for _, row in out.iterrows()]
+    return out
 
 
 def master_mix(p: EafcSection, key) -> dict[str, xr.Dataset]:
