@@ -9,9 +9,9 @@ kind           call shape                                                 system
                ``capacity_bytes`` with the counts ``iocost`` prices       G2-vFRM
 ``queueing``   ``fn(params, arrivals, services[, key], **inputs)``        Qlen, Rand, ARA, ARA_PRED, ARA_OPT
                ``-> Dataset`` over ``job`` (and ``replication``)
-``controller`` ``fn(params, observations[, key]) -> Dataset`` over        EAFC, static-partition, vanilla,
-               ``epoch``                                                  EAFC-master, EAFC-proportional
-                                                                          (AutoTiering, IDT, EDT: next)
+``controller`` ``fn(params, observations[, key]) -> Dataset`` over        AutoTiering, IDT, EDT, EAFC,
+               ``epoch``                                                  static-partition, vanilla, EAFC-master,
+                                                                          EAFC-proportional
 =============  =========================================================  =======================================
 
 Parameters are one frozen dataclass per system with the paper's defaults, each default with the
