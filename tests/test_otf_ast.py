@@ -171,14 +171,8 @@ def test_controller_reference_variants():
 
 # ----------------------------------------------------------------------------- invariants
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 10_000), st.integers(100, 400), st.sampled_from(["wait", "evict_max_timeout"]),
-       st.sampled_from(["consecutive", "within_m"]), st.floats(0.05, 1.0))
-def test_invariants(seed, n, full, creading, floor):
-    p = oa.OtfAstParams(**{**SMALL, "copy_share_floor": floor, "m_window": 4 if creading == "within_m" else T},
-                        full_policy=full, c_reading=creading)
-    ds = _trace(seed, n)
-    r = _run(ds, p)
+def _check_invariants(ds, p, cap=CAP):
+    r = _run(ds, p, cap)
     sub, up, tq, ts, tc, te = _log_of(r)
     # moves start in queue order (FIFO), each after it was queued, copy before sync
     started = np.isfinite(ts)
@@ -191,7 +185,7 @@ def test_invariants(seed, n, full, creading, floor):
     for x in events:
         arrived = np.sum(up & (te <= x)) - np.sum(~up & (te <= x))
         arriving = np.sum(up & (ts <= x) & (te > x))
-        assert arrived + arriving <= CAP
+        assert arrived + arriving <= cap
     # a sub-LUN is demoted only after it was promoted, and moves of one sub-LUN alternate up/down
     for s in np.unique(sub):
         seq = up[sub == s]
@@ -205,6 +199,27 @@ def test_invariants(seed, n, full, creading, floor):
     # SSD hits are requests served by the SSD; the counts add up
     assert int(r["hits"][0]) == int((rt == 1).sum())
     assert 0 <= float(r["hit_ratio"][0]) + float(r["buffer_ratio"][0]) <= 1
+    return sub, up
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(100, 400), st.floats(0.05, 1.0), st.sampled_from([1, 2, 4]))
+def test_invariants(seed, n, floor, cap):
+    """FIFO moves, one at a time, never more sub-LUNs on the SSD than it holds, alternating moves, writes to
+    a moving sub-LUN in the buffer, for any copy share floor (user load) and SSD size."""
+    _check_invariants(_trace(seed, n), oa.OtfAstParams(**{**SMALL, "copy_share_floor": floor}), cap)
+
+
+def test_invariants_eviction_and_history_readings():
+    """f2 (evict the resident with the largest timeout count) and c2 (c hot intervals among the last m):
+    the same invariants, and f2 does evict when candidates wait."""
+    evicted = 0
+    p = oa.OtfAstParams(**{**SMALL, "m_window": 4, "copy_share_floor": 0.5}, full_policy="evict_max_timeout",
+                        c_reading="within_m")
+    for seed in range(4):
+        sub, up = _check_invariants(_trace(seed, 400, hot_share=0.9), p, cap=2)
+        evicted += int((~up).sum())
+    assert evicted > 0
 
 
 def test_fig6_resident_count_follows_the_move_log():

@@ -360,71 +360,78 @@ def _controller(hot, hsum, cnt, work, writes, cap, c, o, copy_up_s, copy_down_s,
                 *, t_s, n_moves_max, conc, history, evict):
     """The interval scan (module docstring, step 2). Per interval ``k``: the engine runs through its
     seconds (copies advance at the disk time user IO leaves free), then the decision at its end queues
-    demotions and promotions. Returns the move log and per-interval state counts."""
+    demotions and promotions. Returns the move log and per-interval state counts.
+
+    State: per sub-LUN ``tier`` (where the tiering table points), ``busy`` (a move is queued or running),
+    ``streak`` and ``tmo``; the move log (``n_moves_max`` rows: sub-LUN, direction, queue/start/copy-end/
+    sync-end times, work, buffered writes; rows are written at queue, start and end); the FIFO ``head``;
+    and ``conc`` engine slots holding the running moves (so an event costs O(conc), not O(log)).
+    """
     K, S = hot.shape
     M = n_moves_max
-    log0 = dict(sub=jnp.full(M, S, jnp.int32), up=jnp.zeros(M, bool), tq=jnp.full(M, jnp.inf),
-                ts=jnp.full(M, jnp.inf), tc=jnp.full(M, jnp.inf), te=jnp.full(M, jnp.inf),
-                rem=jnp.zeros(M), w0=jnp.zeros(M), nbw=jnp.zeros(M), phase=jnp.zeros(M, jnp.int32))
+    inf = jnp.inf
+    log0 = dict(sub=jnp.full(M, S, jnp.int32), up=jnp.zeros(M, bool), tq=jnp.full(M, inf), ts=jnp.full(M, inf),
+                tc=jnp.full(M, inf), te=jnp.full(M, inf), w0=jnp.zeros(M), nbw=jnp.zeros(M), rem=jnp.zeros(M))
+    slot0 = dict(mv=jnp.full(conc, M, jnp.int32), sub=jnp.full(conc, S, jnp.int32), up=jnp.zeros(conc, bool),
+                 phase=jnp.zeros(conc, jnp.int32), rem=jnp.zeros(conc), nbw=jnp.zeros(conc),
+                 ts=jnp.full(conc, inf), tc=jnp.full(conc, inf), te=jnp.full(conc, inf))
     st0 = dict(tier=jnp.zeros(S, jnp.int32), busy=jnp.zeros(S, bool), streak=jnp.zeros(S, jnp.int32),
-               tmo=jnp.zeros(S, jnp.int32), n=jnp.int32(0), head=jnp.int32(0), log=log0)
-
-    def occupancy(st):
-        lg = st["log"]
-        up_active = jnp.sum(lg["up"] & ((lg["phase"] == _COPY) | (lg["phase"] == _SYNC)))
-        return jnp.sum(st["tier"] == SSD) + up_active
+               tmo=jnp.zeros(S, jnp.int32), n=jnp.int32(0), head=jnp.int32(0), pending_up=jnp.int32(0),
+               log=log0, slot=slot0)
 
     def second(j, carry):
         st, k = carry
         x0 = (k * t_s + j).astype(jnp.float64)
         w_sec = work[k * t_s + j]
         wr_sec = writes[k * t_s + j]
-        u = jnp.sum(jnp.where(st["tier"] == HDD, w_sec, 0.0))
-        f = jnp.maximum(1.0 - u, floor)
-
-        def cond(c_):
-            st_, x = c_
-            return x < x0 + 1.0
+        f = jnp.maximum(1.0 - jnp.sum(jnp.where(st["tier"] == HDD, w_sec, 0.0)), floor)
 
         def body(c_):
             st_, x = c_
-            lg = st_["log"]
-            # start moves while slots are free and the head may start (a promotion needs an SSD slot)
-            active = jnp.sum((lg["phase"] == _COPY) | (lg["phase"] == _SYNC))
+            lg, sl = st_["log"], st_["slot"]
+            # start the head of the queue in a free slot (a promotion needs an SSD slot too)
+            free = sl["phase"] == _IDLE
             h = st_["head"]
             hs = jnp.minimum(h, M - 1)
-            can = (h < st_["n"]) & (active < conc) & (~lg["up"][hs] | (occupancy(st_) < cap))
-            lg = dict(lg)
-            lg["phase"] = jnp.where(can, lg["phase"].at[hs].set(_COPY), lg["phase"])
-            lg["ts"] = jnp.where(can, lg["ts"].at[hs].set(x), lg["ts"])
-            st_ = dict(st_, head=h + can.astype(jnp.int32), log=lg)
+            occupancy = jnp.sum(st_["tier"] == SSD) + jnp.sum(sl["up"] & ~free)
+            can = (h < st_["n"]) & free.any() & (~lg["up"][hs] | (occupancy < cap))
+            q = jnp.argmax(free)
+            put = lambda a, v: a.at[q].set(jnp.where(can, v, a[q]))  # noqa: E731
+            sl = dict(sl, mv=put(sl["mv"], hs), sub=put(sl["sub"], lg["sub"][hs]), up=put(sl["up"], lg["up"][hs]),
+                      phase=put(sl["phase"], _COPY), rem=put(sl["rem"], lg["w0"][hs]), nbw=put(sl["nbw"], 0.0),
+                      ts=put(sl["ts"], x))
+            lg = dict(lg, ts=lg["ts"].at[jnp.where(can, hs, M)].set(x, mode="drop"))
             # advance to the next event: a copy ends, a sync ends, or the second ends
-            copying = lg["phase"] == _COPY
-            n_copy = jnp.maximum(jnp.sum(copying), 1)
-            rate = f / n_copy
-            t_copy = jnp.where(copying, x + lg["rem"] / rate, jnp.inf)
-            t_sync = jnp.where(lg["phase"] == _SYNC, lg["te"], jnp.inf)
-            e = jnp.minimum(jnp.minimum(t_copy.min(), t_sync.min()), x0 + 1.0)
-            e = jnp.where(can, x, e)              # a move just started: re-check for more starts first
+            copying = sl["phase"] == _COPY
+            rate = f / jnp.maximum(jnp.sum(copying), 1)
+            t_copy = jnp.where(copying, x + sl["rem"] / rate, inf)
+            t_sync = jnp.where(sl["phase"] == _SYNC, sl["te"], inf)
+            e = jnp.where(can, x, jnp.minimum(jnp.minimum(t_copy.min(), t_sync.min()), x0 + 1.0))
             dt = e - x
-            rem = jnp.where(copying, jnp.maximum(lg["rem"] - rate * dt, 0.0), lg["rem"])
-            nbw = jnp.where(copying, lg["nbw"] + wr_sec[jnp.minimum(lg["sub"], S - 1)] * dt, lg["nbw"])
+            rem = jnp.where(copying, jnp.maximum(sl["rem"] - rate * dt, 0.0), sl["rem"])
+            nbw = jnp.where(copying, sl["nbw"] + wr_sec[jnp.minimum(sl["sub"], S - 1)] * dt, sl["nbw"])
             fin_copy = copying & (t_copy <= e)
-            te = jnp.where(fin_copy, e + nbw / sync_iops, lg["te"])
-            tc = jnp.where(fin_copy, e, lg["tc"])
-            phase = jnp.where(fin_copy, _SYNC, lg["phase"])
+            te = jnp.where(fin_copy, e + nbw / sync_iops, sl["te"])
+            tc = jnp.where(fin_copy, e, sl["tc"])
+            phase = jnp.where(fin_copy, _SYNC, sl["phase"])
             fin = (phase == _SYNC) & (te <= e)
-            phase = jnp.where(fin, _DONE, phase)
-            lg = dict(lg, rem=rem, nbw=nbw, te=te, tc=tc, phase=phase)
-            # the tiering table flips at the end of a move
-            subs = jnp.where(fin, lg["sub"], S)
-            tier = st_["tier"].at[subs].set(jnp.where(lg["up"], SSD, HDD), mode="drop")
-            busy = st_["busy"].at[subs].set(False, mode="drop")
-            tmo = st_["tmo"].at[subs].set(0, mode="drop")
-            streak = st_["streak"].at[subs].set(0, mode="drop")
-            return dict(st_, tier=tier, busy=busy, tmo=tmo, streak=streak, log=lg), e
+            # a finished move: log it, flip the tiering table, free the slot
+            mv = jnp.where(fin, sl["mv"], M)
+            lg = dict(lg, tc=lg["tc"].at[jnp.where(fin_copy, sl["mv"], M)].set(tc, mode="drop"),
+                      te=lg["te"].at[mv].set(te, mode="drop"), nbw=lg["nbw"].at[mv].set(nbw, mode="drop"))
+            subs = jnp.where(fin, sl["sub"], S)
+            st_ = dict(st_, head=h + can.astype(jnp.int32), log=lg,
+                       tier=st_["tier"].at[subs].set(jnp.where(sl["up"], SSD, HDD), mode="drop"),
+                       busy=st_["busy"].at[subs].set(False, mode="drop"),
+                       tmo=st_["tmo"].at[subs].set(0, mode="drop"),
+                       streak=st_["streak"].at[subs].set(0, mode="drop"),
+                       pending_up=st_["pending_up"] - jnp.sum(fin & sl["up"]).astype(jnp.int32))
+            sl = dict(sl, rem=rem, nbw=nbw, te=jnp.where(fin, inf, te), tc=jnp.where(fin, inf, tc),
+                      phase=jnp.where(fin, _IDLE, phase), up=jnp.where(fin, False, sl["up"]),
+                      mv=jnp.where(fin, M, sl["mv"]), sub=jnp.where(fin, S, sl["sub"]))
+            return dict(st_, slot=sl), e
 
-        st, _ = jax.lax.while_loop(cond, body, (st, x0))
+        st, _ = jax.lax.while_loop(lambda c_: c_[1] < x0 + 1.0, body, (st, x0))
         return st, k
 
     def interval(st, k):
@@ -439,10 +446,8 @@ def _controller(hot, hsum, cnt, work, writes, cap, c, o, copy_up_s, copy_down_s,
         ready = (hsum[k] >= c) if history else (streak >= c)
         demote = on_ssd & (tmo >= o)
         cand = on_hdd & ready
-        lg = st["log"]
-        pending_up = jnp.sum(lg["up"] & (lg["phase"] != _DONE) & (jnp.arange(M) < st["n"]))
         staying = jnp.sum(on_ssd & ~demote)
-        slots = jnp.maximum(cap - staying - pending_up, 0)
+        slots = jnp.maximum(cap - staying - st["pending_up"], 0)
         n_cand = jnp.sum(cand)
         if evict:
             # f2: evict the residents not hot now with the largest timeout count, one per waiting candidate
@@ -457,29 +462,32 @@ def _controller(hot, hsum, cnt, work, writes, cap, c, o, copy_up_s, copy_down_s,
         c_rank = jnp.empty(S, jnp.int32).at[jnp.argsort(c_key, stable=True)].set(jnp.arange(S, dtype=jnp.int32))
         promote = cand & (c_rank < slots)
         # queue: demotions (by sub-LUN index) ahead of promotions (by count)
-        n_dem = jnp.sum(demote)
+        n_dem = jnp.sum(demote).astype(jnp.int32)
+        n_pro = jnp.sum(promote).astype(jnp.int32)
         d_rank = jnp.cumsum(demote) - 1
         pos = jnp.where(demote, st["n"] + d_rank, jnp.where(promote, st["n"] + n_dem + c_rank, M))
         pos = jnp.where(pos < M, pos, M)
         tq = ((k + 1) * t_s).astype(jnp.float64)
-        sub_ids = jnp.arange(S, dtype=jnp.int32)
-        up = promote
-        work0 = jnp.where(up, copy_up_s, jnp.where(skip_down, 0.0, copy_down_s))
-        lg = dict(lg, sub=lg["sub"].at[pos].set(sub_ids, mode="drop"), up=lg["up"].at[pos].set(up, mode="drop"),
-                  tq=lg["tq"].at[pos].set(tq, mode="drop"), rem=lg["rem"].at[pos].set(work0, mode="drop"),
-                  w0=lg["w0"].at[pos].set(work0, mode="drop"),
-                  phase=lg["phase"].at[pos].set(_QUEUED, mode="drop"))
-        queued = demote | promote
-        streak = jnp.where(promote, 0, streak)
-        st = dict(st, streak=streak, tmo=tmo, busy=st["busy"] | queued, log=lg,
-                  n=jnp.minimum(st["n"] + n_dem + jnp.sum(promote), M).astype(jnp.int32))
-        out = dict(resident=jnp.sum(st["tier"] == SSD), queued=jnp.sum(lg["phase"] == _QUEUED),
-                   moving=jnp.sum((lg["phase"] == _COPY) | (lg["phase"] == _SYNC)),
-                   n_hot=jnp.sum(hk), promoted=jnp.sum(promote), demoted=jnp.sum(demote))
+        work0 = jnp.where(promote, copy_up_s, jnp.where(skip_down, 0.0, copy_down_s))
+        lg = st["log"]
+        lg = dict(lg, sub=lg["sub"].at[pos].set(jnp.arange(S, dtype=jnp.int32), mode="drop"),
+                  up=lg["up"].at[pos].set(promote, mode="drop"), tq=lg["tq"].at[pos].set(tq, mode="drop"),
+                  w0=lg["w0"].at[pos].set(work0, mode="drop"))
+        st = dict(st, streak=jnp.where(promote, 0, streak), tmo=tmo, busy=st["busy"] | demote | promote, log=lg,
+                  n=jnp.minimum(st["n"] + n_dem + n_pro, M).astype(jnp.int32), pending_up=st["pending_up"] + n_pro)
+        out = dict(resident=jnp.sum(st["tier"] == SSD), queued=st["n"] - st["head"],
+                   moving=jnp.sum(st["slot"]["phase"] != _IDLE), n_hot=jnp.sum(hk), promoted=n_pro, demoted=n_dem)
         return st, out
 
     st, ys = jax.lax.scan(interval, st0, jnp.arange(K))
-    return st["log"], st["n"], ys
+    # copies still running at the end: their remaining work (the IO level paces their chunks by it)
+    # and the syncs still running (their planned end and buffered writes)
+    sl, lg = st["slot"], st["log"]
+    cp = jnp.where(sl["phase"] == _COPY, sl["mv"], M)
+    sy = jnp.where(sl["phase"] == _SYNC, sl["mv"], M)
+    lg = dict(lg, rem=lg["rem"].at[cp].set(sl["rem"], mode="drop"), te=lg["te"].at[sy].set(sl["te"], mode="drop"),
+              nbw=lg["nbw"].at[sy].set(sl["nbw"], mode="drop"))
+    return lg, st["n"], ys
 
 
 def _hdd_only_work(tb: Testbed, rq, key, n_sec: int, n_sub: int):
@@ -652,7 +660,7 @@ def _otf_ast_one(rq, n_ssd: int, p: OtfAstParams, key, pre):
     hot, hsum, cnt, W, WR, K = pre
     up_s, down_s = p.copy_s
     # no-load copy work is in seconds of an otherwise idle array; the engine's floor keeps it moving
-    M = int(K) * 2 * max(int(n_ssd), 1) + 8
+    M = 2 * int(K) * int(p.lun_subluns) + 8     # a bound for any SSD size: one shape per window length
     log, n_moves, ys = _controller(hot, hsum, cnt, W, WR, jnp.int32(n_ssd), jnp.int32(p.c_intervals),
                                    jnp.int32(p.o_intervals), up_s, down_s, p.copy_share_floor,
                                    p.testbed.sync_max_iops, bool(p.skip_demotion_copy), t_s=int(p.t_s),

@@ -27,8 +27,8 @@ Generative model (per IO, vectorized; one numpy Generator seeded from ``(seed, c
 --------------------------------------------------------------------------------------------
 **Time.** A 600-minute envelope (the README's "10 hours") holds the training window and the replay
 window, both starting where the paper's do (twin minute 0 is trace minute ``trace_offset_min``). IO
-counts per second come from a 2-state MMPP (:class:`tieringlab.models.mmpp.MMPP2`, bursts ``burst_ratio``
-times busier than the quiet phase); outside the two windows the rate is thinned by
+counts per second come from a 2-state MMPP (:func:`mmpp2_counts`, bursts ``burst_ratio`` times busier
+than the quiet phase); outside the two windows the rate is thinned by
 ``outside_rate_factor`` (nothing there is replayed). Times are uniform within each second.
 
 **Where (sub-LUN).** Each IO belongs to one of three components:
@@ -63,10 +63,9 @@ from dataclasses import dataclass, replace
 import jax
 import numpy as np
 
-from tieringlab.models.mmpp import MMPP2
 from tieringlab.units import GiB, KiB, MiB, MINUTE
 
-__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "generate", "SIZES", "SIZE_PROBS", "fit"]
+__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "mmpp2_counts", "calibration_stats", "SIZES", "SIZE_PROBS", "fit"]
 
 #: Request sizes and their probabilities (notes Sec. 6.2, a documented MSR-like mix).
 SIZES = np.array([4, 8, 16, 32, 64], np.int64) * KiB
@@ -188,16 +187,44 @@ def _build() -> dict[str, OtfTwinSpec]:
 OTF_TWINS: dict[str, OtfTwinSpec] = _build()
 
 
+def mmpp2_counts(rng, n_sec: int, lam_on: float, lam_off: float, mean_on_s: float, mean_off_s: float):
+    """IO counts per second of a 2-state MMPP (rate ``lam_on`` in bursts of mean ``mean_on_s``, ``lam_off``
+    in quiet spells of mean ``mean_off_s``), started in its stationary phase law.
+
+    The phase path is drawn sojourn by sojourn (exponential), the ON time inside each second comes from
+    the cumulative ON-time function at the second boundaries, and each second's count is Poisson with mean
+    ``lam_on * on + lam_off * (1 - on)``. numpy (one Generator), not :class:`tieringlab.models.mmpp.MMPP2`'s
+    sampler: the same process (its closed forms check this one in the tests), without its JAX compilation
+    (~20 s on this project's CPU, measured) in every fresh process that builds a twin.
+    """
+    p_on = mean_on_s / (mean_on_s + mean_off_s)
+    start_on = rng.random() < p_on
+    n = int(np.ceil(2 * n_sec / (mean_on_s + mean_off_s))) + 8
+    while True:
+        on = rng.exponential(mean_on_s, n)
+        off = rng.exponential(mean_off_s, n)
+        seq = (np.stack([on, off], 1) if start_on else np.stack([off, on], 1)).ravel()
+        edges = np.r_[0.0, np.cumsum(seq)]
+        if edges[-1] >= n_sec:
+            break
+        n *= 2
+    is_on = np.zeros(seq.size, bool)
+    is_on[0 if start_on else 1::2] = True
+    cum_on = np.r_[0.0, np.cumsum(np.where(is_on, seq, 0.0))]        # ON time up to each edge
+    x = np.arange(n_sec + 1, dtype=np.float64)
+    k = np.searchsorted(edges, x, side="right") - 1                  # sojourn holding each boundary
+    on_at = cum_on[k] + np.where(is_on[np.minimum(k, seq.size - 1)], x - edges[k], 0.0)
+    on_time = np.clip(np.diff(on_at), 0.0, 1.0)
+    return rng.poisson(lam_on * on_time + lam_off * (1.0 - on_time))
+
+
 def _arrivals(rng, spec: OtfTwinSpec, scale: float):
     """IO times: MMPP(2) counts per second (mean ``mean_iops * scale`` inside the windows, thinned outside)."""
     n_sec = int(round(spec.duration_min * MINUTE))
-    r_on, r_off = 1.0 / spec.burst_on_s, 1.0 / spec.burst_off_s        # switching rates ON->OFF, OFF->ON
-    p_on = r_off / (r_on + r_off)                                       # stationary share of burst time
+    p_on = spec.burst_on_s / (spec.burst_on_s + spec.burst_off_s)      # stationary share of burst time
     lam = spec.mean_iops * scale
     lo = lam / (p_on * spec.burst_ratio + (1.0 - p_on))
-    mm = MMPP2(lam1=lo * spec.burst_ratio, lam2=lo, r12=r_on, r21=r_off)
-    key = jax.random.key(int(rng.integers(0, 2**31 - 1)))
-    counts = np.asarray(mm.sample_counts(key, n_sec, 1.0)).astype(np.int64)
+    counts = mmpp2_counts(rng, n_sec, lo * spec.burst_ratio, lo, spec.burst_on_s, spec.burst_off_s)
     sec = np.arange(n_sec)
     inside = (sec >= spec.train_start_s) & (sec < spec.replay_start_s + spec.replay_min * MINUTE)
     counts = np.where(inside, counts, rng.binomial(counts, spec.outside_rate_factor))
