@@ -122,13 +122,22 @@ def _python_controller(sub, time_s, is_write, p, cap, length_s):
     return log
 
 
-def _ours_controller(rq, p, cap, key):
-    pre = oa._precompute(rq, p, key)
-    hot, hsum, cnt, W, WR, K = pre
-    log, n, _ = oa._controller(hot, hsum, cnt, W, WR, jax.numpy.int32(cap), jax.numpy.int32(p.c_intervals),
-                               jax.numpy.int32(p.o_intervals), *p.copy_s, p.copy_share_floor,
-                               p.testbed.sync_max_iops, False, t_s=int(p.t_s), n_moves_max=2 * K * p.lun_subluns + 8,
-                               conc=1, history=False, evict=False)
+def _ours_controller(rq, p, cap):
+    """Monitoring (interval counts, hot matrix) and the interval scan, as in :func:`oa.otf_ast`; the HDD
+    load input is zeros (the peer runs copies at the no-load pace too: ``copy_share_floor = 1``)."""
+    K = max(1, int(np.ceil(rq["length_s"] / p.t_s)))
+    cnt = oa.interval_counts(rq["sub"], rq["time"], p.lun_subluns, p.t_s, p.m_window, K)
+    hot, _ = oa.hot_matrix(cnt, p)
+    n_sec, S = K * p.t_s, p.lun_subluns
+    zeros = np.zeros((n_sec, S))
+    w = rq["is_write"]
+    cell = np.minimum(rq["time"][w] // 1, n_sec - 1).astype(np.int64) * S + rq["sub"][w]
+    writes = np.bincount(cell, minlength=n_sec * S).astype(np.float64).reshape(n_sec, S)
+    jnp = jax.numpy
+    log, n, _ = oa._controller(jnp.asarray(hot), jnp.zeros(hot.shape, jnp.int32), jnp.asarray(cnt), zeros, writes,
+                               jnp.int32(cap), jnp.int32(p.c_intervals), jnp.int32(p.o_intervals), *p.copy_s,
+                               p.copy_share_floor, p.testbed.sync_max_iops, False, t_s=int(p.t_s),
+                               n_moves_max=2 * K * p.lun_subluns + 8, conc=1, history=False, evict=False)
     jax.block_until_ready(log)
     return {k: np.asarray(v)[: int(n)] for k, v in log.items()}
 
@@ -136,7 +145,8 @@ def _ours_controller(rq, p, cap, key):
 def run(quick: bool = False) -> dict:
     scale = 0.05 if quick else 1.0
     key = jax.random.key(0)
-    cap = [24 * GiB * scale // GiB * GiB] if quick else [24 * GiB]
+    unit = max(4096, int(GiB * scale) // 4096 * 4096)          # the twin's (scaled) sub-LUN
+    cap = [24 * unit]
     out = {"scale": scale, "twins": {}}
     total = 0.0
     compile_s = 0.0
@@ -144,7 +154,7 @@ def run(quick: bool = False) -> dict:
     for name, ds in twins.items():
         rec = {"requests_replayed": 0}
         for pol in POLICIES:
-            knobs = {"sublun_bytes": max(4096, int(GiB * scale) // 4096 * 4096)} if quick else {}
+            knobs = {"sublun_bytes": unit}
             t0 = time.perf_counter()
             r = registry.run(pol, ds, cap, knobs=knobs, key=key)
             first = time.perf_counter() - t0
@@ -177,12 +187,12 @@ def run(quick: bool = False) -> dict:
     np.testing.assert_allclose(ours_dep, ref_dep, rtol=1e-9)
 
     # peer 2: a plain Python controller on the src1_1 window (no-load copies), same move log
-    po = oa.OtfAstParams(copy_share_floor=1.0, **({"sublun_bytes": max(4096, int(GiB * scale) // 4096 * 4096)} if quick else {}))
+    po = oa.OtfAstParams(copy_share_floor=1.0, sublun_bytes=unit)
     rq = oa._replay(ds, po)
     n_ssd = int(cap[0] // po.sublun_bytes)
-    _ours_controller(rq, po, n_ssd, key)                      # compile
+    _ours_controller(rq, po, n_ssd)                           # compile
     t0 = time.perf_counter()
-    ours_log = _ours_controller(rq, po, n_ssd, key)
+    ours_log = _ours_controller(rq, po, n_ssd)
     ours_c = time.perf_counter() - t0
     t0 = time.perf_counter()
     py_log = _python_controller(rq["sub"], rq["time"], rq["is_write"], po, n_ssd, rq["length_s"])
