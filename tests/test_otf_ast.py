@@ -406,3 +406,16 @@ def test_bad_capacity_and_trace():
     big = make_dataset([0.0], [S * SUB], [4096], [False], name="b", source="test")
     with pytest.raises(ValueError, match="beyond the LUN"):
         oa.otf_ast(big, [SUB], p)
+
+
+def test_flashcache_cleaning_merges_contiguous_dirty_blocks():
+    """A sequential write stream: every write beyond the dirty threshold cleans the block written
+    d_cap writes earlier; contiguous cleaned blocks merge into writes of at most 128 KiB (32 blocks)."""
+    n = 1000
+    ds = make_dataset(np.arange(n) * 0.01, np.arange(n) * 4096, np.full(n, 4096), np.ones(n, bool),
+                      name="seq", source="test")
+    p = oa.FlashCacheParams(lun_subluns=S, sublun_bytes=SUB, dirty_thresh_pct=20.0)
+    r = oa.flashcache(ds, [100 * 4096], p, key=jax.random.key(0))
+    assert int(r["md_writes"][0]) == n - 20                  # every block beyond the 20 dirty ones is cleaned
+    assert int(r["cleaning_writes"][0]) == -(-(n - 20) // 32)
+    assert int(r["hits"][0]) == 0 and int(r["dirty_write_hits"][0]) == 0

@@ -215,6 +215,7 @@ class FlashCacheParams(_Measure):
     pass_number: int = 1                 # Sec. 4.1 (L189-193): replayed twice; pass 1 cold, pass 2 on pass 1's cache
     dirty_thresh_pct: float = 20.0       # FlashCache default (its docs): cleaning keeps dirty blocks <= 20 % (global here, C)
     metadata_bytes: int = 4096           # C: a write-back write updates FlashCache's on-SSD metadata synchronously
+    clean_merge_bytes: int = 128 * 1024  # C: the cleaner merges contiguous dirty blocks into writes of at most 128 KiB
 
     def __post_init__(self):
         super().__post_init__()
@@ -816,7 +817,8 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams = FlashCache
       cleaned first (FlashCache cleans per set in LRU order; one global set here, C). The dirty set is then
       the LRU of the write stream at ``dirty_thresh_pct`` x capacity blocks (the same engine on the writes):
       a write that hits it is a **dirty write hit** (Table 4), an eviction from it is a cleaning write to
-      the HDD (address: the write that many write-blocks earlier, C).
+      the HDD (address: the write that many write-blocks earlier, C); contiguous blocks cleaned one after
+      another merge into one write of at most ``clean_merge_bytes``.
     """
     p = params
     key = jax.random.key(0) if key is None else key
@@ -847,7 +849,7 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams = FlashCache
             dirty_pg = np.zeros(keys.size, bool)
             n_dirty_ev = 0
             clean_t = np.zeros(0)
-            clean_off = np.zeros(0, np.int64)
+            clean_off = clean_len = np.zeros(0, np.int64)
         else:
             hit, dev = caching.replay("lru", keys_all, [cap_blocks], w_all)
             hit_pg = hit[0, last]
@@ -867,6 +869,16 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams = FlashCache
             req_of = np.tile(ridx, P)
             clean_t = t[ci][req_of[wpos[ev]]]
             clean_off = keys_all[wpos[victim]] * B
+            # contiguous dirty blocks cleaned one after the other merge into one write (FlashCache's
+            # cleaner does), up to clean_merge_bytes
+            new = np.r_[True, clean_off[1:] != clean_off[:-1] + B] if clean_off.size else np.zeros(0, bool)
+            run = np.cumsum(new) - 1
+            pos_in_run = np.arange(run.size) - np.flatnonzero(new)[run] if run.size else run
+            merge = max(1, int(p.clean_merge_bytes) // B)
+            new |= (pos_in_run % merge) == 0
+            heads = np.flatnonzero(new)
+            clean_len = np.diff(np.r_[heads, clean_off.size]) * B
+            clean_t, clean_off = clean_t[heads], clean_off[heads]
         starts = np.cumsum(np.bincount(ridx, minlength=ci.size)) - np.bincount(ridx, minlength=ci.size)
         r_hit = np.zeros(n, bool)
         r_dirty = np.zeros(n, bool)
@@ -876,15 +888,14 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams = FlashCache
         route = np.where(cacheable & (r_hit | w), SSD, HDD).astype(np.int64)
         fill = cacheable & ~w & ~r_hit                           # read misses fill the cache (background SSD writes)
         bg_ssd = dict(time=t[fill], size=sz[fill], is_write=np.ones(int(fill.sum()), bool))
-        bg_hdd = dict(time=clean_t, offset=clean_off, size=np.full(clean_t.size, B, np.int64),
-                      is_write=np.ones(clean_t.size, bool))
+        bg_hdd = dict(time=clean_t, offset=clean_off, size=clean_len, is_write=np.ones(clean_t.size, bool))
         extra = np.where(w & (route == SSD), int(p.metadata_bytes), 0)
         d, out = _serve_and_count(p, key, rq, route, bg_hdd=bg_hdd, bg_ssd=bg_ssd, ssd_extra=extra)
         d.update(hits=int(r_hit.sum()), dirty_write_hits=int(r_dirty.sum()),
                  dirty_write_hit_ratio=float(r_dirty.sum()) / max(n, 1), dirty_evictions=n_dirty_ev,
                  cleaning_writes=int(clean_t.size), uncacheable=int((~cacheable).sum()))
         d["ssd_writes"] += int(_pages(sz[fill]).sum())
-        d["md_writes"] += int(clean_t.size) * max(1, B // PAGE_BYTES)
+        d["md_writes"] += int(_pages(clean_len).sum()) if clean_len.size else 0
         d["hdd_util_per_s"] = out["hdd_util"].mean(axis=0)
         per.append(d)
     name = "FlashCache" if P == 1 else f"FlashCache pass {P}"

@@ -27,9 +27,9 @@ Generative model (per IO, vectorized; one numpy Generator seeded from ``(seed, c
 --------------------------------------------------------------------------------------------
 **Time.** A 600-minute envelope (the README's "10 hours") holds the training window and the replay
 window, both starting where the paper's do (twin minute 0 is trace minute ``trace_offset_min``). IO
-counts per second come from a 2-state MMPP (:func:`mmpp2_counts`, bursts ``burst_ratio`` times busier
-than the quiet phase); outside the two windows the rate is thinned by
-``outside_rate_factor`` (nothing there is replayed). Times are uniform within each second.
+come from a 2-state MMPP (:func:`arrivals`, bursts ``burst_ratio`` times busier than the quiet
+phase); outside the two windows the rate is thinned by ``outside_rate_factor`` (nothing there is
+replayed).
 
 **Where (sub-LUN).** Each IO belongs to one of three components:
 (a) **background**, share ``background_share`` b, uniform over the volume's sub-LUNs;
@@ -65,7 +65,7 @@ import numpy as np
 
 from tieringlab.units import GiB, KiB, MiB, MINUTE
 
-__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "mmpp2_counts", "calibration_stats", "SIZES", "SIZE_PROBS", "fit"]
+__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "arrivals", "calibration_stats", "scaled_sublun_bytes", "SIZES", "SIZE_PROBS", "fit"]
 
 #: Request sizes and their probabilities (notes Sec. 6.2, a documented MSR-like mix).
 SIZES = np.array([4, 8, 16, 32, 64], np.int64) * KiB
@@ -187,49 +187,59 @@ def _build() -> dict[str, OtfTwinSpec]:
 OTF_TWINS: dict[str, OtfTwinSpec] = _build()
 
 
-def mmpp2_counts(rng, n_sec: int, lam_on: float, lam_off: float, mean_on_s: float, mean_off_s: float):
-    """IO counts per second of a 2-state MMPP (rate ``lam_on`` in bursts of mean ``mean_on_s``, ``lam_off``
-    in quiet spells of mean ``mean_off_s``), started in its stationary phase law.
-
-    The phase path is drawn sojourn by sojourn (exponential), the ON time inside each second comes from
-    the cumulative ON-time function at the second boundaries, and each second's count is Poisson with mean
-    ``lam_on * on + lam_off * (1 - on)``. numpy (one Generator), not :class:`tieringlab.models.mmpp.MMPP2`'s
-    sampler: the same process (its closed forms check this one in the tests), without its JAX compilation
-    (~20 s on this project's CPU, measured) in every fresh process that builds a twin.
-    """
-    p_on = mean_on_s / (mean_on_s + mean_off_s)
-    start_on = rng.random() < p_on
-    n = int(np.ceil(2 * n_sec / (mean_on_s + mean_off_s))) + 8
+def _on_off_intervals(rng, duration_s, mean_on_s, mean_off_s, *, start_on=False):
+    # Until issue 11 lands here: the same code as models.mmpp.on_off_intervals (the one home of MMPP
+    # sampling), which replaces this copy on merge with identical draws.
+    cycle = mean_on_s + mean_off_s
+    n = int(np.ceil(duration_s / cycle * 2.0)) + 16
     while True:
         on = rng.exponential(mean_on_s, n)
         off = rng.exponential(mean_off_s, n)
-        seq = (np.stack([on, off], 1) if start_on else np.stack([off, on], 1)).ravel()
-        edges = np.r_[0.0, np.cumsum(seq)]
-        if edges[-1] >= n_sec:
+        seq = np.stack([on, off], axis=1) if start_on else np.stack([off, on], axis=1)
+        edges = np.concatenate(([0.0], np.cumsum(seq.reshape(-1))))
+        if edges[-1] >= duration_s:
             break
         n *= 2
-    is_on = np.zeros(seq.size, bool)
-    is_on[0 if start_on else 1::2] = True
-    cum_on = np.r_[0.0, np.cumsum(np.where(is_on, seq, 0.0))]        # ON time up to each edge
-    x = np.arange(n_sec + 1, dtype=np.float64)
-    k = np.searchsorted(edges, x, side="right") - 1                  # sojourn holding each boundary
-    on_at = cum_on[k] + np.where(is_on[np.minimum(k, seq.size - 1)], x - edges[k], 0.0)
-    on_time = np.clip(np.diff(on_at), 0.0, 1.0)
-    return rng.poisson(lam_on * on_time + lam_off * (1.0 - on_time))
+    starts, ends = (edges[0:-1:2], edges[1::2]) if start_on else (edges[1:-1:2], edges[2::2])
+    ends = ends[: starts.shape[0]]
+    keep = starts < duration_s
+    return np.stack([starts[keep], np.minimum(ends[keep], duration_s)], axis=1)
 
 
-def _arrivals(rng, spec: OtfTwinSpec, scale: float):
-    """IO times: MMPP(2) counts per second (mean ``mean_iops * scale`` inside the windows, thinned outside)."""
-    n_sec = int(round(spec.duration_min * MINUTE))
+def _on_off_points(rng, intervals, n):
+    # Until issue 11 lands here: the same code as models.mmpp.on_off_points.
+    lengths = intervals[:, 1] - intervals[:, 0]
+    cum = np.concatenate(([0.0], np.cumsum(lengths)))
+    u = np.sort(rng.uniform(0.0, cum[-1], n))
+    k = np.clip(np.searchsorted(cum, u, side="right") - 1, 0, len(lengths) - 1)
+    return intervals[k, 0] + (u - cum[k])
+
+
+def arrivals(rng, spec: OtfTwinSpec, scale: float = 1.0):
+    """IO times (s) of the 600-minute envelope: a 2-state MMPP, rate ``lo`` in quiet spells of mean
+    ``burst_off_s`` and ``lo * burst_ratio`` in bursts of mean ``burst_on_s`` (mean ``mean_iops * scale``),
+    started in its stationary phase; outside the training and replay windows each IO is kept with
+    probability ``outside_rate_factor``.
+
+    Sampled as the superposition of a Poisson process at ``lo`` over the whole envelope and one at
+    ``lo * (burst_ratio - 1)`` inside the ON intervals of the modulating chain (the MMPP sampling of
+    :mod:`tieringlab.models.mmpp`: ``on_off_intervals``, ``on_off_points``).
+    """
+    T = spec.duration_min * MINUTE
     p_on = spec.burst_on_s / (spec.burst_on_s + spec.burst_off_s)      # stationary share of burst time
-    lam = spec.mean_iops * scale
-    lo = lam / (p_on * spec.burst_ratio + (1.0 - p_on))
-    counts = mmpp2_counts(rng, n_sec, lo * spec.burst_ratio, lo, spec.burst_on_s, spec.burst_off_s)
-    sec = np.arange(n_sec)
-    inside = (sec >= spec.train_start_s) & (sec < spec.replay_start_s + spec.replay_min * MINUTE)
-    counts = np.where(inside, counts, rng.binomial(counts, spec.outside_rate_factor))
-    t = np.repeat(sec, counts) + rng.random(int(counts.sum()))
-    return np.sort(t)
+    lo = spec.mean_iops * scale / (p_on * spec.burst_ratio + (1.0 - p_on))
+    on = _on_off_intervals(rng, T, spec.burst_on_s, spec.burst_off_s, start_on=bool(rng.random() < p_on))
+    total_on = float((on[:, 1] - on[:, 0]).sum())
+    base = rng.uniform(0.0, T, rng.poisson(lo * T))
+    burst = _on_off_points(rng, on, int(rng.poisson(lo * (spec.burst_ratio - 1.0) * total_on))) if on.size else np.zeros(0)
+    t = np.sort(np.concatenate([base, burst]))
+    inside = (t >= spec.train_start_s) & (t < spec.replay_start_s + spec.replay_min * MINUTE)
+    return t[inside | (rng.random(t.size) < spec.outside_rate_factor)]
+
+
+def scaled_sublun_bytes(scale: float, sublun_bytes: int = GiB) -> int:
+    """The sub-LUN of a twin at ``scale``: ``sublun_bytes x scale``, a whole number of 4 KiB pages."""
+    return max(4 * KiB, int(round(sublun_bytes * scale)) // (4 * KiB) * (4 * KiB))
 
 
 def _window_phase(spec: OtfTwinSpec, t):
@@ -252,11 +262,11 @@ def generate(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0):
     if not (0.0 < float(scale) <= 1.0):
         raise ValueError(f"scale must be in (0, 1], got {scale!r}")
     rng = np.random.default_rng([int(seed), zlib.crc32(spec.name.encode()), 0x07F])
-    t = _arrivals(rng, spec, scale)
+    t = arrivals(rng, spec, scale)
     n = t.size
     S = spec.n_subluns
     w = int(spec.band_width)
-    U = max(4 * KiB, int(round(spec.sublun_bytes * scale)) // (4 * KiB) * (4 * KiB))   # scaled sub-LUN, 4 KiB multiple
+    U = scaled_sublun_bytes(scale, spec.sublun_bytes)
 
     # --- which component, which sub-LUN
     # blocks of replay_min minutes aligned on the replay start (block -1 = training window, 0 = replay);
@@ -373,7 +383,7 @@ def calibration_stats(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0, *, s
     from tieringlab.models import stackdist, storage  # noqa: PLC0415
 
     t, off, size, w, attrs = generate(spec, scale, seed)
-    U = max(4 * KiB, int(round(spec.sublun_bytes * scale)) // (4 * KiB) * (4 * KiB))
+    U = scaled_sublun_bytes(scale, spec.sublun_bytes)
     tr = _window(t, attrs["train_start_s"], attrs["replay_start_s"])
     rp = _window(t, attrs["replay_start_s"], attrs["replay_end_s"])
     sub = off // U
