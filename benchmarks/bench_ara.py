@@ -26,15 +26,18 @@ import simpy
 
 import tieringlab  # noqa: F401
 from tieringlab.experiments import ara_load_balancing as X
+from tieringlab.models.workloads.ara import mean_service_s, mmpp_arrivals, sample_services
 from tieringlab.policies import ara
+
+QLEN = ara.AraParams(n_sites=16, delay_s=1.0, policy="qlen")
 
 
 def _workload(key, n: int, P: X.AraLoadBalancingParams):
-    t = X.mmpp_arrivals(key, n, P.mean_interarrival_s, 32.25, burst_fraction=P.mmpp_burst_fraction,
+    t = mmpp_arrivals(key, n, P.mean_interarrival_s, 32.25, burst_fraction=P.mmpp_burst_fraction,
                         rate_ratio=P.mmpp_rate_ratio)
     t = np.cumsum(np.diff(t, prepend=0.0))  # sequential sums: the same floats SimPy's clock produces
-    s = np.asarray(X.sample_services(jax.random.fold_in(key, 1), n, X.mean_service_s(16, 0.5, P.mean_interarrival_s),
-                                     X.service_scv(P)))
+    s = np.asarray(sample_services(jax.random.fold_in(key, 1), n, mean_service_s(16, 0.5, P.mean_interarrival_s),
+                                   X.service_scv(P)))
     return t, s
 
 
@@ -59,9 +62,9 @@ def run(quick: bool = False) -> dict:
     simpy_s, env_resp = _best(lambda: simpy_qlen(a, s, 16, 1.0), repeats)
 
     t0 = time.perf_counter()
-    np.asarray(ara.dispatch(a, s, 16, "qlen", delay=1.0))
+    np.asarray(ara.dispatch(QLEN, a, s))
     first_s = time.perf_counter() - t0
-    ours_s, ours = _best(lambda: np.asarray(ara.dispatch(a, s, 16, "qlen", delay=1.0)), 2 * repeats + 1)
+    ours_s, ours = _best(lambda: np.asarray(ara.dispatch(QLEN, a, s)), 2 * repeats + 1)
     max_diff = float(np.max(np.abs(ours - env_resp)))
     identical = bool(np.array_equal(ours, env_resp))
     if not np.allclose(ours, env_resp, rtol=1e-9, atol=1e-9):
@@ -69,11 +72,11 @@ def run(quick: bool = False) -> dict:
 
     A, S = zip(*[_workload(k, n, P) for k in jax.random.split(jax.random.key(1), reps)])
     A, S = np.stack(A), np.stack(S)
-    np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0))  # compile
-    np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0, threads=1))
-    batch_s, batch = _best(lambda: np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0)), repeats)
-    batch1_s, batch1 = _best(lambda: np.asarray(ara.dispatch(A, S, 16, "qlen", delay=1.0, threads=1)), repeats)
-    if not np.array_equal(batch[0], np.asarray(ara.dispatch(A[0], S[0], 16, "qlen", delay=1.0))):
+    np.asarray(ara.dispatch(QLEN, A, S))  # compile
+    np.asarray(ara.dispatch(QLEN, A, S, threads=1))
+    batch_s, batch = _best(lambda: np.asarray(ara.dispatch(QLEN, A, S)), repeats)
+    batch1_s, batch1 = _best(lambda: np.asarray(ara.dispatch(QLEN, A, S, threads=1)), repeats)
+    if not np.array_equal(batch[0], np.asarray(ara.dispatch(QLEN, A[0], S[0]))):
         raise AssertionError("a batched replication differs from the same replication run alone")
     if not np.array_equal(batch, batch1):
         raise AssertionError("the batched call depends on the number of threads")

@@ -8,7 +8,7 @@ writing excluded; keys ``ratio_lru``, ``ratio_arc``, the libcachesim throughput 
 match) and one ``get`` per page driven from Python (``*_vs_lcs_python``). Ours, page-level replay
 (:func:`tieringlab.policies.caching.replay`, dense-id remapping included, one pass per size):
 ``ratio_{lru,arc}`` numba engine (the default on a CPU); ``ratio_arc_jax`` the JAX scan engine;
-``ratio_lru_stackdist`` LRU from exact stack distances (:func:`caching.lru_counts`, all sizes at
+``ratio_lru_stackdist`` LRU from exact stack distances (:func:`tieringlab.policies.lru.lru_counts`, all sizes at
 once, the JAX engine's LRU path in ``simulate``). Compilation is excluded (one warm-up call each).
 
 Part 2 (``sweep_*``): an *extrapolated* estimate of the conventional caches' share of the vFRM
@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 from tieringlab.paths import shared_dir
-from tieringlab.policies import caching
+from tieringlab.policies import caching, lru
 from tieringlab.traces import source
 
 #: vFRM paper Sec. 5.3: cache-friendly (cf4) and cache-unfriendly (cuf4) MSR traces; all8 = both.
@@ -130,7 +130,7 @@ def _ratios(quick):
         out[f"{policy}_libcachesim_c_requests_per_s"] = n * len(flash) / t_c
         out[f"ratio_{policy}"] = t_c / t_nb
         out[f"ratio_{policy}_vs_lcs_python"] = t_py / t_nb
-    t_sd, _ = _timed(lambda: caching.lru_counts(pages, caps))
+    t_sd, _ = _timed(lambda: lru.lru_counts(pages, caps))
     out["lru_stackdist_M_page_accesses_per_s"] = m / t_sd
     out["ratio_lru_stackdist"] = lcs_c["lru"][0] / t_sd
     t_jax, _ = _timed(lambda: caching.replay("arc", pages, caps, engine="jax"))

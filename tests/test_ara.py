@@ -14,6 +14,11 @@ from hypothesis import strategies as st
 from tieringlab.policies import ara
 
 
+def P(n_sites, policy, **kw):
+    """The dispatcher's params: ``AraParams(n_sites, policy=...)`` with ``k``, ``delay_s``, ``th_s``, ``th_l``."""
+    return ara.AraParams(n_sites=n_sites, policy=policy, **kw)
+
+
 # --------------------------------------------------------------------------------------------------
 # Reference: an event-driven simulation, one event at a time (refresh instants, arrivals, departures)
 # --------------------------------------------------------------------------------------------------
@@ -85,12 +90,12 @@ def test_matches_event_driven_reference(jobs, n_sites, policy, delay, kseed, blo
     k = int(rng.integers(1, n_sites + 1))
     th_s = int(rng.integers(1, n_sites + 1))
     th_l = int(rng.integers(1, n_sites + 1))
-    got = ara.simulate(a, s, n_sites, policy, k=k, delay=delay, th_s=th_s, th_l=th_l, u=u, block=block,
+    got = ara.simulate(P(n_sites, policy, k=k, delay_s=delay, th_s=th_s, th_l=th_l), a, s, u=u, block=block,
                        n_blocks=64, burst_state=state, predicted_state=state)
     want_r, want_site = reference(list(a), list(s), n_sites, policy, list(u), k=k, delay=delay, th_s=th_s,
                                   th_l=th_l, state=list(state))
-    np.testing.assert_array_equal(np.asarray(got.site), want_site)
-    np.testing.assert_array_equal(np.asarray(got.response), want_r)  # bit-identical
+    np.testing.assert_array_equal(np.asarray(got["site"].values), want_site)
+    np.testing.assert_array_equal(np.asarray(got["response_s"].values), want_r)  # bit-identical
 
 
 @pytest.mark.parametrize("policy", ["qlen", "ara", "rand"])
@@ -98,7 +103,7 @@ def test_random_workload_identical_to_reference_with_key(policy):
     rng = np.random.default_rng(3)
     a, s = _jobs(rng, 600, mean_ia=0.1, mean_s=1.2)
     key = jax.random.key(7)
-    got = ara.dispatch(a, s, 8, policy, k=3, delay=1.0, key=key)
+    got = ara.dispatch(P(8, policy, k=3, delay_s=1.0), a, s, key=key)
     u = np.asarray(ara.uniforms(key, len(a)))  # the documented per-job uniforms of this key
     want, _ = reference(list(a), list(s), 8, policy, list(u), k=3, delay=1.0)
     np.testing.assert_array_equal(np.asarray(got), want)
@@ -109,10 +114,10 @@ def test_ring_buffer_regrows_and_stays_exact():
     # ring of 8 blocks must be regrown (several times), results unchanged.
     rng = np.random.default_rng(5)
     a, s = _jobs(rng, 300, mean_ia=0.02, mean_s=0.5)
-    got = ara.simulate(a, s, 4, "qlen", delay=1.0, buffer=8, block=4)
+    got = ara.simulate(P(4, "qlen", delay_s=1.0), a, s, buffer=8, block=4)
     want, site = reference(list(a), list(s), 4, "qlen", [0.0] * len(a), delay=1.0)
-    np.testing.assert_array_equal(np.asarray(got.response), want)
-    np.testing.assert_array_equal(np.asarray(got.site), site)
+    np.testing.assert_array_equal(np.asarray(got["response_s"].values), want)
+    np.testing.assert_array_equal(np.asarray(got["site"].values), site)
     # premise: some job leaves the view more than 8 windows (so more than 8 blocks) after it arrived
     assert np.max(np.floor(a + want) - np.floor(a)) > 8
 
@@ -126,7 +131,7 @@ def test_single_site_is_fcfs():
         prev = max(prev, a[j]) + s[j]
         d[j] = prev
     for policy in ("qlen", "rand", "ara"):
-        got = ara.dispatch(a, s, 1, policy, key=jax.random.key(0))
+        got = ara.dispatch(P(1, policy), a, s, key=jax.random.key(0))
         np.testing.assert_array_equal(np.asarray(got), d - a)
 
 
@@ -146,18 +151,18 @@ def jsq_reference(a, s, n_sites):
 def test_small_delay_qlen_is_jsq():
     rng = np.random.default_rng(2)
     a, s = _jobs(rng, 400, mean_ia=0.2, mean_s=2.0)
-    got = ara.dispatch(a, s, 6, "qlen", delay=1e-7)
+    got = ara.dispatch(P(6, "qlen", delay_s=1e-7), a, s)
     np.testing.assert_allclose(np.asarray(got), jsq_reference(a, s, 6), rtol=0, atol=1e-9)
     # ... while with D = 5 s the herd effect changes the answer
-    assert not np.allclose(np.asarray(ara.dispatch(a, s, 6, "qlen", delay=5.0)), jsq_reference(a, s, 6))
+    assert not np.allclose(np.asarray(ara.dispatch(P(6, "qlen", delay_s=5.0), a, s)), jsq_reference(a, s, 6))
 
 
 def test_qlen_herds_each_window_to_one_site():
     rng = np.random.default_rng(4)
     a, s = _jobs(rng, 800, mean_ia=0.05)
-    res = ara.simulate(a, s, 16, "qlen", delay=1.0)
+    res = ara.simulate(P(16, "qlen", delay_s=1.0), a, s)
     w = np.floor(a / 1.0)
-    site = np.asarray(res.site)
+    site = res["site"].values
     for win in np.unique(w)[:50]:
         assert len(set(site[w == win])) == 1
 
@@ -166,8 +171,8 @@ def test_rand_does_not_depend_on_delay():
     rng = np.random.default_rng(6)
     a, s = _jobs(rng, 300)
     key = jax.random.key(11)
-    r1 = ara.dispatch(a, s, 16, "rand", delay=1.0, key=key)
-    r6 = ara.dispatch(a, s, 16, "rand", delay=6.0, key=key)
+    r1 = ara.dispatch(P(16, "rand", delay_s=1.0), a, s, key=key)
+    r6 = ara.dispatch(P(16, "rand", delay_s=6.0), a, s, key=key)
     np.testing.assert_array_equal(np.asarray(r1), np.asarray(r6))
 
 
@@ -175,23 +180,23 @@ def test_special_cases_of_ara():
     rng = np.random.default_rng(8)
     a, s = _jobs(rng, 300, mean_ia=0.1)
     key = jax.random.key(2)
-    qlen = ara.dispatch(a, s, 8, "qlen")
-    np.testing.assert_array_equal(np.asarray(ara.dispatch(a, s, 8, "ara", k=1, key=key)), np.asarray(qlen))
+    qlen = ara.dispatch(P(8, "qlen"), a, s)
+    np.testing.assert_array_equal(np.asarray(ara.dispatch(P(8, "ara", k=1), a, s, key=key)), np.asarray(qlen))
     off = np.zeros(len(a), bool)
     np.testing.assert_array_equal(
-        np.asarray(ara.dispatch(a, s, 8, "ara_opt", th_s=1, th_l=8, burst_state=off, key=key)), np.asarray(qlen))
+        np.asarray(ara.dispatch(P(8, "ara_opt", th_s=1, th_l=8), a, s, burst_state=off, key=key)), np.asarray(qlen))
     np.testing.assert_array_equal(
-        np.asarray(ara.dispatch(a, s, 8, "ara_opt", th_s=5, th_l=5, burst_state=~off, key=key)),
-        np.asarray(ara.dispatch(a, s, 8, "ara", k=5, key=key)))
-    pred = ara.dispatch(a, s, 8, "ara_pred", th_s=3, th_l=3, key=key, predictor=lambda x: np.ones(len(x), bool))
-    np.testing.assert_array_equal(np.asarray(pred), np.asarray(ara.dispatch(a, s, 8, "ara", k=3, key=key)))
+        np.asarray(ara.dispatch(P(8, "ara_opt", th_s=5, th_l=5), a, s, burst_state=~off, key=key)),
+        np.asarray(ara.dispatch(P(8, "ara", k=5), a, s, key=key)))
+    pred = ara.dispatch(P(8, "ara_pred", th_s=3, th_l=3), a, s, key=key, predictor=lambda x: np.ones(len(x), bool))
+    np.testing.assert_array_equal(np.asarray(pred), np.asarray(ara.dispatch(P(8, "ara", k=3), a, s, key=key)))
 
 
 def test_block_size_does_not_change_results():
     rng = np.random.default_rng(9)
     a, s = _jobs(rng, 500, mean_ia=0.05)
     key = jax.random.key(0)
-    outs = [np.asarray(ara.simulate(a, s, 5, "ara", k=2, key=key, block=b).response) for b in (1, 3, 64)]
+    outs = [ara.simulate(P(5, "ara", k=2), a, s, key=key, block=b)["response_s"].values for b in (1, 3, 64)]
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
 
@@ -202,9 +207,9 @@ def test_batched_replications_equal_single_runs():
     A, S = np.stack(A), np.stack(S)
     key = jax.random.key(5)
     keys = jax.random.split(key, 3)
-    batch = np.asarray(ara.dispatch(A, S, 4, "ara", k=2, key=key))
+    batch = np.asarray(ara.dispatch(P(4, "ara", k=2), A, S, key=key))
     for r in range(3):
-        np.testing.assert_array_equal(batch[r], np.asarray(ara.dispatch(A[r], S[r], 4, "ara", k=2, key=keys[r])))
+        np.testing.assert_array_equal(batch[r], np.asarray(ara.dispatch(P(4, "ara", k=2), A[r], S[r], key=keys[r])))
 
 
 @pytest.mark.parametrize("policy", ["qlen", "ara_opt"])
@@ -216,14 +221,15 @@ def test_replication_groups_run_concurrently_with_the_same_results(policy):
     A, S = np.stack(A), np.stack(S)
     state = rng.random(A.shape) < 0.5
     u = rng.random(A.shape)
-    runs = [ara.simulate(A, S, 4, policy, delay=1.0, u=u, burst_state=state, th_l=3, threads=t) for t in (1, 2, 5)]
+    runs = [ara.simulate(P(4, policy, delay_s=1.0, th_l=3), A, S, u=u, burst_state=state, threads=t)
+            for t in (1, 2, 5)]
     for got in runs:
         for r in range(16):
             want, site = reference(list(A[r]), list(S[r]), 4, policy, list(u[r]), delay=1.0, th_l=3,
                                    state=list(state[r]))
-            np.testing.assert_array_equal(got.response[r], want)
-            np.testing.assert_array_equal(got.site[r], site)
-    np.testing.assert_array_equal(runs[0].departure, runs[1].departure)
+            np.testing.assert_array_equal(got["response_s"].values[r], want)
+            np.testing.assert_array_equal(got["site"].values[r], site)
+    np.testing.assert_array_equal(runs[0]["departure_s"].values, runs[1]["departure_s"].values)
 
 
 def test_many_empty_windows_match_reference_across_replications():
@@ -233,62 +239,63 @@ def test_many_empty_windows_match_reference_across_replications():
     A, S = zip(*[_jobs(rng, 120, mean_ia=m, mean_s=0.4) for m in (0.05, 0.3)])
     A, S = np.stack(A), np.stack(S)
     u = rng.random(A.shape)
-    got = ara.simulate(A, S, 3, "ara", k=2, delay=2e-3, u=u)
+    got = ara.simulate(P(3, "ara", k=2, delay_s=2e-3), A, S, u=u)
     assert np.floor(A.max() / 2e-3) > 2 * A.shape[1] + 4096  # premise: the sparse-window path
     for r in range(2):
         want, site = reference(list(A[r]), list(S[r]), 3, "ara", list(u[r]), k=2, delay=2e-3)
-        np.testing.assert_array_equal(got.response[r], want)
-        np.testing.assert_array_equal(got.site[r], site)
+        np.testing.assert_array_equal(got["response_s"].values[r], want)
+        np.testing.assert_array_equal(got["site"].values[r], site)
 
 
 def test_errors_name_the_parameter():
     a, s = np.array([0.0, 1.0]), np.array([1.0, 1.0])
     with pytest.raises(ValueError, match="'qlen', 'rand', 'ara', 'ara_pred', 'ara_opt'"):
-        ara.dispatch(a, s, 2, "jsq")
+        ara.dispatch(P(2, "jsq"), a, s)
     with pytest.raises(ValueError, match="non-decreasing"):
-        ara.dispatch(a[::-1], s, 2, "qlen")
+        ara.dispatch(P(2, "qlen"), a[::-1], s)
     with pytest.raises(ValueError, match=r"k must be an integer in \[1, n_sites=2\]"):
-        ara.dispatch(a, s, 2, "ara", k=3, key=jax.random.key(0))
+        ara.dispatch(P(2, "ara", k=3), a, s, key=jax.random.key(0))
     with pytest.raises(ValueError, match="key"):
-        ara.dispatch(a, s, 2, "rand")
+        ara.dispatch(P(2, "rand"), a, s)
     with pytest.raises(ValueError, match="delay"):
-        ara.dispatch(a, s, 2, "qlen", delay=0.0)
+        ara.dispatch(P(2, "qlen", delay_s=0.0), a, s)
     with pytest.raises(ValueError, match="burst"):
-        ara.dispatch(a, s, 2, "ara_opt", key=jax.random.key(0))
+        ara.dispatch(P(2, "ara_opt"), a, s, key=jax.random.key(0))
     with pytest.raises(ValueError, match="threads must be a positive integer"):
-        ara.dispatch(a, s, 2, "qlen", threads=0)
+        ara.dispatch(P(2, "qlen"), a, s, threads=0)
     with pytest.raises(ValueError, match="block must be a positive integer"):
-        ara.dispatch(a, s, 2, "qlen", block=0)
+        ara.dispatch(P(2, "qlen"), a, s, block=0)
 
 
 # --------------------------------------------------------------------------------------------------
-# Workloads (experiments/ara_load_balancing.py)
+# Workloads (models/workloads/ara.py)
 # --------------------------------------------------------------------------------------------------
-from tieringlab.experiments import ara_load_balancing as X  # noqa: E402
+from tieringlab.models.mmpp import sample_with_phases  # noqa: E402
+from tieringlab.models.workloads import ara as W  # noqa: E402
 
 
 def test_pollaczek_khinchine_scv_and_h2_moments():
-    es = X.mean_service_s(16, 0.5, 0.1)
+    es = W.mean_service_s(16, 0.5, 0.1)
     assert es == pytest.approx(0.8)
-    c2 = X.scv_from_rand_response(80.5, es, 0.5)
+    c2 = W.scv_from_rand_response(80.5, es, 0.5)
     # closed form back: E[T] = E[S] + rho E[S] (1 + c2) / (2 (1 - rho))
     assert es + 0.5 * es * (1 + c2) / (2 * 0.5) == pytest.approx(80.5)
     with pytest.raises(ValueError, match="mean_interarrival_s"):
-        X.scv_from_rand_response(80.5, 80.0, 0.5)  # the thesis' '10 s' reading is infeasible
-    p1, m1, m2 = X.h2_balanced(2.0, 9.0)
+        W.scv_from_rand_response(80.5, 80.0, 0.5)  # the thesis' '10 s' reading is infeasible
+    p1, m1, m2 = W.h2_balanced(2.0, 9.0)
     mean = p1 * m1 + (1 - p1) * m2
     second = 2 * (p1 * m1**2 + (1 - p1) * m2**2)
     assert mean == pytest.approx(2.0)
     assert second / mean**2 - 1 == pytest.approx(9.0)
-    s = np.asarray(X.sample_services(jax.random.key(0), 400_000, 2.0, 9.0))
+    s = np.asarray(W.sample_services(jax.random.key(0), 400_000, 2.0, 9.0))
     assert s.mean() == pytest.approx(2.0, rel=0.03)
     assert s.var() / s.mean() ** 2 == pytest.approx(9.0, rel=0.1)
 
 
 def test_mmpp_sampler_matches_closed_forms():
-    mm = X.phased_mmpp(0.1, 0.51, 6.0, 10.0)
+    mm = W.phased_mmpp(0.1, 0.51, 6.0, 10.0)
     assert float(mm.mean_rate()) == pytest.approx(10.0)
-    t, burst = X.phased_workload(jax.random.key(1), 400_000, mm)
+    t, burst = sample_with_phases(mm, jax.random.key(1), 400_000)
     assert np.all(np.diff(t) >= 0)
     assert len(t) / t[-1] == pytest.approx(10.0, rel=0.05)
     assert burst.mean() == pytest.approx(0.51, abs=0.04)  # Sec. 3.2.3: 51 % of jobs in bursts
@@ -299,5 +306,5 @@ def test_mmpp_sampler_matches_closed_forms():
                  else mm.index_of_dispersion_counts(w)[0])
     assert counts.var() / counts.mean() == pytest.approx(want, rel=0.25)
     # same key -> same workload
-    t2, _ = X.phased_workload(jax.random.key(1), 1000, mm)
-    np.testing.assert_array_equal(t2, X.phased_workload(jax.random.key(1), 1000, mm)[0])
+    t2, _ = sample_with_phases(mm, jax.random.key(1), 1000)
+    np.testing.assert_array_equal(t2, sample_with_phases(mm, jax.random.key(1), 1000)[0])

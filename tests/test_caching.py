@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cache_refs import ref_replay
-from tieringlab.policies import caching
+from tieringlab.policies import caching, lru
 
 
 def lcs_hits(policy, keys, capacity):
@@ -111,8 +111,8 @@ def test_engines_identical_trace_counts(policy):
                      "size": ("request", rng.choice([512, 4096, 8192, 16384], n)),
                      "is_write": ("request", rng.random(n) < 0.4)})
     flash = [16 * 4096, 64 * 4096, 200 * 4096]
-    a = caching.simulate(ds, policy, flash, engine="numba")
-    b = caching.simulate(ds, policy, flash, engine="jax")
+    a = caching.simulate(ds, policy, flash, caching.CachingParams(engine="numba"))
+    b = caching.simulate(ds, policy, flash, caching.CachingParams(engine="jax"))
     for k in ("hits", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "dirty_evictions", "request_hit"):
         np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=k)
 
@@ -174,13 +174,13 @@ def test_trace_counts_match_brute_force(policy):
     out = caching.simulate(ds, policy, flash)
     for i, fb in enumerate(flash):
         ref = brute_force_counts(ds, policy, fb // 4096)
-        got = out.isel(flash_bytes=i)
+        got = out.isel(capacity_bytes=i)
         assert int(got.hits) == ref["hits"]
         assert int(got.ssd_reads) == ref["ssd_r"]
         assert int(got.ssd_writes) == ref["ssd_w"]
         assert int(got.md_reads) == ref["md_r"]
         assert int(got.md_writes) == ref["md_w"]
-    assert out.hit_ratio.dims == ("flash_bytes",)
+    assert out.hit_ratio.dims == ("capacity_bytes",)
     assert np.all(np.diff(out.hits.values) >= 0) or policy != "lru"  # LRU is a stack algorithm
 
 
@@ -206,9 +206,8 @@ def test_errors_name_the_parameter():
         caching.simulate(bad, "lru", [4096])
     with pytest.raises(ValueError, match="engine must be one of 'auto', 'numba', 'jax'"):
         caching.hits("lru", np.array([1, 2]), 2, engine="cuda")
-    ok = xr.Dataset({"offset": ("request", [0]), "size": ("request", [1]), "is_write": ("request", [False])})
     with pytest.raises(ValueError, match="engine"):
-        caching.simulate(ok, "arc", [4096], engine="numpy")
+        caching.CachingParams(engine="numpy")
     with pytest.raises(ValueError, match="engine"):
         caching.replay("car", np.array([1]), [1], engine="")
 
@@ -251,7 +250,7 @@ def test_pinned_hits_on_cloudphysics_prefix(cp_prefix, policy):
 @given(keys=keys_st, capacity=st.integers(1, 30), data=st.data())
 def test_lru_stack_distance_path_equals_scan(keys, capacity, data):
     writes = np.array(data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys))))
-    hit, n_wb = caching.lru_counts(np.array(keys), [capacity, capacity + 3], writes)
+    hit, n_wb = lru.lru_counts(np.array(keys), [capacity, capacity + 3], writes)
     scan_hit, scan_wb = caching.replay("lru", np.array(keys), [capacity, capacity + 3], writes)
     np.testing.assert_array_equal(hit, scan_hit)
     np.testing.assert_array_equal(n_wb, scan_wb.sum(axis=1))
@@ -267,7 +266,7 @@ def test_simulate_reports_eq4_io_cost_from_its_counts():
                      "offset": ("request", rng.integers(0, 40, n) * 4096),
                      "size": ("request", np.full(n, 4096)),
                      "is_write": ("request", rng.random(n) < 0.3)})
-    out = caching.simulate(ds, "arc", [8 * 4096]).isel(flash_bytes=0)
+    out = caching.simulate(ds, "arc", [8 * 4096]).isel(capacity_bytes=0)
     lat = {(d, o): vfrm_latency(d, o, "random", 4096) for d in ("ssd", "md") for o in ("read", "write")}
     expected = (int(out.ssd_reads) * lat["ssd", "read"] + int(out.ssd_writes) * lat["ssd", "write"]
                 + int(out.md_reads) * lat["md", "read"] + int(out.md_writes) * lat["md", "write"])

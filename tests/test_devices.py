@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from tieringlab import units as u
 from tieringlab.models import devices as dv
 
 
@@ -95,13 +96,13 @@ def test_lmst_table4_cells():
     assert t.loc["FC", "service_rate_bytes_per_s"] == 160e6
     assert dv.LMST_TIERS[1].capacity_per_disk_bytes == 20e9
     # 500 MB/s is 500 KB/ms, the unit of the thesis' rates
-    assert dv.LMST_TIERS[0].service_rate_bytes_per_s * 1e-3 / dv.KB == pytest.approx(500)
+    assert dv.LMST_TIERS[0].service_rate_bytes_per_s * 1e-3 / u.KB == pytest.approx(500)
 
 
 def test_units_and_frozen_records():
-    assert (dv.KB, dv.MB, dv.GB, dv.TB) == (1e3, 1e6, 1e9, 1e12)
-    assert (dv.KiB, dv.MiB, dv.GiB) == (1024, 1024**2, 1024**3)
-    assert 8 * 128 * dv.KiB == dv.MiB  # 8 migration IOs of 128 KB make a 1 MB bin (vFRM Sec. 5.1)
+    assert (u.KB, u.MB, u.GB, u.TB) == (1e3, 1e6, 1e9, 1e12)
+    assert (u.KiB, u.MiB, u.GiB, u.TiB) == (1024, 1024**2, 1024**3, 1024**4)
+    assert 8 * 128 * u.KiB == u.MiB  # 8 migration IOs of 128 KB make a 1 MB bin (vFRM Sec. 5.1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         dv.AUTOTIERING_TIERS[0].read_iops = 1.0
     assert dv.VFRM_SSD["capacity_bytes"] == 80e9 and dv.VFRM_MD["rpm"] == 5400

@@ -15,7 +15,7 @@ from tieringlab import params
 from tieringlab.claims import HOLDS, DIFFERS, registry
 from tieringlab.claims import gvfrm as C
 from tieringlab.experiments import gvfrm_multi_vm as G
-from tieringlab.policies import caching, vfrm
+from tieringlab.policies import caching, gvfrm
 from tieringlab.traces import make_dataset, member_of, mix_traces
 
 # ------------------------------------------------------------------------------------------ mix builder
@@ -179,7 +179,8 @@ def test_sweep_matches_direct_engine_calls(tiny_sweep):
     p, res = tiny_sweep
     mixed = G.build_mix(p, "cuf4", TINY, 0)
     fb = res["flash_bytes"].sel(mix="cuf4").values
-    g1 = vfrm.g1_vfrm(mixed, fb, p.vfrm_params, p.gparams, start=0.0)
+    g1 = gvfrm.g1_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=p.aging_period,
+                                                    epoch_s=p.epoch_s, n_epochs=p.n_epochs, lam=p.lam))
     np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="G1-vFRM").values, g1["hits"].values)
     np.testing.assert_allclose(res["io_cost"].sel(mix="cuf4", policy="G1-vFRM").values, g1["io_cost"].values)
     car = caching.simulate(mixed, "car", fb)
@@ -220,7 +221,7 @@ def test_mix_vm_address_spaces_end_to_end():
     assert int(r["hits"].values[0]) == _cold_miss_truth(traces)
     # G1-vFRM (1 MB bins, placed at epoch starts): a request can hit only if each of its bins was accessed by
     # its own VM in an earlier epoch (upper bound, brute force per VM)
-    g1 = vfrm.g1_vfrm(m, [1 << 30], start=0.0)
+    g1 = gvfrm.g1_vfrm(m, [1 << 30], start=0.0)
     bound = 0
     for ds in traces:
         seen = {}
@@ -302,5 +303,5 @@ def test_claim_values_skip_what_the_sweep_lacks():
 def test_sweep_rejects_wrong_params_type():
     with pytest.raises(TypeError, match="GvfrmMultiVmParams"):
         G.sweep(dataclasses.asdict(G.GvfrmMultiVmParams()), TINY)
-    with pytest.raises(ValueError, match="policy"):
-        G.run_policy("FIFO", None, [1], G.GvfrmMultiVmParams())
+    with pytest.raises(params.ParamsError, match="policies"):
+        params.validate_section("gvfrm_multi_vm", {"policies": ["FIFO"]}, source="test")

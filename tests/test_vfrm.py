@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tieringlab.models.temperature import temperatures
+from tieringlab.policies import gvfrm as G
 from tieringlab.policies import vfrm as V
 from tieringlab.traces import make_dataset, read_cloudphysics
 
@@ -213,7 +214,7 @@ def assert_matches(out, i, ref):
 req_st = st.tuples(
     st.floats(0, 14 * EPOCH, allow_nan=False),
     st.integers(0, 10 * MB),
-    st.sampled_from([0, 512, 4096, 65536, MB, 3 * MB]),
+    st.sampled_from([1, 512, 4096, 65536, MB, 3 * MB]),
     st.booleans(),
 )
 CAPS = [0, 1, 2, 3, 5, 8, 64]
@@ -230,7 +231,7 @@ greq_st = st.tuples(
 long_req_st = st.tuples(
     st.floats(0, 30 * EPOCH, allow_nan=False),
     st.integers(0, 10 * MB),
-    st.sampled_from([0, 512, 4096, 65536, MB, 3 * MB]),
+    st.sampled_from([1, 512, 4096, 65536, MB, 3 * MB]),
     st.booleans(),
 )
 
@@ -288,8 +289,7 @@ def test_global_vfrm_matches_brute_force(policy, ref, rv, frac):
     rv = sorted(rv)
     reqs, vms = [r for r, _ in rv], [v for _, v in rv]
     caps = [0, 2, 3, 4, 7, 12, 30]
-    out = getattr(V, policy)(trace(reqs, vms), [c * MB for c in caps],
-                             gparams=V.GvfrmParams(private_fraction=frac))
+    out = getattr(G, policy)(trace(reqs, vms), [c * MB for c in caps], G.GvfrmParams(private_fraction=frac))
     for i, cap in enumerate(caps):
         assert_matches(out, i, globals()[ref](reqs, vms, cap, frac))
 
@@ -318,9 +318,9 @@ def test_global_versions_match_brute_force_on_dense_structured_traces(rnd, n_vm,
     reqs, vms = structured(rnd, n_vm, n_ep)
     ds = trace(reqs, vms)
     caps = [3, 6, 9, 14, 20]
-    gp = V.GvfrmParams(private_fraction=frac)
-    o1 = V.g1_vfrm(ds, [c * MB for c in caps], gparams=gp)
-    o2 = V.g2_vfrm(ds, [c * MB for c in caps], gparams=gp)
+    gp = G.GvfrmParams(private_fraction=frac)
+    o1 = G.g1_vfrm(ds, [c * MB for c in caps], params=gp)
+    o2 = G.g2_vfrm(ds, [c * MB for c in caps], params=gp)
     for i, cap in enumerate(caps):
         assert_matches(o1, i, ref_g1(reqs, vms, cap, frac))
         assert_matches(o2, i, ref_g2(reqs, vms, cap, frac))
@@ -331,7 +331,7 @@ def test_replay_clears_dirty_on_move_out():
     ds = trace([(0, 0, 4096, True), (EPOCH, 0, 4096, True), (4 * EPOCH, 0, 4096, False)])
     bt = V.bin_trace(ds)
     one, none = np.array([0]), np.array([], dtype=np.int64)
-    r = V.replay(bt, [one, none, one, none, none])
+    r = G.replay_placements(bt, [one, none, one, none, none])
     assert (r["move_ins"], r["move_outs"], r["dirty_move_outs"]) == (2, 2, 1)
     assert r["hit"].tolist() == [True, False, False]
 
@@ -345,10 +345,10 @@ def test_g1_branch_one_evicts_the_least_popular_private_bins():
     reqs += [(2 * EPOCH + i, b * MB, 4096, False) for i, b in enumerate([0, 1, 5, 2])]
     ds = trace(reqs)
     bt = V.bin_trace(ds)
-    place = V.g1_placements(bt, 3, V.GvfrmParams(private_fraction=1.0))
+    place = G.g1_placements(bt, 3, G.GvfrmParams(private_fraction=1.0))
     keys = [sorted(int(bt.bin_key[b]) for b in p) for p in place]
     assert keys == [[], [0, 1, 2], [0, 1, 5]]
-    assert int(V.g1_vfrm(ds, [3 * MB], gparams=V.GvfrmParams(private_fraction=1.0)).hits[0]) == 3
+    assert int(G.g1_vfrm(ds, [3 * MB], params=G.GvfrmParams(private_fraction=1.0)).hits[0]) == 3
 
 
 # ------------------------------------------------------------------ temperatures and counters
@@ -448,18 +448,23 @@ def test_request_spanning_a_cold_bin_misses():
 
 
 def test_bad_inputs_raise():
-    with pytest.raises(ValueError, match="flash_sizes"):
+    with pytest.raises(ValueError, match="capacities"):
         V.vfrm(trace([(0, 0, 1, False)]), [-1])
     with pytest.raises(ValueError, match="n_epochs"):
         V.VfrmParams(n_epochs=4)
     with pytest.raises(ValueError, match="private_fraction"):
-        V.GvfrmParams(private_fraction=1.5)
+        G.GvfrmParams(private_fraction=1.5)
     with pytest.raises(ValueError, match="multiple of migration_io_bytes"):
         V.VfrmParams(migration_io_bytes=3 << 10)
-    with pytest.raises(ValueError, match=r"idle_bins must be one of \['recency', 'disk'\]"):
+    with pytest.raises(ValueError, match=r"idle_bins must be one of 'recency', 'disk'"):
         V.VfrmParams(idle_bins="ssd")
     with pytest.raises(ValueError, match="idle_bins"):
         V.vfrm_ranks(V.bin_trace(trace([(0, 0, 1, False)])), "lru")
+    # one rule for every splitter (tieringlab.traces.split): sizes > 0, offsets >= 0, naming the request
+    with pytest.raises(ValueError, match="'size' must be > 0 bytes; request 1"):
+        V.vfrm(trace([(0, 0, 1, False), (1, 0, 0, False)]), [MB])
+    with pytest.raises(ValueError, match="'size' must be > 0 bytes; request 0"):
+        G.g1_vfrm(trace([(0, 0, 0, False)]), [MB])
 
 
 # ------------------------------------------------------------------ G1 vs vFRM, multi-VM cases
@@ -478,7 +483,7 @@ def test_g1_one_vm_all_private_equals_vfrm_on_a_stationary_working_set(n_bins, n
     reqs.sort()
     ds = trace(reqs)
     a = V.vfrm(ds, [cap * MB], start=0.0)  # epochs start at t = 0, so epoch e holds exactly its requests
-    b = V.g1_vfrm(ds, [cap * MB], gparams=V.GvfrmParams(private_fraction=1.0), start=0.0)
+    b = G.g1_vfrm(ds, [cap * MB], params=G.GvfrmParams(private_fraction=1.0), start=0.0)
     for f in FIELDS:
         assert int(a[f][0]) == int(b[f][0]), f
 
@@ -488,7 +493,7 @@ def test_g1_one_vm_all_private_equals_vfrm_on_a_stationary_working_set(n_bins, n
 def test_g1_huge_private_flash_hits_at_least_vfrm(reqs):
     reqs = sorted(reqs)
     ds = trace(reqs)
-    b = V.g1_vfrm(ds, [1 << 40], gparams=V.GvfrmParams(private_fraction=1.0))
+    b = G.g1_vfrm(ds, [1 << 40], params=G.GvfrmParams(private_fraction=1.0))
     a = V.vfrm(ds, [1 << 40], V.VfrmParams(idle_bins="disk"))
     assert int(b.hits[0]) >= int(a.hits[0])
     # with room for every bin, G1 never evicts and "recency" vFRM never moves out: both hold every bin
@@ -507,9 +512,9 @@ def test_g1_public_zone_absorbs_the_busy_vm():
         reqs.append((e * EPOCH + 10, 0, 4096, False)); vms.append(1)
     ds = trace(reqs, vms)
     bt = V.bin_trace(ds)
-    place = V.g1_placements(bt, 6)
+    place = G.g1_placements(bt, 6)
     assert [len(p) for p in place] == [0, 5, 5]
-    out = V.g1_vfrm(ds, [6 * MB])
+    out = G.g1_vfrm(ds, [6 * MB])
     assert int(out.hits[0]) == 10  # epochs 1 and 2: all five requests hit
     assert out.attrs["policy"] == "G1-vFRM"
 
@@ -524,7 +529,7 @@ def test_g2_private_zone_follows_global_frequency():
         for b in range(3):
             reqs.append((e * EPOCH + 10 + b, b * MB, 4096, False)); vms.append(1)
     bt = V.bin_trace(trace(reqs, vms))
-    place = V.g2_placements(bt, 2, V.GvfrmParams(private_fraction=1.0))
+    place = G.g2_placements(bt, 2, G.GvfrmParams(private_fraction=1.0))
     assert place[0].size == 0
     assert [(int(bt.bin_vm[b]), int(bt.bin_key[b])) for b in place[1]] == [(0, 0), (1, 0)]
 
@@ -546,7 +551,7 @@ def test_cloudphysics_vfrm_hits_pinned(cloudphysics_path):
     # Default "recency": idle bins exist only from epoch 9 on and rank >= 647 there (the bins with T > 0
     # fill those epochs' first 647+ places), so at these sizes no idle bin is placed
     # and every count equals "disk"'s (checked by hand against ref_vfrm(..., "recency") on the whole
-    # trace, ~4 s per size, and against V.replay of placements ranked densely from
+    # trace, ~4 s per size, and against G.replay_placements of placements ranked densely from
     # models.temperature.temperatures plus last-access epochs).
     rec = V.vfrm(ds, sizes)
     for f in FIELDS:

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tieringlab import params, paths
-from tieringlab.claims import registry
+from tieringlab.claims import registry as claims_registry
+from tieringlab.policies import registry
 from tieringlab.experiments import vfrm_single_vm as X
 from tieringlab.traces import make_dataset
 
@@ -69,10 +70,8 @@ def test_paper_defaults():
     assert p.fig6_traces == ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
     assert p.flash_mb[0] == 100 and p.flash_mb[-1] == 4096 and p.cost_flash_mb == 4096
     assert (p.bin_bytes, p.epoch_s, p.n_history_epochs, p.lam) == (1 << 20, 300.0, 8, 1.0)
-    assert p.idle_bins == "recency" and X.vfrm_params(p).idle_bins == "recency"
-    X.validate(p)
-    yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]
-    X.validate(yaml_p)
+    assert p.idle_bins == "recency" and registry.make_params("vFRM", X.knobs(p)).idle_bins == "recency"
+    yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]  # validated, cross-field checks too
     assert yaml_p.fig6_traces == p.fig6_traces and yaml_p.flash_mb == p.flash_mb
     assert yaml_p.idle_bins == "recency"
 
@@ -86,8 +85,8 @@ def test_paper_defaults():
     (dict(n_history_epochs=7), "even"),
 ])
 def test_bad_cross_field_params_raise(kw, match):
-    with pytest.raises(ValueError, match=match):
-        X.validate(small_params(**kw))
+    with pytest.raises(params.ParamsError, match=match):
+        small_params(**kw)
 
 
 @pytest.mark.parametrize("key, value", [("flash_mb", [0.5]), ("policies", ["FIFO"]), ("fig6_traces", ["nope"]),
@@ -112,7 +111,7 @@ def test_flash_bytes_scale_with_the_twin():
 def one():
     ds = random_trace(1)
     p = small_params(policies=("vFRM", "LRU", "ARC", "CAR"))
-    return ds, p, X.run_trace(ds, p)
+    return ds, p, X.run_trace(p, ds)
 
 
 def test_run_trace_shapes_and_lru_against_plain_reference(one):
@@ -136,7 +135,7 @@ def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
     from tieringlab.policies.vfrm import vfrm
 
     v = vfrm(ds, X.flash_bytes(p))
-    r = X.run_policy(ds, "vFRM", X.flash_bytes(p), p)
+    r = registry.run("vFRM", ds, X.flash_bytes(p), knobs=X.knobs(p))
     # Table 3, 128 KB sequential: SSD read 558, SSD write 1242, MD read 1070, MD write 1104 us
     want = 8e-6 * (v.move_ins.values * (1070 + 1242) + v.dirty_move_outs.values * (558 + 1104))
     np.testing.assert_allclose(r.update_cost.values, want, rtol=1e-12)
@@ -144,14 +143,14 @@ def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
 
 
 @pytest.mark.parametrize("idle_bins", ["recency", "disk"])
-def test_run_policy_passes_idle_bins_to_vfrm(idle_bins):
+def test_knobs_pass_idle_bins_to_vfrm(idle_bins):
     from tieringlab.policies.vfrm import VfrmParams, vfrm
 
     # bin 0 read at t = 0 and again 12 epochs (1 h) later: idle (T = 0) in between, kept only under "recency"
     ds = make_dataset(np.array([0.0, 3600.0]), np.array([0, 0]), np.array([4096, 4096]), np.array([False, False]),
                       name="idle", source="test")
     p = small_params(idle_bins=idle_bins)
-    r = X.run_policy(ds, "vFRM", X.flash_bytes(p), p)
+    r = registry.run("vFRM", ds, X.flash_bytes(p), knobs=X.knobs(p))
     want = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins=idle_bins))
     assert r.hits.values.tolist() == want.hits.values.tolist()
     other = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins="disk" if idle_bins == "recency" else "recency"))
@@ -168,15 +167,15 @@ def test_lru_hit_ratio_never_falls_as_flash_grows(one):
 @given(seed=st.integers(0, 10**6), sizes=st.lists(st.integers(1, 32), min_size=2, max_size=5, unique=True))
 def test_lru_inclusion_property_random_traces(seed, sizes):
     sizes = sorted(float(s) for s in sizes)
-    p = small_params(flash_mb=tuple(sizes), cost_flash_mb=sizes[-1], policies=("LRU",))
-    r = X.run_policy(random_trace(seed, n=150), "LRU", X.flash_bytes(p), p)
+    p = small_params(flash_mb=tuple(sizes), cost_flash_mb=sizes[-1])
+    r = registry.run("LRU", random_trace(seed, n=150), X.flash_bytes(p), knobs=X.knobs(p))
     assert np.all(np.diff(r.hits.values) >= 0)
 
 
 def test_bad_policy_raises(one):
     ds, p, _ = one
-    with pytest.raises(ValueError, match="policy must be one of"):
-        X.run_policy(ds, "FIFO", X.flash_bytes(p), p)
+    with pytest.raises(KeyError, match="unknown policy 'FIFO'; known: ARA, ARA_OPT"):
+        registry.run("FIFO", ds, X.flash_bytes(p), knobs=X.knobs(p))
 
 
 # -------------------------------------------------------------------------------------- tables
@@ -244,7 +243,7 @@ def test_fig6_summary_and_claim_values_by_hand(one):
     assert not X.fig6_summary(res, 0.4).set_index("trace").loc["mds_0", "catches_up"]
 
     vals = X.claim_values(res)
-    known = registry()
+    known = claims_registry()
     for cid, (value, note) in vals.items():
         assert known[cid].source == "02_vfrm_single_vm" and isinstance(note, str)
     assert vals["vfrm.fig6.catches_up.most_traces"][0] is False  # 1 of 2 is not "most"
@@ -257,7 +256,7 @@ def test_fig6_summary_and_claim_values_by_hand(one):
 
 
 def test_every_single_vm_claim_is_produced_by_claim_values():
-    ours = {cid for cid, c in registry().items() if c.source == "02_vfrm_single_vm"}
+    ours = {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
     import tieringlab.claims.vfrm as cv
 
     assert ours == {c.id for c in cv.CLAIMS}
@@ -280,7 +279,7 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     assert (res.requests.sel(trace="cloudphysics") == 1500).all()
     assert np.all(res.hit_ratio.values >= 0) and np.all(res.hit_ratio.values <= 1)
     vals = X.claim_values(res)
-    assert set(vals) == {cid for cid, c in registry().items() if c.source == "02_vfrm_single_vm"}
+    assert set(vals) == {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
     # same inputs and seed -> identical results
     again = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
     assert again.identical(res)

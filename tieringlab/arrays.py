@@ -9,14 +9,17 @@ Every module that pads arrays before a jitted call, or validates only when its i
 - :func:`is_concrete`: True when no argument (or pytree leaf) is a JAX tracer, so values may be read
   and errors raised; under ``jax.jit`` the caller guarantees the preconditions instead.
 - :func:`choice`: check that a value is one of the allowed ones, with an error naming the parameter.
+- :func:`numpy_rng`: a numpy ``Generator`` seeded from a ``jax.random`` key, for samplers that sort and
+  draw on the host (the same key gives the same draws).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-__all__ = ["bucket", "pad", "is_concrete", "choice"]
+__all__ = ["bucket", "pad", "is_concrete", "choice", "numpy_rng"]
 
 
 def bucket(n: int, *, minimum: int = 1, fine_above: int | None = None) -> int:
@@ -50,3 +53,8 @@ def choice(name: str, value, allowed, *, what: str = ""):
         extra = f" ({what})" if what else ""
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}{extra}; got {value!r}")
     return value
+
+
+def numpy_rng(key) -> np.random.Generator:
+    """A numpy ``Generator`` seeded from the data of ``jax.random`` key ``key`` (same key -> same draws)."""
+    return np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())

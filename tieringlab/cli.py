@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     print(f"{name}: {data.fetch(name)}")
         elif args.cmd == "params":
+            import tieringlab.experiments  # noqa: F401, PLC0415  (registers every params section)
+
             if args.action == "check":
                 loaded = params.load(args.path)
                 print(f"{args.path}: OK ({len(loaded) - 1} sections)")

@@ -2,8 +2,11 @@
 
 Each notebook owns one section of ``params.yaml``, named after the notebook without its number
 (``notebooks/00_quickstart.ipynb`` -> ``quickstart``). A section is a frozen dataclass registered
-with :func:`section`; its fields carry the defaults, the allowed range or choices and a one-line
-justification (paper section or documented choice). The top-level ``seed`` feeds every stage.
+with :func:`section` by its experiment module (:mod:`tieringlab.experiments`, which registers every
+section when it is imported; this module, at the bottom of the layers, never imports it); its fields
+carry the defaults, the allowed range or choices and a one-line justification (paper section or
+documented choice), and its ``__post_init__`` holds the cross-field checks. The top-level ``seed``
+feeds every stage.
 
 Validation is strict: an unknown key, a wrong type or an out-of-range value raises
 :class:`ParamsError` naming the key path and what is allowed, before any work starts.
@@ -62,10 +65,14 @@ def section(name: str):
 
 
 def sections() -> dict[str, type]:
-    """All registered sections (importing :mod:`tieringlab.experiments` registers every notebook's)."""
-    import tieringlab.experiments  # noqa: F401, PLC0415  (registers the sections)
-
+    """All registered sections. Importing :mod:`tieringlab.experiments` (or any of its modules) registers
+    every notebook's; the command line, the pipeline and the notebooks do."""
     return dict(_SECTIONS)
+
+
+def _unknown_section(name: str, source: str) -> ParamsError:
+    known = ", ".join(sorted(_SECTIONS)) or "none (import tieringlab.experiments first: it registers them)"
+    return ParamsError(f"{source}: unknown section {name!r}; known sections: {known}")
 
 
 def _describe(tp: Any, meta: Mapping[str, Any]) -> str:
@@ -142,7 +149,7 @@ def validate_section(name: str, values: Mapping[str, Any], *, source: str = "par
     """
     schemas = sections()
     if name not in schemas:
-        raise ParamsError(f"{source}: unknown section {name!r}; known sections: {', '.join(sorted(schemas))}")
+        raise _unknown_section(name, source)
     cls = schemas[name]
     if not isinstance(values, Mapping):
         raise ParamsError(f"{source}: {name}: expected a mapping of parameters, got {type(values).__name__}")
@@ -156,7 +163,10 @@ def validate_section(name: str, values: Mapping[str, Any], *, source: str = "par
         if missing:
             raise ParamsError(f"{source}: {name}.{missing[0]}: missing parameter")
     kwargs = {k: _coerce(v, hints[k], fields[k].metadata, f"{source}: {name}.{k}") for k, v in values.items()}
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:  # a cross-field check of the section's __post_init__
+        raise ParamsError(f"{source}: {name}: {exc}") from None
 
 
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
@@ -195,7 +205,7 @@ def check(name: str, namespace: Mapping[str, Any]) -> Any:
     """
     cls = sections().get(name)
     if cls is None:
-        raise ParamsError(f"unknown params section {name!r}")
+        raise _unknown_section(name, "notebook parameters")
     values = {f.name: namespace[f.name] for f in dataclasses.fields(cls) if f.name in namespace}
     return validate_section(name, values, source="notebook parameters")
 

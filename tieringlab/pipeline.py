@@ -14,6 +14,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+import tieringlab.experiments  # noqa: F401  (registers every params section)
 from tieringlab import fileio, params, paths
 from tieringlab.progress import enabled as progress_enabled
 from tieringlab.results import plain

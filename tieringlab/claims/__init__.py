@@ -7,6 +7,11 @@ the verdict is computed by :meth:`Claim.verdict` from that value, never typed in
 - ``holds``              the reproduced value passes the claim's check (its tolerance is stated)
 - ``differs``            it does not; the note says why where we know
 - ``not reproduced yet`` no notebook has produced a value (yet)
+
+Each row also says what kind of evidence it is (:data:`KINDS`): ``claim`` (a claim of a paper that
+our run could contradict: the only kind counted in the ledger's verdicts), ``calibration`` (a number
+our synthetic inputs were fitted to: a "holds" confirms the fit, not the paper) and ``sanity`` (a
+property the simulator has by construction: a check of the code, not of the paper).
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from typing import Union
 Number = Union[float, int]
 
 HOLDS, DIFFERS, MISSING = "holds", "differs", "not reproduced yet"
+
+#: What kind of evidence a row is; only "claim" rows enter the verdict counts.
+KINDS = ("claim", "calibration", "sanity")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +114,11 @@ class Claim:
     source: str        # notebook stem whose metrics carry the reproduced value
     unit: str = ""
     note: str = ""     # standing caveat (data used, known reason for a difference)
+    kind: str = "claim"  # "claim" | "calibration" | "sanity" (see KINDS): only claims are counted
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id!r}: kind must be one of {list(KINDS)}; got {self.kind!r}")
 
     def verdict(self, value: float | bool | None) -> str:
         if value is None:

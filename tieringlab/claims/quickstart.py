@@ -2,9 +2,11 @@
 
 from tieringlab.claims import Claim, at_least
 
+REACCESS_CLOUDPHYSICS = "vfrm.obs2.reaccess_within_5min.cloudphysics"
+
 CLAIMS = [
     Claim(
-        id="vfrm.obs2.reaccess_within_5min.cloudphysics",
+        id=REACCESS_CLOUDPHYSICS,
         paper="vFRM",
         where="Sec. 3.3 Obs. 2, Table 1",
         text="Most IO re-accesses happen within 5 minutes (re-access ratio), checked out of sample "

@@ -16,6 +16,16 @@ from tieringlab.claims import Claim, at_most, is_true, within_abs
 
 SOURCE = "02_vfrm_single_vm"
 
+MDS0_COST_REL_LRU = "vfrm.fig7.mds0_cost_rel_lru"
+COST_FRACTION_OF_LRU = "vfrm.fig7.cost_fraction_of_lru.every_trace"
+COST_BELOW_ALL_CONVENTIONAL = "vfrm.fig7.cost_below_all_conventional.every_trace"
+ORDER_OF_MAGNITUDE = "vfrm.fig7.order_of_magnitude.most_traces"
+CATCHES_UP = "vfrm.fig6.catches_up.most_traces"
+GAP_NARROWS = "vfrm.fig6.gap_narrows.most_traces"
+COST_FRACTION_OF_LRU_CLOUDPHYSICS = "vfrm.fig7.cost_fraction_of_lru.cloudphysics"
+CATCHES_UP_CLOUDPHYSICS = "vfrm.fig6.catches_up.cloudphysics"
+
+
 _DATA = ("On the twins by default (see the module docstring: vFRM's hits and Eq. 4's costs depend on twin "
          "properties that are modelling choices, not calibration targets); with traces.source=msr on the real "
          "traces. ")
@@ -35,43 +45,43 @@ _RECENT = ("Our vFRM places bins only at 5-minute epoch boundaries and admits no
            "and re-heat (more often under 'disk'), which adds migration cost. ")
 
 CLAIMS = [
-    Claim(id="vfrm.fig7.mds0_cost_rel_lru", paper="vFRM", where="Sec. 5.2.2, Fig. 7",
+    Claim(id=MDS0_COST_REL_LRU, paper="vFRM", where="Sec. 5.2.2, Fig. 7",
           text="mds0: vFRM's IO cost at 4 GB of Flash relative to LRU's",
           paper_value="31.87 %", check=within_abs(31.87, 5.0), unit="%", source=SOURCE,
           note=_DATA + _COST + _RECENT + "Tolerance: 5 points (documented choice for a ratio of two Eq. 4 sums)."),
-    Claim(id="vfrm.fig7.cost_fraction_of_lru.every_trace", paper="vFRM", where="Sec. 5.2.2, Fig. 7",
+    Claim(id=COST_FRACTION_OF_LRU, paper="vFRM", where="Sec. 5.2.2, Fig. 7",
           text="vFRM's IO cost at 4 GB is a fraction of LRU's on every Table 1 trace: the largest vFRM/LRU "
                "cost ratio over the eight traces",
           paper_value="below LRU 'in all cases' (mds0: 31.87 %)", check=at_most(100.0), unit="%", source=SOURCE,
           note=_DATA + _COST + _RECENT),
-    Claim(id="vfrm.fig7.cost_below_all_conventional.every_trace", paper="vFRM", where="Sec. 5.2.2, Fig. 7",
+    Claim(id=COST_BELOW_ALL_CONVENTIONAL, paper="vFRM", where="Sec. 5.2.2, Fig. 7",
           text="vFRM's IO cost at 4 GB is below those of LRU, ARC and CAR on every Table 1 trace: the largest "
                "ratio of vFRM's cost to the cheapest conventional cache's, over the eight traces",
           paper_value="'far less than those of the other three' in all cases", check=at_most(100.0), unit="%",
           source=SOURCE, note=_DATA + _COST),
-    Claim(id="vfrm.fig7.order_of_magnitude.most_traces", paper="vFRM", where="Sec. 5.2.2, Fig. 7",
+    Claim(id=ORDER_OF_MAGNITUDE, paper="vFRM", where="Sec. 5.2.2, Fig. 7",
           text="For most traces vFRM's IO cost at 4 GB is an order of magnitude below LRU's: the median "
                "vFRM/LRU cost ratio over the eight Table 1 traces",
           paper_value="'most of them are order of magnitude better'", check=at_most(10.0), unit="%",
           source=SOURCE,
           note=_DATA + _COST + "'Most ... order of magnitude' read as: the median ratio is at most 10 %."),
-    Claim(id="vfrm.fig6.catches_up.most_traces", paper="vFRM", where="Sec. 5.2.1, Fig. 6",
+    Claim(id=CATCHES_UP, paper="vFRM", where="Sec. 5.2.1, Fig. 6",
           text="As Flash grows to 4 GB, vFRM's IO hit ratio catches up with or beats LRU, ARC and CAR on most "
                "Table 1 traces: at the largest Flash size, vFRM's hit ratio is at least the best of the three "
                "minus catch_up_pct points (1 by default) on more than half of the traces",
           paper_value="'catches up or even outperforms ... for most of the workloads'", check=is_true(),
           source=SOURCE,
           note=_DATA + _RECENT + "The note of each run names the traces that catch up."),
-    Claim(id="vfrm.fig6.gap_narrows.most_traces", paper="vFRM", where="Sec. 5.2.1, Fig. 6",
+    Claim(id=GAP_NARROWS, paper="vFRM", where="Sec. 5.2.1, Fig. 6",
           text="vFRM's hit-ratio deficit to the best of LRU/ARC/CAR shrinks as Flash grows: it is smaller at "
                "the largest Flash size than at the smallest on more than half of the Table 1 traces",
           paper_value="'as the size of Flash increases, the IO hit ratio of vFRM catches up'", check=is_true(),
           source=SOURCE, note=_DATA),
-    Claim(id="vfrm.fig7.cost_fraction_of_lru.cloudphysics", paper="vFRM", where="Sec. 5.2.2, Fig. 7",
+    Claim(id=COST_FRACTION_OF_LRU_CLOUDPHYSICS, paper="vFRM", where="Sec. 5.2.2, Fig. 7",
           text="vFRM's IO cost at 4 GB relative to LRU's, checked out of sample on the real CloudPhysics VM trace",
           paper_value="below LRU 'in all cases' (MSR traces)", check=at_most(100.0), unit="%", source=SOURCE,
           note="A different real trace from the paper's. " + _COST),
-    Claim(id="vfrm.fig6.catches_up.cloudphysics", paper="vFRM", where="Sec. 5.2.1, Fig. 6",
+    Claim(id=CATCHES_UP_CLOUDPHYSICS, paper="vFRM", where="Sec. 5.2.1, Fig. 6",
           text="vFRM's IO hit ratio at the largest Flash size is at least the best of LRU/ARC/CAR minus "
                "catch_up_pct points, checked out of sample on the real CloudPhysics VM trace",
           paper_value="'catches up or even outperforms' (MSR traces)", check=is_true(), source=SOURCE,

@@ -1,9 +1,10 @@
 """notebooks/04_ara_load_balancing.ipynb: ARA against Qlen and Rand under MMPP workloads (thesis Ch. 3).
 
-Workloads (thesis Sec. 3.1, 3.2.3, 3.2.4) and the experiment grids of Table 1, Fig. 3, Fig. 5, Fig. 6,
-Fig. 8 and Table 2. Every number is a mean over replications (seeds) with a 95 % confidence interval;
-the replications of one configuration run in one vmapped call of
-:func:`tieringlab.policies.ara.dispatch`.
+The experiment grids of Table 1, Fig. 3, Fig. 5, Fig. 6, Fig. 8 and Table 2 on the workloads of thesis
+Sec. 3.1, 3.2.3 and 3.2.4 (:mod:`tieringlab.models.workloads.ara`). Every number is a mean over
+replications (seeds) with a 95 % confidence interval (:func:`tieringlab.models.intervals.mean_ci`); the
+replications of one configuration run in one batched call of the dispatcher, by the policy's name
+through :func:`tieringlab.policies.registry.run`.
 
 Documented choices where the thesis is silent or inconsistent (all are parameters below):
 
@@ -31,16 +32,22 @@ Documented choices where the thesis is silent or inconsistent (all are parameter
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-import scipy.stats
+import pandas as pd
 import xarray as xr
 
+from tieringlab.claims import ara as C
+from tieringlab.models import burstiness
+from tieringlab.models.intervals import mean_ci
+from tieringlab.models.mmpp import sample_with_phases
+from tieringlab.models.workloads.ara import (mean_service_s, mmpp_arrivals, phased_mmpp, sample_services,
+                                             scv_from_rand_response)
 from tieringlab.params import param, section
+from tieringlab.policies import registry
+from tieringlab.policies.ara import predicted_burst_state
 from tieringlab.progress import progress
 
 # ------------------------------------------------------------------------------------------ params
@@ -90,147 +97,35 @@ class AraLoadBalancingParams:
                                 bounds=(10.0, None))
 
 
-# ------------------------------------------------------------------------------------------ workloads
-
-
-def mean_service_s(n_sites: int, utilization: float, mean_interarrival_s: float) -> float:
-    """E[S] = rho N E[A]: each of N sites gets 1/N of the arrivals (rate 1/(N E[A])) at utilisation rho."""
-    return float(utilization) * int(n_sites) * float(mean_interarrival_s)
-
-
-def scv_from_rand_response(rand_response_s: float, mean_service: float, utilization: float) -> float:
-    """Service SCV c^2 that makes Rand = N independent M/G/1 queues (Poisson split) have mean response T.
-
-    Pollaczek-Khinchine: ``T = E[S] + rho E[S] (1 + c^2) / (2 (1 - rho))``, so
-    ``c^2 = 2 (1 - rho) (T / E[S] - 1) / rho - 1``. Raises when T is below the M/D/1 value (c^2 < 0).
-    """
-    T, m, rho = float(rand_response_s), float(mean_service), float(utilization)
-    c2 = 2.0 * (1.0 - rho) * (T / m - 1.0) / rho - 1.0
-    if c2 < 0:
-        raise ValueError(f"no service SCV >= 0 gives Rand a mean response of {T} s at E[S] = {m} s and rho = {rho}: "
-                         f"P-K needs T >= {m * (1 + rho / (2 * (1 - rho))):.4g} s (check mean_interarrival_s)")
-    return c2
-
-
-def h2_balanced(mean: float, scv: float) -> tuple[float, float, float]:
-    """2-phase hyperexponential with balanced means: ``(p1, mean1, mean2)`` with
-    ``p1 = (1 + sqrt((c^2 - 1) / (c^2 + 1))) / 2``, ``mean_i = E[S] / (2 p_i)`` (so p_i mean_i = E[S]/2)."""
-    if not scv >= 1.0:
-        raise ValueError(f"service_scv must be >= 1 for a hyperexponential; got {scv!r}")
-    p1 = 0.5 * (1.0 + math.sqrt((scv - 1.0) / (scv + 1.0)))
-    p2 = 1.0 - p1
-    return p1, mean / (2.0 * p1), (mean / (2.0 * p2) if p2 > 0 else mean)
-
-
-def sample_services(key, n: int, mean: float, scv: float) -> jax.Array:
-    """``n`` i.i.d. H2 service times (seconds) with the given mean and SCV."""
-    p1, m1, m2 = h2_balanced(mean, scv)
-    k1, k2 = jax.random.split(key)
-    ph = jax.random.uniform(k1, (n,)) < p1
-    return jax.random.exponential(k2, (n,)) * jnp.where(ph, m1, m2)
-
-
-def mmpp_arrivals(key, n: int, mean_interarrival_s: float, index_of_dispersion: float, *,
-                  burst_fraction: float = 0.1, rate_ratio: float = 10.0, with_phase: bool = False):
-    """Arrival times (s) of ``n`` jobs from the MMPP(2) fitted to (mean, I) by ``models.mmpp.fit_mmpp2``
-    (thesis Sec. 3.1, Fig. 3); with ``with_phase`` also the high-rate-phase flag per job."""
-    from tieringlab.models.mmpp import fit_mmpp2  # noqa: PLC0415
-
-    mm = fit_mmpp2(mean_interarrival_s, index_of_dispersion, burst_fraction=burst_fraction, rate_ratio=rate_ratio)
-    t, ph = phased_workload(key, n, mm)
-    return (t, ph) if with_phase else t
-
-
-def phased_mmpp(mean_interarrival_s: float, jobs_in_burst: float, burst_s: float, rate_ratio: float):
-    """The phased burst/idle MMPP(2) (choice 4): phase 1 = burst. Returns ``models.mmpp.MMPP2``.
-
-    With ``R = lam1 / lam2`` and a share ``f`` of jobs in bursts, the time share of bursts is
-    ``p = f / (R - f (R - 1))``; ``r12 = 1 / burst_s`` (mean burst length), ``r21 = p r12 / (1 - p)``,
-    ``lam2 = lambda / (p R + 1 - p)``, ``lam1 = R lam2``.
-    """
-    from tieringlab.models.mmpp import MMPP2  # noqa: PLC0415
-
-    f, R = float(jobs_in_burst), float(rate_ratio)
-    p = f / (R - f * (R - 1.0))
-    lam = 1.0 / float(mean_interarrival_s)
-    lam2 = lam / (p * R + 1.0 - p)
-    r12 = 1.0 / float(burst_s)
-    return MMPP2(R * lam2, lam2, r12, p * r12 / (1.0 - p))
-
-
-def _rng(key) -> np.random.Generator:
-    """A NumPy generator seeded from a ``jax.random`` key (same key -> same draws)."""
-    return np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())
-
-
-def phased_workload(key, n: int, mm) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` arrivals of the 2-phase MMPP ``mm`` (``models.mmpp.MMPP2``) with the phase at each arrival.
-
-    Returns ``(arrival_times, in_burst)``; ``in_burst`` is True for arrivals in phase 1 (the
-    high-rate phase: the true burst state that ARA_OPT uses). Vectorised: the sojourns are drawn as
-    arrays (the phases of an MMPP(2) alternate; the first from the stationary law), Poisson counts per
-    sojourn, uniform placement inside it, one sort. (``MMPP2.sample`` gives the same process without
-    the phases.)
-    """
-    lam = np.array([float(mm.lam1), float(mm.lam2)])
-    soj = np.array([1.0 / float(mm.r12), 1.0 / float(mm.r21)])
-    pi1 = float(mm.r21) / (float(mm.r12) + float(mm.r21))
-    rate = float(mm.mean_rate())
-    rng = _rng(key)
-    M = 2 * int(math.ceil(1.3 * n / (rate * soj.sum()))) + 16
-    while True:  # almost always once; more sojourns if the draw fell short
-        first = int(rng.random() >= pi1)                         # 0 = burst, 1 = idle
-        phase = (first + np.arange(M)) % 2
-        tau = rng.exponential(1.0, M) * soj[phase]
-        counts = rng.poisson(lam[phase] * tau)
-        if counts.sum() >= n:
-            break
-        M *= 2
-    start = np.cumsum(tau) - tau
-    idx = np.repeat(np.arange(M), counts)
-    t = start[idx] + rng.random(idx.size) * tau[idx]
-    order = np.argsort(t, kind="stable")[:n]
-    return t[order], phase[idx][order] == 0
-
-
-# ------------------------------------------------------------------------------------------ statistics
-
-
-def mean_ci(x, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and the half-width of the 95 % Student-t confidence interval over ``axis`` (replications)."""
-    x = np.asarray(x, np.float64)
-    r = x.shape[axis]
-    m = x.mean(axis=axis)
-    half = scipy.stats.t.ppf(0.975, r - 1) * x.std(axis=axis, ddof=1) / math.sqrt(r) if r > 1 else np.nan * m
-    return m, half
-
-
 # ------------------------------------------------------------------------------------------ experiments
 
 
-def _services(P: AraLoadBalancingParams, keys, n: int, n_sites: int, utilization: float) -> np.ndarray:
-    es = mean_service_s(n_sites, utilization, P.mean_interarrival_s)
-    scv = service_scv(P)
+def mean_service(p: AraLoadBalancingParams) -> float:
+    """E[S] at the base N and rho (choice 1): ``rho N E[A]``."""
+    return mean_service_s(p.n_sites, p.utilization, p.mean_interarrival_s)
+
+
+def _services(p: AraLoadBalancingParams, keys, n: int, n_sites: int, utilization: float) -> np.ndarray:
+    es = mean_service_s(n_sites, utilization, p.mean_interarrival_s)
+    scv = service_scv(p)
     return np.stack([np.asarray(sample_services(k, n, es, scv)) for k in keys])
 
 
-def service_scv(P: AraLoadBalancingParams) -> float:
-    """The service SCV in use: ``P.service_scv`` or the P-K value from Table 1 (choice 2), at the base N, rho."""
-    if P.service_scv is not None:
-        return float(P.service_scv)
-    es = mean_service_s(P.n_sites, P.utilization, P.mean_interarrival_s)
-    return scv_from_rand_response(P.rand_nonbursty_response_s, es, P.utilization)
+def service_scv(p: AraLoadBalancingParams) -> float:
+    """The service SCV in use: ``p.service_scv`` or the P-K value from Table 1 (choice 2), at the base N, rho."""
+    if p.service_scv is not None:
+        return float(p.service_scv)
+    es = mean_service_s(p.n_sites, p.utilization, p.mean_interarrival_s)
+    return scv_from_rand_response(p.rand_nonbursty_response_s, es, p.utilization)
 
 
 def _policy_runs(arrivals, services, runs, *, n_sites, delay, key, burst_state=None, predicted=None, desc=""):
-    """Mean response per replication for each run ``(label, policy, kwargs)`` -> (len(runs), R)."""
-    from tieringlab.policies import ara  # noqa: PLC0415
-
+    """Mean response per replication for each run ``(label, registry name, knobs)`` -> (len(runs), R)."""
     out = []
-    for label, policy, kw in progress(runs, total=len(runs), desc=desc):  # a few configurations
-        res = ara.simulate(arrivals, services, n_sites, policy, delay=delay, key=key,
-                           burst_state=burst_state, predicted_state=predicted, **kw)
-        out.append(np.asarray(res.response).mean(axis=1))
+    for label, name, kw in progress(runs, total=len(runs), desc=desc):  # a few configurations
+        res = registry.run(name, arrivals, services, knobs={"n_sites": n_sites, "delay_s": delay, **kw}, key=key,
+                           burst_state=burst_state, predicted_state=predicted)
+        out.append(res["mean_response_s"].values)
     return np.stack(out)
 
 
@@ -244,65 +139,61 @@ def _dataset(resp, labels, extra_dims: dict, name="response_s"):
     return ds
 
 
-def static_experiment(P: AraLoadBalancingParams, key) -> xr.Dataset:
-    """Table 1 and Fig. 5: Rand, Qlen and static ARA (K in ``P.ks``) under the three MMPP(2) workloads."""
-    runs = [("qlen", "qlen", {}), ("rand", "rand", {})] + [(f"ara_k{k}", "ara", {"k": k}) for k in P.ks]
+def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Table 1 and Fig. 5: Rand, Qlen and static ARA (K in ``p.ks``) under the three MMPP(2) workloads."""
+    runs = [("qlen", "Qlen", {}), ("rand", "Rand", {})] + [(f"ara_k{k}", "ARA", {"k": k}) for k in p.ks]
     rows = []
-    for i, I in enumerate(P.index_of_dispersion):
-        keys = jax.random.split(jax.random.fold_in(key, i), P.n_reps)
-        arr = np.stack([mmpp_arrivals(k, P.n_jobs, P.mean_interarrival_s, I, burst_fraction=P.mmpp_burst_fraction,
-                                      rate_ratio=P.mmpp_rate_ratio) for k in keys])
-        svc = _services(P, jax.random.split(jax.random.fold_in(key, 100 + i), P.n_reps), P.n_jobs, P.n_sites,
-                        P.utilization)
-        rows.append(_policy_runs(arr, svc, runs, n_sites=P.n_sites, delay=P.delay_s, key=jax.random.fold_in(key, 200 + i),
+    for i, I in enumerate(p.index_of_dispersion):
+        keys = jax.random.split(jax.random.fold_in(key, i), p.n_reps)
+        arr = np.stack([mmpp_arrivals(k, p.n_jobs, p.mean_interarrival_s, I, burst_fraction=p.mmpp_burst_fraction,
+                                      rate_ratio=p.mmpp_rate_ratio) for k in keys])
+        svc = _services(p, jax.random.split(jax.random.fold_in(key, 100 + i), p.n_reps), p.n_jobs, p.n_sites,
+                        p.utilization)
+        rows.append(_policy_runs(arr, svc, runs, n_sites=p.n_sites, delay=p.delay_s, key=jax.random.fold_in(key, 200 + i),
                                  desc=f"I={I}"))
-    ds = _dataset(np.stack(rows), [r[0] for r in runs], {"index_of_dispersion": list(P.index_of_dispersion)})
-    ds.attrs.update(n_sites=P.n_sites, delay_s=P.delay_s, utilization=P.utilization, service_scv=service_scv(P))
+    ds = _dataset(np.stack(rows), [r[0] for r in runs], {"index_of_dispersion": list(p.index_of_dispersion)})
+    ds.attrs.update(n_sites=p.n_sites, delay_s=p.delay_s, utilization=p.utilization, service_scv=service_scv(p))
     return ds
 
 
-def arrivals_per_second(P: AraLoadBalancingParams, key) -> xr.DataArray:
-    """Fig. 3: arrivals per second of the three MMPP(2) workloads over ``P.fig3_seconds``."""
-    n = int(3 * P.fig3_seconds / P.mean_interarrival_s) + 100
+def arrivals_per_second(p: AraLoadBalancingParams, key) -> xr.DataArray:
+    """Fig. 3: arrivals per second of the three MMPP(2) workloads over ``p.fig3_seconds``."""
+    n = int(3 * p.fig3_seconds / p.mean_interarrival_s) + 100
     out = []
-    for i, I in enumerate(P.index_of_dispersion):
-        t = mmpp_arrivals(jax.random.fold_in(key, i), n, P.mean_interarrival_s, I,
-                          burst_fraction=P.mmpp_burst_fraction, rate_ratio=P.mmpp_rate_ratio)
-        out.append(np.bincount(np.floor(t[t < P.fig3_seconds]).astype(int), minlength=int(P.fig3_seconds)))
+    for i, I in enumerate(p.index_of_dispersion):
+        t = mmpp_arrivals(jax.random.fold_in(key, i), n, p.mean_interarrival_s, I,
+                          burst_fraction=p.mmpp_burst_fraction, rate_ratio=p.mmpp_rate_ratio)
+        out.append(np.bincount(np.floor(t[t < p.fig3_seconds]).astype(int), minlength=int(p.fig3_seconds)))
     return xr.DataArray(np.stack(out), dims=("index_of_dispersion", "second"),
-                        coords={"index_of_dispersion": list(P.index_of_dispersion),
-                                "second": np.arange(int(P.fig3_seconds))}, name="arrivals_per_s")
+                        coords={"index_of_dispersion": list(p.index_of_dispersion),
+                                "second": np.arange(int(p.fig3_seconds))}, name="arrivals_per_s")
 
 
-def _phased(P: AraLoadBalancingParams, key, n_sites: int, utilization: float):
-    mm = phased_mmpp(P.mean_interarrival_s, P.phased_jobs_in_burst, P.phased_burst_s, P.mmpp_rate_ratio)
-    keys = jax.random.split(key, P.n_reps)
-    arr, burst = zip(*[phased_workload(k, P.n_jobs, mm) for k in keys])
+def _phased(p: AraLoadBalancingParams, key, n_sites: int, utilization: float):
+    mm = phased_mmpp(p.mean_interarrival_s, p.phased_jobs_in_burst, p.phased_burst_s, p.mmpp_rate_ratio)
+    keys = jax.random.split(key, p.n_reps)
+    arr, burst = zip(*[sample_with_phases(mm, k, p.n_jobs) for k in keys])
     arr, burst = np.stack(arr), np.stack(burst)
-    from tieringlab.policies.ara import predicted_burst_state  # noqa: PLC0415
-
     pred = np.stack([predicted_burst_state(a) for a in arr])
-    svc = _services(P, jax.random.split(jax.random.fold_in(key, 1), P.n_reps), P.n_jobs, n_sites, utilization)
+    svc = _services(p, jax.random.split(jax.random.fold_in(key, 1), p.n_reps), p.n_jobs, n_sites, utilization)
     return mm, arr, svc, burst, pred
 
 
-def predictor_trace(P: AraLoadBalancingParams, key) -> xr.Dataset:
+def predictor_trace(p: AraLoadBalancingParams, key) -> xr.Dataset:
     """Fig. 6: one phased run: arrivals per second, true burst phase and the predictor's on/off state
     per second, and the predictor's index of dispersion per monitoring window."""
-    from tieringlab.models import burstiness  # noqa: PLC0415
-
-    mm = phased_mmpp(P.mean_interarrival_s, P.phased_jobs_in_burst, P.phased_burst_s, P.mmpp_rate_ratio)
-    n = int(1.5 * P.fig6_seconds / P.mean_interarrival_s) + 200
-    t, burst = phased_workload(key, n, mm)
+    mm = phased_mmpp(p.mean_interarrival_s, p.phased_jobs_in_burst, p.phased_burst_s, p.mmpp_rate_ratio)
+    n = int(1.5 * p.fig6_seconds / p.mean_interarrival_s) + 200
+    t, burst = sample_with_phases(mm, key, n)
     pred = burstiness.predict_bursts(t)
-    sec = np.arange(int(P.fig6_seconds))
-    keep = t < P.fig6_seconds
+    sec = np.arange(int(p.fig6_seconds))
+    keep = t < p.fig6_seconds
     counts = np.bincount(np.floor(t[keep]).astype(int), minlength=sec.size)[: sec.size]
     # true phase per second: the phase of the last arrival at or before the second's start (or the next one)
     j = np.clip(np.searchsorted(t, sec + 0.5), 0, len(t) - 1)
     true_on = burst[j]
     pred_on = np.asarray(burstiness.burst_state_at(pred, sec + 0.5))
-    valid = np.asarray(pred.valid) & (np.asarray(pred.decision_time) < P.fig6_seconds)
+    valid = np.asarray(pred.valid) & (np.asarray(pred.decision_time) < p.fig6_seconds)
     ds = xr.Dataset(
         {"arrivals_per_s": ("second", counts), "true_burst": ("second", true_on), "predicted_burst": ("second", pred_on),
          "window_I": ("window", np.asarray(pred.index_of_dispersion)[valid]),
@@ -313,34 +204,34 @@ def predictor_trace(P: AraLoadBalancingParams, key) -> xr.Dataset:
     return ds
 
 
-def online_experiment(P: AraLoadBalancingParams, key) -> xr.Dataset:
+def online_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     """Fig. 8: ARA_PRED and ARA_OPT on the phased workload, (a) th_s = 1, th_l in ``th_l_grid``;
     (b) th_l = ``fig8_th_l``, th_s in ``th_s_grid``; with Qlen and Rand."""
-    N = P.n_sites
-    _, arr, svc, burst, pred = _phased(P, key, N, P.utilization)
-    runs = [("qlen", "qlen", {}), ("rand", "rand", {})]
-    for pol in ("ara_pred", "ara_opt"):
-        runs += [(f"{pol}_a_thl{x}", pol, {"th_s": 1, "th_l": x}) for x in P.th_l_grid if x <= N]
-        runs += [(f"{pol}_b_ths{x}", pol, {"th_s": x, "th_l": min(P.fig8_th_l, N)}) for x in P.th_s_grid if x <= N]
-    resp = _policy_runs(arr, svc, runs, n_sites=N, delay=P.delay_s, key=jax.random.fold_in(key, 2), burst_state=burst,
+    N = p.n_sites
+    _, arr, svc, burst, pred = _phased(p, key, N, p.utilization)
+    runs = [("qlen", "Qlen", {}), ("rand", "Rand", {})]
+    for pol, name in (("ara_pred", "ARA_PRED"), ("ara_opt", "ARA_OPT")):
+        runs += [(f"{pol}_a_thl{x}", name, {"th_s": 1, "th_l": x}) for x in p.th_l_grid if x <= N]
+        runs += [(f"{pol}_b_ths{x}", name, {"th_s": x, "th_l": min(p.fig8_th_l, N)}) for x in p.th_s_grid if x <= N]
+    resp = _policy_runs(arr, svc, runs, n_sites=N, delay=p.delay_s, key=jax.random.fold_in(key, 2), burst_state=burst,
                         predicted=pred, desc="Fig. 8")
     ds = _dataset(resp, [r[0] for r in runs], {})
     ds.attrs.update(jobs_in_burst=float(burst.mean()), predictor_agreement=float((burst == pred).mean()))
     return ds
 
 
-def table2_experiment(P: AraLoadBalancingParams, key) -> xr.Dataset:
+def table2_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     """Table 2: Rand, ARA_OPT, ARA_PRED, Qlen on the phased workload for (a) N, (b) D, (c) load."""
-    cells = ([("a", f"N={n}", n, P.delay_s, P.utilization) for n in P.table2_sites]
-             + [("b", f"D={d:g}s", P.n_sites, d, P.utilization) for d in P.table2_delays_s]
-             + [("c", f"load={int(round(100 * u))}%", P.n_sites, P.delay_s, u) for u in P.table2_loads])
+    cells = ([("a", f"N={n}", n, p.delay_s, p.utilization) for n in p.table2_sites]
+             + [("b", f"D={d:g}s", p.n_sites, d, p.utilization) for d in p.table2_delays_s]
+             + [("c", f"load={int(round(100 * u))}%", p.n_sites, p.delay_s, u) for u in p.table2_loads])
     rows = []
     for i, (_, _, n, d, u) in enumerate(cells):
-        th_l = max(1, min(n, int(round(P.fig8_th_l * n / 16))))
-        runs = [("rand", "rand", {}), ("ara_opt", "ara_opt", {"th_s": 1, "th_l": th_l}),
-                ("ara_pred", "ara_pred", {"th_s": 1, "th_l": th_l}), ("qlen", "qlen", {})]
+        th_l = max(1, min(n, int(round(p.fig8_th_l * n / 16))))
+        runs = [("rand", "Rand", {}), ("ara_opt", "ARA_OPT", {"th_s": 1, "th_l": th_l}),
+                ("ara_pred", "ARA_PRED", {"th_s": 1, "th_l": th_l}), ("qlen", "Qlen", {})]
         # the same arrival streams in every cell (common random numbers); services scale with N and load
-        _, arr, svc, burst, pred = _phased(P, key, n, u)
+        _, arr, svc, burst, pred = _phased(p, key, n, u)
         rows.append(_policy_runs(arr, svc, runs, n_sites=n, delay=d, key=jax.random.fold_in(key, 10),
                                  burst_state=burst, predicted=pred, desc=f"Table 2 {cells[i][1]}"))
     ds = _dataset(np.stack(rows), ["rand", "ara_opt", "ara_pred", "qlen"], {"cell": [c[1] for c in cells]})
@@ -351,10 +242,8 @@ def table2_experiment(P: AraLoadBalancingParams, key) -> xr.Dataset:
 # ------------------------------------------------------------------------------------------ tables, claims
 
 
-def table1(static: xr.Dataset) -> "pd.DataFrame":
+def table1(static: xr.Dataset) -> pd.DataFrame:
     """Table 1: Rand and Qlen mean response (s) with 95 % CI per workload, beside the thesis' numbers."""
-    import pandas as pd  # noqa: PLC0415
-
     paper = {("rand", 313.5): 1520.9, ("rand", 32.25): 168.5, ("rand", 1.0): 80.5,
              ("qlen", 313.5): 6541.5, ("qlen", 32.25): 466.5, ("qlen", 1.0): 7.6}
     rows = []
@@ -366,10 +255,8 @@ def table1(static: xr.Dataset) -> "pd.DataFrame":
     return pd.DataFrame(rows)
 
 
-def table2_frame(t2: xr.Dataset) -> "pd.DataFrame":
+def table2_frame(t2: xr.Dataset) -> pd.DataFrame:
     """Table 2 as rows (part, cell, policy, mean, CI, paper)."""
-    import pandas as pd  # noqa: PLC0415
-
     paper = {"N=8": (1089.25, 1063.39, 1064.66, 1101.02), "N=16": (1109.33, 1056.07, 1059.00, 1244.32),
              "N=32": (1148.38, 1042.79, 1051.21, 1751.43), "D=1s": (1109.33, 1056.07, 1059.00, 1244.32),
              "D=2s": (1111.07, 1057.76, 1062.97, 1692.26), "D=6s": (1110.77, 1063.23, 1070.57, 3653.21),
@@ -384,10 +271,9 @@ def table2_frame(t2: xr.Dataset) -> "pd.DataFrame":
     return pd.DataFrame(rows)
 
 
-def claim_values(static: xr.Dataset, t2: xr.Dataset) -> dict:
-    """The reproduced value of every claim in :mod:`tieringlab.claims.ara` (``None`` where not computable)."""
-    from tieringlab.claims.ara import absolute_claim_id  # noqa: PLC0415
-
+def claim_values(static: xr.Dataset, t2: xr.Dataset) -> dict[str, tuple[float | bool | None, None]]:
+    """``{claim_id: (value, note)}`` for every claim of :mod:`tieringlab.claims.ara` (value ``None`` where
+    this run cannot compute it; no per-run note)."""
     m = static.mean_s
     Is = [float(i) for i in static.index_of_dispersion.values]
     out = {}
@@ -395,26 +281,26 @@ def claim_values(static: xr.Dataset, t2: xr.Dataset) -> dict:
     def at(I, cfg):
         return float(m.sel(index_of_dispersion=I, config=cfg))
 
-    out["ara.table1.qlen_beats_rand_nonbursty"] = at(1.0, "rand") / at(1.0, "qlen") if 1.0 in Is else None
-    out["ara.table1.rand_beats_qlen_strong"] = at(313.5, "qlen") / at(313.5, "rand") if 313.5 in Is else None
+    out[C.QLEN_BEATS_RAND_NONBURSTY] = at(1.0, "rand") / at(1.0, "qlen") if 1.0 in Is else None
+    out[C.RAND_BEATS_QLEN_STRONG] = at(313.5, "qlen") / at(313.5, "rand") if 313.5 in Is else None
     ara_cfg = [c for c in static.config.values if str(c).startswith("ara_k")]
-    out["ara.fig5.static_ara_beats_both"] = max(
+    out[C.STATIC_ARA_BEATS_BOTH] = max(
         min(at(I, c) for c in ara_cfg) / min(at(I, "qlen"), at(I, "rand")) for I in Is)
     t = t2.mean_s
     pred, opt = t.sel(config="ara_pred"), t.sel(config="ara_opt")
-    out["ara.table2.pred_within_few_percent_of_opt"] = float(100 * np.max((pred - opt) / opt))
-    out["ara.table2.pred_beats_qlen_and_rand_everywhere"] = bool(
+    out[C.PRED_WITHIN_FEW_PERCENT_OF_OPT] = float(100 * np.max((pred - opt) / opt))
+    out[C.PRED_BEATS_QLEN_AND_RAND] = bool(
         np.all(pred < t.sel(config="qlen")) and np.all(pred < t.sel(config="rand")))
     dcells = [str(c) for c in t2.cell.values if str(c).startswith("D=")]
     if "D=1s" in dcells and "D=6s" in dcells:
-        out["ara.table2b.qlen_degrades_with_delay"] = float(t.sel(cell="D=6s", config="qlen")
+        out[C.QLEN_DEGRADES_WITH_DELAY] = float(t.sel(cell="D=6s", config="qlen")
                                                             / t.sel(cell="D=1s", config="qlen"))
     r = np.array([float(t.sel(cell=c, config="rand")) for c in dcells])
-    out["ara.table2b.rand_flat_in_delay"] = float(100 * (r.max() - r.min()) / r.min()) if len(r) > 1 else None
+    out[C.RAND_FLAT_IN_DELAY] = float(100 * (r.max() - r.min()) / r.min()) if len(r) > 1 else None
     for I, key in ((313.5, "313.5"), (32.25, "32.25"), (1.0, "1")):
         for pol in ("rand", "qlen"):
-            out[absolute_claim_id("table1", pol, key)] = at(I, pol) if I in Is else None
+            out[C.absolute_claim_id("table1", pol, key)] = at(I, pol) if I in Is else None
     base = [str(c) for c in t2.cell.values if str(c) == "N=16"]
     for pol in ("rand", "ara_opt", "ara_pred", "qlen"):
-        out[absolute_claim_id("table2", pol, "base")] = float(t.sel(cell=base[0], config=pol)) if base else None
-    return out
+        out[C.absolute_claim_id("table2", pol, "base")] = float(t.sel(cell=base[0], config=pol)) if base else None
+    return {k: (v, None) for k, v in out.items()}

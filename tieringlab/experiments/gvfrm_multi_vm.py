@@ -7,11 +7,11 @@ the 4 cache-unfriendly ones and "all8" all 8, with the classification of vFRM Se
 is one VM; :func:`tieringlab.traces.mix_traces` aligns them to one start and gives each its own
 address space.
 
-For each (mix, policy), **one** engine call covers all flash sizes: :func:`tieringlab.policies.vfrm.g1_vfrm`
-/ :func:`~tieringlab.policies.vfrm.g2_vfrm` (sharing one :class:`~tieringlab.policies.vfrm.BinTrace`
-per mix) and :func:`tieringlab.policies.caching.simulate` for LRU/ARC/CAR. The IO cost is vFRM Eq. 4
-(:mod:`tieringlab.policies.iocost`: 128 KB Table 3 rows for the vFRM family, 4 KB for the page
-caches), normalized to LRU's at the same mix and flash size for Fig. 9.
+For each (mix, policy), **one** call covers all flash sizes, by the policy's name through
+:func:`tieringlab.policies.registry.run` (G1-vFRM and G2-vFRM of one mix share one binning of the trace,
+:func:`tieringlab.policies.vfrm.binned`). The IO cost is vFRM Eq. 4 (:mod:`tieringlab.policies.iocost`:
+128 KB Table 3 rows for the vFRM family, 4 KB for the page caches), normalized to LRU's at the same mix
+and flash size for Fig. 9.
 
 **Documented choices** (the papers are silent):
 
@@ -37,23 +37,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab.claims import gvfrm as C
 from tieringlab.params import param, section
-from tieringlab.policies import caching, vfrm
-from tieringlab.policies.iocost import CACHE_COST, VFRM_COST, update_cost
+from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.traces.mix import mix_traces
-from tieringlab.traces.source import effective_scale, load
+from tieringlab.traces.source import effective_scale, load, section_dict
 from tieringlab.traces.twins import TWINS
-from tieringlab.traces.units import BIN_BYTES, GB
+from tieringlab.units import BIN_BYTES, GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
-           "build_mix", "run_policy", "sweep", "aging_sensitivity", "table", "cost_reduction", "g2_threshold_gb", "claim_values"]
+           "build_mix", "knobs", "sweep", "aging_sensitivity", "table", "cost_reduction", "g2_threshold_gb",
+           "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -109,25 +110,14 @@ class GvfrmMultiVmParams:
             vals = getattr(self, m)
             if len(set(vals)) != len(vals):
                 raise ValueError(f"{m} must list distinct traces (one VM each), got {vals}")
-        vfrm.VfrmParams(epoch_s=self.epoch_s, n_epochs=self.n_epochs, lam=self.lam)  # N even >= 6, etc.
-
-    @property
-    def vfrm_params(self) -> vfrm.VfrmParams:
-        return vfrm.VfrmParams(epoch_s=self.epoch_s, n_epochs=self.n_epochs, lam=self.lam)
-
-    @property
-    def gparams(self) -> vfrm.GvfrmParams:
-        return vfrm.GvfrmParams(private_fraction=self.private_fraction, aging_period=self.aging_period)
+        registry.make_params("G1-vFRM", knobs(self))  # N even >= 6, etc.: GvfrmParams raises naming the field
 
 
-def _traces_dict(traces: Any) -> dict:
-    if traces is None:
-        return {}
-    if isinstance(traces, Mapping):
-        return dict(traces)
-    import dataclasses  # noqa: PLC0415
-
-    return dataclasses.asdict(traces)
+def knobs(p: GvfrmMultiVmParams, **overrides) -> dict:
+    """The policy parameters this experiment sets (each registered policy takes the ones it has: G1/G2
+    all of them, the page caches none, so they keep the paper's 4 KB lines)."""
+    return {"epoch_s": p.epoch_s, "n_epochs": p.n_epochs, "lam": p.lam, "private_fraction": p.private_fraction,
+            "aging_period": p.aging_period, **overrides}
 
 
 def members(p: GvfrmMultiVmParams, mix: str) -> tuple[str, ...]:
@@ -140,7 +130,7 @@ def members(p: GvfrmMultiVmParams, mix: str) -> tuple[str, ...]:
 def mix_scale(names, traces: Any = None) -> float:
     """The common twin scale of a mix (documented choice 2): the smallest effective scale of its members;
     1 for real traces (``traces.source: msr``)."""
-    t = _traces_dict(traces)
+    t = section_dict(traces)
     if t.get("source", "twin") != "twin":
         return 1.0
     return float(min(effective_scale(n, t) for n in names))
@@ -150,7 +140,7 @@ def build_mix(p: GvfrmMultiVmParams, mix: str, traces: Any = None, seed: int = 0
     """The multi-VM trace of ``mix`` (vFRM Sec. 5.3): members at the mix's common scale, merged by
     :func:`tieringlab.traces.mix_traces`. ``attrs['scale']`` is that scale."""
     names = members(p, mix)
-    t = _traces_dict(traces)
+    t = section_dict(traces)
     s = mix_scale(names, t)
     tt = {**t, "scale": s, "max_wss_gb": 0.0} if t.get("source", "twin") == "twin" else t
     out = mix_traces([load(n, tt, seed) for n in names], name=mix, names=names)
@@ -160,36 +150,14 @@ def build_mix(p: GvfrmMultiVmParams, mix: str, traces: Any = None, seed: int = 0
 
 def flash_bytes(p: GvfrmMultiVmParams, scale: float) -> np.ndarray:
     """Flash sizes in bytes at a mix's scale: ``flash_gb x GB x scale``."""
-    return np.array([int(round(g * GB * scale)) for g in p.flash_gb], dtype=np.int64)
-
-
-def run_policy(policy: str, mixed: xr.Dataset, fb, p: GvfrmMultiVmParams, *, bt=None) -> dict:
-    """One engine call for all flash sizes ``fb`` (bytes) of one policy on one mix.
-
-    Returns numpy arrays over the flash sizes: ``hits``, ``requests``, ``hit_ratio``, ``io_cost`` (s),
-    ``update_cost`` (the Table 2(b) part of ``io_cost``, s).
-    """
-    if policy in ("G1-vFRM", "G2-vFRM"):
-        fn = vfrm.g1_vfrm if policy == "G1-vFRM" else vfrm.g2_vfrm
-        r = fn(mixed, fb, p.vfrm_params, p.gparams, start=0.0, bt=bt)
-        model = VFRM_COST
-    elif policy in CONVENTIONAL:
-        r = caching.simulate(mixed, policy.lower(), fb)
-        model = CACHE_COST
-    else:
-        raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
-    req = np.full(len(fb), mixed.sizes["request"], dtype=np.int64)
-    return {"hits": np.asarray(r["hits"].values, np.int64), "requests": req,
-            "hit_ratio": np.asarray(r["hit_ratio"].values, np.float64),
-            "io_cost": np.asarray(r["io_cost"].values, np.float64),
-            "update_cost": np.asarray(update_cost(r, model).values, np.float64)}
+    return np.array([int(round(g * GiB * scale)) for g in p.flash_gb], dtype=np.int64)
 
 
 def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Dataset:
     """Fig. 8/9 (thesis Fig. 24/25): every (mix, policy, flash size) of ``p``.
 
-    A progress bar runs over (mix, policy); each step is one engine call over all flash sizes. G1 and
-    G2 of a mix share one :func:`tieringlab.policies.vfrm.bin_trace`. Returns a Dataset with dims
+    A progress bar runs over (mix, policy); each step is one registry call over all flash sizes. G1 and
+    G2 of a mix share one binning (:func:`tieringlab.policies.vfrm.binned`). Returns a Dataset with dims
     ``(mix, policy, flash_gb)``: ``hit_ratio``, ``hits``, ``requests``, ``io_cost`` (s, Eq. 4),
     ``update_cost`` (its Flash-update part, s), ``io_cost_norm`` (``io_cost`` / LRU's at the same mix and
     flash size, Fig. 9); coords ``flash_bytes`` (mix, flash_gb) and ``scale`` (mix); and ``seconds``
@@ -211,22 +179,17 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
         mix, pol = p.mixes[i], p.policies[j]
         if cur.get("mix") != mix:
             mixed = build_mix(p, mix, traces, seed)
-            cur = {"mix": mix, "ds": mixed, "bt": None}
+            cur = {"mix": mix, "ds": mixed}
             scales[i] = mixed.attrs["scale"]
             fbs[i] = flash_bytes(p, scales[i])
             n_req[i] = mixed.sizes["request"]
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
         t0 = time.perf_counter()
-        bt = None
-        if pol in ("G1-vFRM", "G2-vFRM"):
-            if cur["bt"] is None:
-                cur["bt"] = vfrm.bin_trace(cur["ds"], p.vfrm_params, start=0.0)
-            bt = cur["bt"]
-        r = run_policy(pol, cur["ds"], fbs[i], p, bt=bt)
+        r = registry.run(pol, cur["ds"], fbs[i], knobs=knobs(p))
         secs[i, j] = time.perf_counter() - t0
         for k in names:
-            arr[k][i, j] = r[k]
+            arr[k][i, j] = r[k].values
     dims = ("mix", "policy", "flash_gb")
     out = xr.Dataset(
         {k: (dims, v) for k, v in arr.items()},
@@ -254,7 +217,7 @@ def aging_sensitivity(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) 
 
     Not a paper figure: the thesis (Sec. 4.3.2) ages the counters "periodically" to avoid overflow
     and gives no period, so this shows how much Fig. 24/25's G2 curves depend on that choice. One
-    :func:`tieringlab.policies.vfrm.g2_vfrm` call per (period, mix), all flash sizes in it.
+    G2-vFRM call per (period, mix), all flash sizes in it (one binning of each mix for all periods).
     """
     A, M, F = len(p.aging_periods), len(p.mixes), len(p.flash_gb)
     hr = np.zeros((A, M, F))
@@ -265,10 +228,8 @@ def aging_sensitivity(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) 
         mix = p.mixes[j]
         if cur.get("mix") != mix:
             mixed = build_mix(p, mix, traces, seed)
-            cur = {"mix": mix, "fb": flash_bytes(p, mixed.attrs["scale"]),
-                   "bt": vfrm.bin_trace(mixed, p.vfrm_params, start=0.0), "ds": mixed}
-        g = vfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=int(p.aging_periods[a]))
-        r = vfrm.g2_vfrm(cur["ds"], cur["fb"], p.vfrm_params, g, start=0.0, bt=cur["bt"])
+            cur = {"mix": mix, "fb": flash_bytes(p, mixed.attrs["scale"]), "ds": mixed}
+        r = registry.run("G2-vFRM", cur["ds"], cur["fb"], knobs=knobs(p, aging_period=int(p.aging_periods[a])))
         hr[a, j], cost[a, j] = r["hit_ratio"].values, r["io_cost"].values
     dims = ("aging_period", "mix", "flash_gb")
     out = xr.Dataset({"hit_ratio": (dims, hr), "io_cost": (dims, cost)},
@@ -313,8 +274,6 @@ def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
     """The reproduced value of each ledger row of :mod:`tieringlab.claims.gvfrm` that this sweep can
     decide, with a note: ``{claim_id: (value, note)}``. Rows whose mix or policy is not in the sweep
     are left out (they stay "not reproduced yet")."""
-    from tieringlab.claims import gvfrm as C  # noqa: PLC0415
-
     pols = set(res["policy"].values.tolist())
     mixes = set(res["mix"].values.tolist())
     conv = [c for c in CONVENTIONAL if c in pols]

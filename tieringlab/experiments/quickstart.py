@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tieringlab.claims.quickstart import REACCESS_CLOUDPHYSICS
 from tieringlab.params import param, section
+from tieringlab.units import GiB, MiB
 
 
 @section("quickstart")
@@ -22,50 +24,53 @@ class QuickstartParams:
                                  bounds=(1.0, None))
 
 
-MIB = 1 << 20
-#: Sizes in this notebook are binary megabytes (MiB), the unit of the papers' 1 MB bins and 4 KB pages.
-
-
-def run(trace, P: QuickstartParams):
+def run(p: QuickstartParams, trace):
     """Characterise one trace for the quickstart: arrivals over time, the LRU hit-ratio curve,
     the 5-minute re-access ratio (vFRM Table 1's definition, see :mod:`tieringlab.traces.stats`).
 
     Returns an ``xarray.Dataset`` with dims ``time_bin`` and ``cache_size_mb`` and the scalar
-    statistics as 0-d variables, every variable with its unit in ``attrs``.
+    statistics as 0-d variables, every variable with its unit in ``attrs``. Cache sizes are binary
+    megabytes (MiB), the unit of the papers' 1 MB bins and 4 KB pages.
     """
     import numpy as np  # noqa: PLC0415
     import xarray as xr  # noqa: PLC0415
 
     from tieringlab.traces import stats  # noqa: PLC0415
 
-    if P.max_requests:
-        trace = trace.isel(request=slice(0, P.max_requests))
+    if p.max_requests:
+        trace = trace.isel(request=slice(0, p.max_requests))
     is_write = trace["is_write"].values
-    reads = np.asarray(stats.arrival_counts(trace.isel(request=np.flatnonzero(~is_write)), P.arrival_bin_s))
-    writes = np.asarray(stats.arrival_counts(trace.isel(request=np.flatnonzero(is_write)), P.arrival_bin_s))
+    reads = np.asarray(stats.arrival_counts(trace.isel(request=np.flatnonzero(~is_write)), p.arrival_bin_s))
+    writes = np.asarray(stats.arrival_counts(trace.isel(request=np.flatnonzero(is_write)), p.arrival_bin_s))
     n_bins = max(len(reads), len(writes))
     reads = np.pad(reads, (0, n_bins - len(reads)))
     writes = np.pad(writes, (0, n_bins - len(writes)))
-    sizes_mb = np.asarray(P.cache_sizes_mb, dtype=np.float64)
-    hit = np.asarray(stats.lru_hit_ratio(trace, sizes_mb * MIB, line_bytes=P.line_bytes), dtype=np.float64)
+    sizes_mb = np.asarray(p.cache_sizes_mb, dtype=np.float64)
+    hit = np.asarray(stats.lru_hit_ratio(trace, sizes_mb * MiB, line_bytes=p.line_bytes), dtype=np.float64)
     ds = xr.Dataset(
         {
-            "read_rate": ("time_bin", reads / P.arrival_bin_s, {"units": "requests/s", "long_name": "reads"}),
-            "write_rate": ("time_bin", writes / P.arrival_bin_s, {"units": "requests/s", "long_name": "writes"}),
-            "hit_ratio": ("cache_size_mb", hit, {"units": "1", "long_name": f"LRU IO hit ratio ({P.line_bytes} B lines)"}),
+            "read_rate": ("time_bin", reads / p.arrival_bin_s, {"units": "requests/s", "long_name": "reads"}),
+            "write_rate": ("time_bin", writes / p.arrival_bin_s, {"units": "requests/s", "long_name": "writes"}),
+            "hit_ratio": ("cache_size_mb", hit, {"units": "1", "long_name": f"LRU IO hit ratio ({p.line_bytes} B lines)"}),
             "n_requests": ((), int(trace.sizes["request"]), {"units": "requests"}),
             "duration_s": ((), float(trace["time"].values[-1] - trace["time"].values[0]), {"units": "s"}),
             "read_ratio": ((), float(stats.read_ratio(trace)), {"units": "1"}),
-            "volume_gb": ((), float(stats.volume_size(trace)) / 2**30, {"units": "GiB"}),
-            "working_set_gb": ((), float(stats.working_set_size(trace, page_bytes=P.line_bytes)) / 2**30,
+            "volume_gb": ((), float(stats.volume_size(trace)) / GiB, {"units": "GiB"}),
+            "working_set_gb": ((), float(stats.working_set_size(trace, page_bytes=p.line_bytes)) / GiB,
                                {"units": "GiB"}),
-            "reaccess_ratio": ((), float(stats.reaccess_ratio(trace, window_s=P.reaccess_window_s,
-                                                               page_bytes=P.line_bytes)), {"units": "1"}),
+            "reaccess_ratio": ((), float(stats.reaccess_ratio(trace, window_s=p.reaccess_window_s,
+                                                               page_bytes=p.line_bytes)), {"units": "1"}),
         },
         coords={
-            "time_bin": ("time_bin", np.arange(n_bins) * P.arrival_bin_s, {"units": "s", "long_name": "bin start"}),
+            "time_bin": ("time_bin", np.arange(n_bins) * p.arrival_bin_s, {"units": "s", "long_name": "bin start"}),
             "cache_size_mb": ("cache_size_mb", sizes_mb, {"units": "MiB"}),
         },
-        attrs={"trace": trace.attrs.get("name", "trace"), "line_bytes": P.line_bytes},
+        attrs={"trace": trace.attrs.get("name", "trace"), "line_bytes": p.line_bytes},
     )
     return ds
+
+
+def claim_values(p: QuickstartParams, res) -> dict:
+    """``{claim_id: (value, note)}`` of :mod:`tieringlab.claims.quickstart` from :func:`run`'s result."""
+    return {REACCESS_CLOUDPHYSICS: (100 * float(res.reaccess_ratio),
+                                    None if p.max_requests == 0 else f"first {p.max_requests} requests only")}

@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab.claims import traces as C
 from tieringlab.params import param, section
 from tieringlab.traces import stats, twins
 from tieringlab.traces.source import effective_scale, load
-from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES
+from tieringlab.units import BIN_BYTES, PAGE_BYTES, GiB
 
-__all__ = ["TracesParams", "TraceCharacterizationParams", "table1", "fig1", "popularity", "observations",
-           "paper_table1", "TABLE1_TRACES", "FIG1_TRACES"]
+__all__ = ["TracesParams", "TraceCharacterizationParams", "table1", "fig1", "fig1_summary", "popularity",
+           "observations", "claim_values", "paper_table1", "TABLE1_TRACES", "FIG1_TRACES"]
 
 #: The eight traces of vFRM Table 1 and the two extra of thesis Table 9, MSR file names.
 TABLE1_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1", "web_0", "prn_0")
@@ -76,10 +77,10 @@ def paper_table1() -> pd.DataFrame:
 
 
 def _row(ds, p: TraceCharacterizationParams, scale: float) -> dict:
-    r = stats.table1_row(ds, cache_bytes=int(round(p.cache_gb * GB * scale)), line_bytes=p.line_bytes,
+    r = stats.table1_row(ds, cache_bytes=int(round(p.cache_gb * GiB * scale)), line_bytes=p.line_bytes,
                          window_s=p.reaccess_window_s, reaccess_definition=p.reaccess_definition)
     return {"name": r["name"], "scale": scale, "n_requests": r["n_requests"],
-            "volume_size_gb": r["volume_size"] / GB / scale, "working_set_gb": r["working_set_size"] / GB / scale,
+            "volume_size_gb": r["volume_size"] / GiB / scale, "working_set_gb": r["working_set_size"] / GiB / scale,
             "lru_hit_ratio_pct": 100 * r["lru_hit_ratio"], "reaccess_ratio_pct": 100 * r["reaccess_ratio"],
             "read_ratio_pct": 100 * r["read_ratio"]}
 
@@ -115,7 +116,7 @@ def table1(p: TraceCharacterizationParams, traces: dict, seed: int = 0, *, inclu
     return out, datasets
 
 
-def fig1(datasets, p: TraceCharacterizationParams) -> xr.DataArray:
+def fig1(p: TraceCharacterizationParams, datasets) -> xr.DataArray:
     """Accessed 1 MB bins per 5-minute epoch (vFRM Fig. 1), dims (trace, epoch); counts at trace scale."""
     arrays = [stats.bins_per_epoch(ds, p.bin_bytes, p.epoch_s,
                                    duration_s=float(ds.attrs.get("duration_s", 0.0)) or None).assign_coords(
@@ -123,13 +124,13 @@ def fig1(datasets, p: TraceCharacterizationParams) -> xr.DataArray:
     return xr.concat(arrays, dim="trace", join="outer", fill_value=0)
 
 
-def popularity(ds, p: TraceCharacterizationParams) -> xr.DataArray:
+def popularity(p: TraceCharacterizationParams, ds) -> xr.DataArray:
     """Bin x hour IO counts (vFRM Fig. 2/3), bins grouped into at most ``p.heatmap_rows`` rows."""
     return stats.popularity_matrix(ds, p.bin_bytes, p.period_s, max_bins=p.heatmap_rows,
                                    duration_s=float(ds.attrs.get("duration_s", 0.0)) or None)
 
 
-def observations(ds, p: TraceCharacterizationParams) -> dict:
+def observations(p: TraceCharacterizationParams, ds) -> dict:
     """Numbers behind vFRM Obs. 1-2 for one trace.
 
     - Obs. 1 (bimodal): share of accessed bins accessed < 10 times a day (``rare_share``) and share
@@ -162,3 +163,53 @@ def observations(ds, p: TraceCharacterizationParams) -> dict:
             "hot_io_share": float(srt[: int(hot.sum())].sum() / srt.sum()) if hot.any() else 0.0,
             "bins_for_80pct_io": k80 / max(1, int(accessed.sum())), "next_day_capture": capture,
             "max_daily_count": float(daily.max())}
+
+
+def fig1_summary(f1: xr.DataArray, scales) -> tuple[dict, dict]:
+    """Per Fig. 1 trace: the peak of accessed bins per epoch at paper scale (MB per 5 minutes: bins are
+    1 MB; counts divided by the twin ``scales``), and the peak over the median (spikiness)."""
+    peak = {n: float(f1.sel(trace=n).max() / s) for n, s in zip(f1["trace"].values, np.asarray(scales))}
+    spikiness = {n: float(f1.sel(trace=n).max() / max(1.0, float(np.median(f1.sel(trace=n).values))))
+                 for n in f1["trace"].values}
+    return peak, spikiness
+
+
+def claim_values(tab: xr.Dataset, obs: pd.DataFrame, peak: dict, spikiness: dict,
+                 seed: int = 0) -> dict[str, tuple[float | bool, str | None]]:
+    """The reproduced value of each row of :mod:`tieringlab.claims.traces` this run can decide:
+    ``{claim_id: (value, note)}``. ``tab``: :func:`table1`; ``obs``: :func:`observations` of every trace,
+    indexed by name; ``peak``, ``spikiness``: :func:`fig1_summary`. Rows whose traces are not in the run
+    are left out (the ledger shows them as not reproduced yet)."""
+    out: dict[str, tuple[float | bool, str | None]] = {}
+    cols = ("volume_size_gb", "working_set_gb", "lru_hit_ratio_pct", "reaccess_ratio_pct")
+    for t in tab["trace"].values:
+        t = str(t)
+        r = tab.sel(trace=t)
+        for c in cols:
+            if t in twins.PAPER_TABLE1 and np.isfinite(float(r[f"paper_{c}"])):
+                out[C.table1_claim_id(t, c)] = (float(r[c]), f"{str(r['source'].values)} at scale "
+                                                              f"{float(r['scale']):.4g}, seed {seed}")
+    friendly = [n for n in peak if twins.TWINS[n].category == "friendly"]
+    unfriendly = [n for n in peak if twins.TWINS[n].category == "unfriendly"]
+    if unfriendly:
+        out[C.FIG1_SPIKE_PEAK] = (max(peak[n] for n in unfriendly), None)
+    if friendly and unfriendly:
+        out[C.FIG1_SPIKIER] = (min(spikiness[n] for n in unfriendly) > max(spikiness[n] for n in friendly), None)
+    msr = [n for n in obs.index if n in twins.PAPER_TABLE1 and twins.PAPER_TABLE1[n][0] != "Table 9"]
+    for cat in ("friendly", "unfriendly"):
+        names = [n for n in msr if twins.TWINS[n].category == cat]
+        if not names:
+            continue
+        out[C.RARE_BINS_SHARE.format(cat)] = (100 * obs.loc[names, "rare_share"].min(), None)
+        out[C.HOT_BINS_PER_DAY.format(cat)] = (obs.loc[names, "max_daily_count"].min(), None)
+        capture = obs.loc[names, "next_day_capture"].dropna()
+        if len(capture):
+            out[C.NEXT_DAY_CAPTURE.format(cat)] = (capture.min(), None)
+    if msr:
+        reaccess = tab["reaccess_ratio_pct"].to_series()
+        out[C.REACCESS_WITHIN_5MIN] = (reaccess.loc[msr].min(), None)
+        share = obs.loc[msr, "bins_for_80pct_io"]
+        out[C.POPULARITY_VARIES] = (share.max() / share.min(), None)
+    if "cloudphysics" in obs.index:
+        out[C.RARE_BINS_CLOUDPHYSICS] = (100 * obs.loc["cloudphysics", "rare_share"], None)
+    return out

@@ -5,7 +5,7 @@ vFRM paper Sec. 5.2 (thesis Sec. 4.2.3.2): each trace is replayed alone as the w
 - **Fig. 6** (thesis Fig. 20): IO hit ratio (the fraction of IO requests served by Flash, Sec. 5.2.1)
   against the Flash size, "ranging from 100MB to 4GB", for vFRM (:func:`tieringlab.policies.vfrm.vfrm`,
   1 MB bins, 5-minute epochs, λ = 1) and the 4 KB page caches LRU, ARC, CAR
-  (:func:`tieringlab.policies.caching.simulate`). ``idle_bins`` picks vFRM's rule for bins with
+  (:mod:`tieringlab.policies.caching`), each run by name through :mod:`tieringlab.policies.registry`. ``idle_bins`` picks vFRM's rule for bins with
   ``T_i = 0`` (choice 3 of :mod:`tieringlab.policies.vfrm`; default ``"recency"``: they fill the room left).
 - **Fig. 7** (thesis Fig. 21): the IO cost ``C_IO`` of Eq. 4 (:mod:`tieringlab.policies.iocost`, Table 2
   operation counts priced at the Table 3 latencies) at a Flash size of 4 GB, and vFRM's cost relative
@@ -32,19 +32,18 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab.claims import vfrm as C
 from tieringlab.params import param, section
-from tieringlab.policies import caching
-from tieringlab.policies import vfrm as vfrm_policy
-from tieringlab.policies.iocost import CACHE_COST, VFRM_COST, update_cost
+from tieringlab.policies import registry
+from tieringlab.policies.vfrm import IDLE_BINS
 from tieringlab.progress import progress
 from tieringlab.traces import twins
 from tieringlab.traces.source import load
+from tieringlab.units import MiB
 
-__all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "POLICIES", "FLASH_MB", "PAPER_FIG7_REL_LRU_PCT", "MB",
-           "validate", "trace_names", "flash_bytes", "load_trace", "run_policy", "run_trace", "sweep",
-           "hit_ratio_table", "io_cost_table", "fig6_summary", "claim_values"]
-
-MB = 1 << 20
+__all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "POLICIES", "FLASH_MB", "PAPER_FIG7_REL_LRU_PCT",
+           "trace_names", "flash_bytes", "load_trace", "knobs", "run_trace", "sweep", "hit_ratio_table",
+           "io_cost_table", "fig6_summary", "claim_values"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
 FIG6_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
@@ -87,32 +86,30 @@ class VfrmSingleVmParams:
                            "fills the room left in Flash with them, most recently accessed first (Sec. 4.4.2 "
                            "ranks all blocks and fills the available capacity; ties at T = 0 broken by recency, "
                            "the cooling factor's heuristic); 'disk' keeps them on the MD",
-                           choices=vfrm_policy.IDLE_BINS)
+                           choices=IDLE_BINS)
     catch_up_pct: float = param(1.0, "'catches up' (Sec. 5.2.1) read as: vFRM's hit ratio at least the best of "
                                 "LRU/ARC/CAR minus this many points (documented choice)", bounds=(0.0, 100.0))
 
-
-def validate(p: VfrmSingleVmParams) -> None:
-    """Cross-field checks the per-field bounds cannot express; raises ValueError naming the parameter."""
-    if not isinstance(p, VfrmSingleVmParams):
-        raise TypeError(f"p must be a VfrmSingleVmParams (the vfrm_single_vm section), got {type(p).__name__}")
-    for need, why in (("vFRM", "the system under study"), ("LRU", "Fig. 7 is relative to LRU")):
-        if need not in p.policies:
-            raise ValueError(f"vfrm_single_vm.policies must include {need!r} ({why}); got {list(p.policies)}")
-    for name in ("policies", "fig6_traces", "flash_mb"):
-        vals = getattr(p, name)
-        if len(set(vals)) != len(vals):
-            raise ValueError(f"vfrm_single_vm.{name} has duplicates: {list(vals)}")
-    if p.cost_flash_mb not in p.flash_mb:
-        raise ValueError(f"vfrm_single_vm.cost_flash_mb ({p.cost_flash_mb:g}) must be one of flash_mb "
-                         f"{list(p.flash_mb)}")
-    vfrm_params(p)  # bin size and N: VfrmParams raises naming the field
+    def __post_init__(self):
+        """Cross-field checks the per-field bounds cannot express (ValueError naming the parameter)."""
+        for need, why in (("vFRM", "the system under study"), ("LRU", "Fig. 7 is relative to LRU")):
+            if need not in self.policies:
+                raise ValueError(f"policies must include {need!r} ({why}); got {list(self.policies)}")
+        for name in ("policies", "fig6_traces", "flash_mb"):
+            vals = getattr(self, name)
+            if len(set(vals)) != len(vals):
+                raise ValueError(f"{name} has duplicates: {list(vals)}")
+        if self.cost_flash_mb not in self.flash_mb:
+            raise ValueError(f"cost_flash_mb ({self.cost_flash_mb:g}) must be one of flash_mb {list(self.flash_mb)}")
+        registry.make_params("vFRM", knobs(self))  # bin size and N: VfrmParams raises naming the field
 
 
-def vfrm_params(p: VfrmSingleVmParams) -> vfrm_policy.VfrmParams:
-    """The :class:`~tieringlab.policies.vfrm.VfrmParams` of this experiment (paper values by default)."""
-    return vfrm_policy.VfrmParams(bin_bytes=p.bin_bytes, epoch_s=p.epoch_s, n_epochs=p.n_history_epochs, lam=p.lam,
-                                  idle_bins=p.idle_bins)
+def knobs(p: VfrmSingleVmParams) -> dict:
+    """The policy parameters this experiment sets (:meth:`tieringlab.policies.registry.PolicySpec.make_params`
+    gives each policy the ones it has: vFRM all of them, the page caches none, so they keep the paper's
+    4 KB lines)."""
+    return {"bin_bytes": p.bin_bytes, "epoch_s": p.epoch_s, "n_epochs": p.n_history_epochs, "lam": p.lam,
+            "idle_bins": p.idle_bins}
 
 
 def trace_names(p: VfrmSingleVmParams) -> list[str]:
@@ -124,10 +121,10 @@ def flash_bytes(p: VfrmSingleVmParams, scale: float = 1.0) -> np.ndarray:
     """Flash sizes in bytes for a trace at ``scale``: ``round(scale * flash_mb * 2^20)``."""
     if not 0 < scale <= 1:
         raise ValueError(f"scale must be in (0, 1], got {scale}")
-    return np.round(np.asarray(p.flash_mb, dtype=np.float64) * MB * scale).astype(np.int64)
+    return np.round(np.asarray(p.flash_mb, dtype=np.float64) * MiB * scale).astype(np.int64)
 
 
-def load_trace(name: str, p: VfrmSingleVmParams, traces=None, seed: int = 0) -> tuple[xr.Dataset, float]:
+def load_trace(p: VfrmSingleVmParams, name: str, traces=None, seed: int = 0) -> tuple[xr.Dataset, float]:
     """Trace ``name`` (an MSR file name or ``"cloudphysics"``) and its scale (1 for a real trace)."""
     if name == "cloudphysics":
         ds = load("cloudphysics")
@@ -138,37 +135,22 @@ def load_trace(name: str, p: VfrmSingleVmParams, traces=None, seed: int = 0) -> 
     return ds, float(ds.attrs.get("scale", 1.0))
 
 
-#: Variables every policy's result carries (Eq. 4 counts and cost, hits).
+#: Variables of every policy's result kept in the sweep (the trace contract's counts and costs).
 _VARS = ("hits", "requests", "hit_ratio", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "io_cost",
          "update_cost")
 
 
-def run_policy(ds: xr.Dataset, policy: str, fbytes, p: VfrmSingleVmParams) -> xr.Dataset:
-    """One policy on one trace for every Flash size ``fbytes`` (bytes): a Dataset over ``flash_size``
-    with ``hits``, ``requests``, ``hit_ratio``, the Eq. 4 counts of Table 2(a)(b) (4 KB pages for
-    LRU/ARC/CAR, 128 KB IOs for vFRM's user IO), ``io_cost`` (``C_IO``, s) and ``update_cost``
-    (``C_FlashUpdate``, the Table 2(b) part of ``C_IO``, s)."""
-    fbytes = np.asarray(fbytes, dtype=np.int64)
-    if policy == "vFRM":
-        r = vfrm_policy.vfrm(ds, fbytes, vfrm_params(p))
-        r = r.assign(update_cost=update_cost(r, VFRM_COST))
-    elif policy in CONVENTIONAL:
-        r = caching.simulate(ds, policy.lower(), fbytes).drop_vars("request_hit").rename(flash_bytes="flash_size")
-        r = r.assign(requests=("flash_size", np.full(fbytes.size, ds.sizes["request"], dtype=np.int64)),
-                     update_cost=update_cost(r, CACHE_COST))  # Table 2(b): SSD read + MD write per write-back
-    else:
-        raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
-    out = r[list(_VARS)]
-    return out.drop_vars([c for c in out.coords if c != "flash_size"]).assign_coords(flash_size=fbytes)
-
-
-def run_trace(ds: xr.Dataset, p: VfrmSingleVmParams, scale: float = 1.0, bar=None) -> xr.Dataset:
-    """Every policy of ``p.policies`` on one trace: a Dataset over ``(policy, flash_mb)``."""
+def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=None) -> xr.Dataset:
+    """Every policy of ``p.policies`` on one trace, each by name through the registry (one call covers
+    every Flash size): a Dataset over ``(policy, flash_mb)`` with the variables of ``_VARS`` (the
+    Eq. 4 counts of Table 2(a)(b): 4 KB pages for LRU/ARC/CAR, 128 KB IOs for vFRM's user IO;
+    ``io_cost`` = ``C_IO`` and ``update_cost`` = ``C_FlashUpdate``, s)."""
     fb = flash_bytes(p, scale)
     parts = []
     for pol in p.policies:
-        parts.append(run_policy(ds, pol, fb, p).rename(flash_size="flash_mb")
-                     .assign_coords(flash_mb=np.asarray(p.flash_mb, dtype=np.float64)))
+        r = registry.run(pol, ds, fb, knobs=knobs(p))[list(_VARS)]
+        r = r.drop_vars([c for c in r.coords if c != "capacity_bytes"])
+        parts.append(r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=np.asarray(p.flash_mb, dtype=np.float64)))
         if bar is not None:
             bar.update(1)
     out = xr.concat(parts, dim="policy").assign_coords(policy=np.asarray(p.policies, dtype=str))
@@ -180,10 +162,11 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     policies. ``traces`` is the ``traces`` params section (twin or real MSR files), ``seed`` the twins' seed.
 
     Returns an ``xarray.Dataset`` with dims ``(trace, policy, flash_mb)`` and the variables of
-    :func:`run_policy`; coords ``scale`` (trace), ``source`` (trace: ``twin``, ``msr`` or ``real``) and
+    :func:`run_trace`; coords ``scale`` (trace), ``source`` (trace: ``twin``, ``msr`` or ``real``) and
     ``flash_bytes`` (trace, flash_mb: the replayed sizes, ``scale x flash_mb``).
     """
-    validate(p)
+    if not isinstance(p, VfrmSingleVmParams):
+        raise TypeError(f"p must be VfrmSingleVmParams (the vfrm_single_vm section); got {type(p).__name__}")
     names = trace_names(p)
     if not names:
         raise ValueError("vfrm_single_vm: no traces (fig6_traces is empty and include_cloudphysics is false)")
@@ -192,8 +175,8 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
                   unit="run") as bar:
         for name in names:
             bar.set_postfix_str(name)
-            ds, scale = load_trace(name, p, traces, seed)
-            parts.append(run_trace(ds, p, scale, bar))
+            ds, scale = load_trace(p, name, traces, seed)
+            parts.append(run_trace(p, ds, scale, bar))
             scales.append(scale)
             sources.append("real" if name == "cloudphysics" else str(ds.attrs.get("source", "twin")))
     out = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str))
@@ -287,27 +270,27 @@ def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
         conv = [c for c in CONVENTIONAL if f"{c}_io_cost_s" in costs.columns]
         rel_best = 100 * costs.loc[paper, "vFRM_io_cost_s"] / costs.loc[paper, [f"{c}_io_cost_s" for c in conv]].min(axis=1)
         where = f"{len(paper)} trace(s) ({src}) at {fm:g} MB"
-        out["vfrm.fig7.cost_fraction_of_lru.every_trace"] = (
+        out[C.COST_FRACTION_OF_LRU] = (
             float(rel.max()), f"largest on {rel.idxmax()}; {where}")
-        out["vfrm.fig7.cost_below_all_conventional.every_trace"] = (
+        out[C.COST_BELOW_ALL_CONVENTIONAL] = (
             float(rel_best.max()), f"vs the cheapest of {'/'.join(conv)}; largest on {rel_best.idxmax()}; {where}")
-        out["vfrm.fig7.order_of_magnitude.most_traces"] = (float(rel.median()), f"median over {where}")
+        out[C.ORDER_OF_MAGNITUDE] = (float(rel.median()), f"median over {where}")
         s = summ.loc[paper]
         n = len(paper)
-        out["vfrm.fig6.catches_up.most_traces"] = (
+        out[C.CATCHES_UP] = (
             bool(s["catches_up"].sum() > n / 2),
             f"{int(s['catches_up'].sum())} of {n} traces ({src}) catch up: " + _names(s.index[s["catches_up"]]))
-        out["vfrm.fig6.gap_narrows.most_traces"] = (
+        out[C.GAP_NARROWS] = (
             bool(s["gap_narrows"].sum() > n / 2),
             f"{int(s['gap_narrows'].sum())} of {n} traces ({src}) narrow the gap: " + _names(s.index[s["gap_narrows"]]))
     if "mds_0" in costs.index:
-        out["vfrm.fig7.mds0_cost_rel_lru"] = (float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
+        out[C.MDS0_COST_REL_LRU] = (float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
                                               f"{costs.loc['mds_0', 'source']} at scale {costs.loc['mds_0', 'scale']:.4g}")
     if "cloudphysics" in costs.index:
-        out["vfrm.fig7.cost_fraction_of_lru.cloudphysics"] = (float(costs.loc["cloudphysics", "vFRM_rel_lru_pct"]),
+        out[C.COST_FRACTION_OF_LRU_CLOUDPHYSICS] = (float(costs.loc["cloudphysics", "vFRM_rel_lru_pct"]),
                                                               f"real trace at {fm:g} MB")
         r = summ.loc["cloudphysics"]
-        out["vfrm.fig6.catches_up.cloudphysics"] = (
+        out[C.CATCHES_UP_CLOUDPHYSICS] = (
             bool(r["catches_up"]), f"best of LRU/ARC/CAR minus vFRM: {r['gap_small_pts']:.2f} points at "
             f"{res['flash_mb'].values.min():g} MB, {r['gap_large_pts']:.2f} at {res['flash_mb'].values.max():g} MB")
     return out

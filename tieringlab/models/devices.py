@@ -5,7 +5,8 @@ library's units: **seconds, bytes, bytes/second, IO/second**; prices stay in **U
 as the paper prints them. Each record also keeps the paper's printed value where a unit choice was
 needed, so a reader can check the conversion.
 
-Unit choices (the papers do not say which "K", "M", "G" they mean):
+Unit choices (the papers do not say which "K", "M", "G" they mean; the constants are those of
+:mod:`tieringlab.units`):
 
 - Capacities, bandwidths and service rates are **decimal** (``KB = 10**3``, ``MB = 10**6``,
   ``GB = 10**9``, ``TB = 10**12`` bytes), the convention of SSD datasheets (AutoTiering Tables I and IV
@@ -36,17 +37,15 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from tieringlab.units import GB, MB, TB, US, KiB
+
 __all__ = [
-    "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "US",
     "SsdType", "AUTOTIERING_SSD_TYPES", "autotiering_ssd_table",
     "FlashTier", "AUTOTIERING_TIERS", "autotiering_tier_table",
     "VFRM_SSD", "VFRM_MD", "VFRM_LATENCY_US", "vfrm_latency", "vfrm_latency_table",
     "DiskTier", "LMST_TIERS", "lmst_tier_table",
 ]
 
-KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
-KiB, MiB, GiB = 2**10, 2**20, 2**30
-US = 1e-6  #: one microsecond, in seconds
 
 
 # ----------------------------------------------------------------------------- AutoTiering Table I

@@ -36,11 +36,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["MMPP2", "MMPP", "fit_mmpp2", "FIT_DEFAULTS"]
+from tieringlab.arrays import bucket, is_concrete, numpy_rng
 
-
-def _concrete(*xs) -> bool:
-    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(xs))
+__all__ = ["MMPP2", "MMPP", "fit_mmpp2", "FIT_DEFAULTS", "sample_with_phases", "on_off_intervals", "on_off_points"]
 
 
 # ============================================================================ n-state MMPP / MAP
@@ -57,7 +55,7 @@ class MMPP:
         D1 = jnp.asarray(D1, jnp.float64)
         if D0.ndim != 2 or D0.shape[0] != D0.shape[1] or D0.shape != D1.shape:
             raise ValueError(f"D0 and D1 must be square matrices of the same shape; got {D0.shape}, {D1.shape}")
-        if _concrete(D0, D1):
+        if is_concrete(D0, D1):
             d0, d1 = np.asarray(D0), np.asarray(D1)
             off = d0 - np.diag(np.diag(d0))
             if np.any(off < 0) or np.any(d1 < 0):
@@ -224,7 +222,7 @@ class MMPP2:
     r21: float
 
     def __post_init__(self):
-        if _concrete(self.lam1, self.lam2, self.r12, self.r21):
+        if is_concrete(self.lam1, self.lam2, self.r12, self.r21):
             vals = dict(lam1=self.lam1, lam2=self.lam2, r12=self.r12, r21=self.r21)
             for name, v in vals.items():
                 if not np.all(np.isfinite(np.asarray(v, float))):
@@ -437,10 +435,6 @@ def _path_block(mm: MMPP, key, phase0: int, horizon: float):
     raise AssertionError("unreachable")
 
 
-def _bucket(n: int) -> int:
-    return max(64, 1 << (max(int(n), 1) - 1).bit_length())
-
-
 @jax.jit
 def _poisson_jit(key, lam_tau):
     return jax.random.poisson(key, lam_tau, dtype=jnp.int64)
@@ -451,7 +445,7 @@ def _poisson_counts(key, lam_tau):
     size class) and the padding dropped."""
     lam_tau = np.asarray(lam_tau, dtype=np.float64)
     n = lam_tau.shape[0]
-    padded = np.zeros(_bucket(n))
+    padded = np.zeros(bucket(n, minimum=64))
     padded[:n] = lam_tau
     return np.asarray(_poisson_jit(key, jnp.asarray(padded)))[:n]
 
@@ -462,7 +456,7 @@ def _uniform_jit(key, n):
 
 
 def _uniforms(key, n: int):
-    return np.asarray(_uniform_jit(key, _bucket(n)))[:n]
+    return np.asarray(_uniform_jit(key, bucket(n, minimum=64)))[:n]
 
 
 def _sample_interarrivals(mm: MMPP, key, n: int):
@@ -518,3 +512,87 @@ def _sample_counts(mm: MMPP, key, n_intervals: int, dt: float):
     piece_win = np.minimum((mid // dt).astype(np.int64), n_intervals - 1)
     c = jnp.asarray(_poisson_counts(kc, lam[piece_phase] * (cuts - starts)))
     return jax.ops.segment_sum(c, jnp.asarray(piece_win), num_segments=n_intervals)
+
+
+def sample_with_phases(mm: MMPP2, key, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` arrival times (s) of the MMPP(2) ``mm`` from time 0, with the phase in force at each.
+
+    Returns ``(arrival_times, in_phase1)``; ``in_phase1`` is True for arrivals in phase 1 (the
+    high-rate phase of :func:`fit_mmpp2`; thesis Sec. 3.2.3: the true burst state that ARA_OPT uses).
+    The phases of an MMPP(2) alternate, so the sojourns are drawn as whole arrays (the first phase from
+    the stationary law ``pi``, lengths exponential), then Poisson counts per sojourn, uniform placement
+    inside it and one sort: no loop over arrivals. Draws come from a numpy generator seeded by ``key``
+    (:func:`tieringlab.arrays.numpy_rng`), so the same key gives the same arrivals. (:meth:`MMPP2.sample`
+    draws the same process with ``jax.random``, without the phases.)
+    """
+    lam = np.array([float(mm.lam1), float(mm.lam2)])
+    soj = np.array([1.0 / float(mm.r12), 1.0 / float(mm.r21)])
+    pi1 = float(mm.r21) / (float(mm.r12) + float(mm.r21))
+    rate = float(mm.mean_rate())
+    rng = numpy_rng(key)
+    M = 2 * int(math.ceil(1.3 * n / (rate * soj.sum()))) + 16
+    while True:  # almost always once; more sojourns if the draw fell short
+        first = int(rng.random() >= pi1)                         # 0 = phase 1, 1 = phase 2
+        phase = (first + np.arange(M)) % 2
+        tau = rng.exponential(1.0, M) * soj[phase]
+        counts = rng.poisson(lam[phase] * tau)
+        if counts.sum() >= n:
+            break
+        M *= 2
+    start = np.cumsum(tau) - tau
+    idx = np.repeat(np.arange(M), counts)
+    t = start[idx] + rng.random(idx.size) * tau[idx]
+    order = np.argsort(t, kind="stable")[:n]
+    return t[order], phase[idx][order] == 0
+
+
+# ============================================================================ ON/OFF (OFF rate 0) sampling
+
+def on_off_intervals(rng: np.random.Generator, duration_s: float, mean_on_s: float, mean_off_s: float,
+                       *, start_on: bool = False, total_on: float | None = None) -> np.ndarray:
+    """ON intervals ``[[start, end], ...]`` of a 2-state continuous-time Markov chain on ``[0, duration_s)``.
+
+    Sojourn times are exponential with means ``mean_on_s`` (ON) and ``mean_off_s`` (OFF), i.e. the
+    modulating chain of an MMPP(2) with switching rates ``1/mean_on_s`` and ``1/mean_off_s``.
+    Vectorized: draw enough alternating sojourns at once and take their cumulative sum.
+
+    With ``total_on`` the chain is conditioned on its total ON time instead (the twins use this so a
+    spike's throughput is the designed one): ``K = max(1, round(total_on / mean_on_s))`` exponential ON
+    sojourns are rescaled to sum to ``total_on`` and ``K + 1`` exponential OFF gaps to fill the rest of
+    ``duration_s`` (``mean_off_s`` is then implied: ``(duration_s - total_on) / (K + 1)``).
+    """
+    if total_on is not None:
+        k = max(1, int(round(total_on / mean_on_s)))
+        on = rng.exponential(1.0, k)
+        on *= total_on / on.sum()
+        off = rng.exponential(1.0, k + 1)
+        off *= (duration_s - total_on) / off.sum()
+        starts = np.cumsum(off[:-1]) + np.concatenate(([0.0], np.cumsum(on)[:-1]))
+        return np.stack([starts, starts + on], axis=1)
+    cycle = mean_on_s + mean_off_s
+    n = int(np.ceil(duration_s / cycle * 2.0)) + 16
+    while True:
+        on = rng.exponential(mean_on_s, n)
+        off = rng.exponential(mean_off_s, n)
+        seq = np.stack([on, off], axis=1) if start_on else np.stack([off, on], axis=1)
+        edges = np.concatenate(([0.0], np.cumsum(seq.reshape(-1))))
+        if edges[-1] >= duration_s:
+            break
+        n *= 2
+    starts, ends = (edges[0:-1:2], edges[1::2]) if start_on else (edges[1:-1:2], edges[2::2])
+    ends = ends[: starts.shape[0]]
+    keep = starts < duration_s
+    return np.stack([starts[keep], np.minimum(ends[keep], duration_s)], axis=1)
+
+
+def on_off_points(rng: np.random.Generator, intervals: np.ndarray, n: int) -> np.ndarray:
+    """``n`` sorted event times of a Poisson process that runs only inside ``intervals``, given its count.
+
+    Conditioned on the count, Poisson points are uniform over the union of the intervals: draw uniform
+    positions on the concatenated ON time and map them back through its cumulative length.
+    """
+    lengths = intervals[:, 1] - intervals[:, 0]
+    cum = np.concatenate(([0.0], np.cumsum(lengths)))
+    u = np.sort(rng.uniform(0.0, cum[-1], n))
+    k = np.clip(np.searchsorted(cum, u, side="right") - 1, 0, len(lengths) - 1)
+    return intervals[k, 0] + (u - cum[k])

@@ -31,6 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tieringlab.arrays import bucket, is_concrete, pad
+
 __all__ = [
     "fcfs_departure_times",
     "fcfs_response_times",
@@ -52,11 +54,6 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- validation helpers
-
-def _concrete(*xs) -> bool:
-    """True when no argument is a JAX tracer (then we can validate values and raise)."""
-    return not any(isinstance(x, jax.core.Tracer) for x in xs)
-
 
 def _check_jobs(arrival_times, service_times, *, need_sorted: bool) -> None:
     a = np.asarray(arrival_times)
@@ -80,14 +77,8 @@ def _check_jobs(arrival_times, service_times, *, need_sorted: bool) -> None:
                 "Sort the jobs by arrival time first, or use fcfs_per_site, which sorts.")
 
 
-def _bucket(n: int) -> int:
-    """Pad lengths to powers of two (>= 16) so that jit compiles once per size class, not per length."""
-    return max(16, 1 << (max(int(n), 1) - 1).bit_length())
-
-
-def _pad(x, n_to: int, value):
-    x = jnp.asarray(x)
-    return jnp.concatenate([x, jnp.full((n_to - x.shape[0],), value, dtype=x.dtype)])
+#: Inputs are padded to a power-of-two length (at least this), so jit compiles once per size class.
+_MIN_PAD = 16
 
 
 # ----------------------------------------------------------------------------- FCFS, one server
@@ -108,7 +99,7 @@ def fcfs_departure_times(arrival_times, service_times, initial_departure=-jnp.in
     (checked when the inputs are concrete; inside ``jax.jit`` the caller guarantees it).
     Seconds in, seconds out; jit-able.
     """
-    if _concrete(arrival_times, service_times):
+    if is_concrete(arrival_times, service_times):
         _check_jobs(arrival_times, service_times, need_sorted=True)
     a = jnp.asarray(arrival_times, dtype=jnp.float64)
     s = jnp.asarray(service_times, dtype=jnp.float64)
@@ -119,10 +110,10 @@ def _departures_padded(a, s, initial_departure):
     n = a.shape[0]
     if n == 0:
         return a
-    if _concrete(a, s):
+    if is_concrete(a, s):
         # trailing zero-service jobs at the last arrival change no earlier departure (prefix ops)
-        nb = _bucket(n)
-        a, s = _pad(a, nb, a[-1]), _pad(s, nb, 0.0)
+        nb = bucket(n, minimum=_MIN_PAD)
+        a, s = pad(a, nb, a[-1]), pad(s, nb, 0.0)
     return _fcfs_departures(a, s, jnp.asarray(initial_departure, dtype=jnp.float64))[:n]
 
 
@@ -142,7 +133,7 @@ def fcfs_response_times(arrival_times, service_times, initial_departure=-jnp.inf
     -------
     (n,) float64 response times in seconds (waiting + service).
     """
-    if _concrete(arrival_times, service_times):
+    if is_concrete(arrival_times, service_times):
         _check_jobs(arrival_times, service_times, need_sorted=True)
     a = jnp.asarray(arrival_times, dtype=jnp.float64)
     s = jnp.asarray(service_times, dtype=jnp.float64)
@@ -195,7 +186,7 @@ def fcfs_per_site_departure_times(arrival_times, service_times, site, n_sites: i
     """
     if not isinstance(n_sites, (int, np.integer)) or n_sites < 1:
         raise ValueError(f"n_sites must be a positive int; got {n_sites!r}")
-    if _concrete(arrival_times, service_times, site):
+    if is_concrete(arrival_times, service_times, site):
         _check_jobs(arrival_times, service_times, need_sorted=False)
         _check_sites(site, n_sites, np.asarray(arrival_times).shape[0])
     a = jnp.asarray(arrival_times, dtype=jnp.float64)
@@ -210,10 +201,10 @@ def fcfs_per_site_departure_times(arrival_times, service_times, site, n_sites: i
     n = a.shape[0]
     if n == 0:
         return a
-    if _concrete(a, s, st, d0):
+    if is_concrete(a, s, st, d0):
         # padding jobs go to an extra phantom site n_sites, which sorts last and is sliced off
-        nb = _bucket(n)
-        a, s, st = _pad(a, nb, 0.0), _pad(s, nb, 0.0), _pad(st, nb, int(n_sites))
+        nb = bucket(n, minimum=_MIN_PAD)
+        a, s, st = pad(a, nb, 0.0), pad(s, nb, 0.0), pad(st, nb, int(n_sites))
         d0 = jnp.concatenate([d0, jnp.array([-jnp.inf])])
         return _per_site_departures(a, s, st, d0)[:n]
     return _per_site_departures(a, s, st, jnp.concatenate([d0, jnp.array([-jnp.inf])]))
@@ -258,14 +249,14 @@ def number_in_system(arrival_times, departure_times, instants, site=None, n_site
         raise ValueError(f"instants must be 1-D; got shape {t.shape}")
     if site is not None and n_sites is None:
         raise ValueError("number_in_system: give n_sites together with site")
-    if site is not None and _concrete(site):
+    if site is not None and is_concrete(site):
         _check_sites(site, n_sites, a.shape[0])
     n, m = a.shape[0], t.shape[0]
     st = jnp.zeros(n, jnp.int64) if site is None else jnp.asarray(site, dtype=jnp.int64)
-    if _concrete(a, d, t, st):
+    if is_concrete(a, d, t, st):
         # padded jobs never arrive (+inf); padded instants are sliced off
-        nb, mb = _bucket(n), _bucket(m)
-        a, d, st, t = _pad(a, nb, jnp.inf), _pad(d, nb, jnp.inf), _pad(st, nb, 0), _pad(t, mb, jnp.inf)
+        nb, mb = bucket(n, minimum=_MIN_PAD), bucket(m, minimum=_MIN_PAD)
+        a, d, st, t = pad(a, nb, jnp.inf), pad(d, nb, jnp.inf), pad(st, nb, 0), pad(t, mb, jnp.inf)
     counts = _number_in_system(a, d, t, st, 1 if site is None else int(n_sites))[:, :m]
     return counts[0] if site is None else counts
 
@@ -291,7 +282,7 @@ def mm1_mean_response(lam, mu):
 
     Raises ValueError when ``lam >= mu`` (unstable) for concrete inputs; returns inf under jit.
     """
-    if _concrete(lam, mu):
+    if is_concrete(lam, mu):
         lam_, mu_ = np.asarray(lam, float), np.asarray(mu, float)
         if np.any(lam_ < 0) or np.any(mu_ <= 0):
             raise ValueError(f"need lam >= 0 and mu > 0 (1/s); got lam={lam!r}, mu={mu!r}")
@@ -308,7 +299,7 @@ def mg1_mean_response(lam, mean_s, scv_s):
     ``E[S^2] = E[S]^2 (1 + c_s^2)`` (``scv_s`` = c_s^2, the squared coefficient of variation of
     the service time). Seconds and 1/s. ValueError when ``rho >= 1`` for concrete inputs.
     """
-    if _concrete(lam, mean_s, scv_s):
+    if is_concrete(lam, mean_s, scv_s):
         l_, m_, c_ = (np.asarray(v, float) for v in (lam, mean_s, scv_s))
         if np.any(l_ < 0) or np.any(m_ <= 0) or np.any(c_ < 0):
             raise ValueError(f"need lam >= 0, mean_s > 0, scv_s >= 0; got {lam!r}, {mean_s!r}, {scv_s!r}")
@@ -439,7 +430,7 @@ def priority_mean_response(lam, mean_s, scv_s):
     lam = jnp.atleast_1d(jnp.asarray(lam, jnp.float64))
     es = jnp.atleast_1d(jnp.asarray(mean_s, jnp.float64))
     scv = jnp.atleast_1d(jnp.asarray(scv_s, jnp.float64))
-    if _concrete(lam, es, scv):
+    if is_concrete(lam, es, scv):
         if lam.shape != es.shape or lam.shape != scv.shape or lam.ndim != 1:
             raise ValueError(f"lam, mean_s, scv_s must be 1-D of equal length; got {lam.shape}, {es.shape}, {scv.shape}")
         if np.any(np.asarray(lam) < 0) or np.any(np.asarray(es) <= 0) or np.any(np.asarray(scv) < 0):

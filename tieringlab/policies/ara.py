@@ -67,6 +67,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import xarray as xr
+
+from tieringlab.arrays import bucket, choice
+from tieringlab.policies.contract import queue_result
+from tieringlab.policies.registry import PolicySpec, register
 
 __all__ = ["POLICIES", "AraParams", "DispatchResult", "dispatch", "simulate", "uniforms", "k_per_job",
            "window_index"]
@@ -76,17 +81,33 @@ POLICIES = ("qlen", "rand", "ara", "ara_pred", "ara_opt")
 
 @dataclass(frozen=True)
 class AraParams:
-    """The load balancers' knobs, with the thesis's values.
+    """The load balancers' knobs, with the thesis's values (Sec. 3.1-3.2).
 
-    ``n_sites`` N = 16 (Sec. 3.1, Table 1); ``delay_s`` D = 1 s (Sec. 3.1, footnote 2);
-    ``th_s`` = 1 and ``th_l`` = ceil(0.5 N) are the examples of Fig. 7 step 1; Fig. 8 (b) uses th_l = 14.
+    ``policy`` picks the dispatcher (one of :data:`POLICIES`; the registry names "Qlen", "Rand", "ARA",
+    "ARA_PRED", "ARA_OPT" fix it). ``n_sites`` N = 16 (Sec. 3.1, Table 1); ``delay_s`` D = 1 s
+    (Sec. 3.1, footnote 2); ``k``: static ARA's K (Fig. 4); ``th_s`` = 1 and ``th_l`` = ceil(0.5 N) are
+    the examples of Fig. 7 step 1 (Fig. 8 (b) uses th_l = 14).
     """
 
     n_sites: int = 16
     delay_s: float = 1.0
+    policy: str = "qlen"
     k: int = 1
     th_s: int = 1
     th_l: int | None = None  # None -> ceil(0.5 * N), Fig. 7 step 1a
+
+    def __post_init__(self):
+        choice("policy", self.policy, POLICIES)
+        if not isinstance(self.n_sites, (int, np.integer)) or isinstance(self.n_sites, bool) or self.n_sites < 1:
+            raise ValueError(f"n_sites must be a positive integer; got {self.n_sites!r}")
+        if not (np.isfinite(self.delay_s) and self.delay_s > 0):
+            raise ValueError(f"delay_s must be a positive number of seconds (D); got {self.delay_s!r}")
+        for name in ("k", "th_s", "th_l"):
+            val = getattr(self, name)
+            if name == "th_l" and val is None:
+                continue
+            if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or not 1 <= val <= self.n_sites:
+                raise ValueError(f"{name} must be an integer in [1, n_sites={self.n_sites}]; got {val!r}")
 
     def large_threshold(self) -> int:
         return int(np.ceil(0.5 * self.n_sites)) if self.th_l is None else int(self.th_l)
@@ -105,11 +126,6 @@ def uniforms(key: jax.Array, n: int) -> jax.Array:
     return jax.random.uniform(key, (n,), dtype=jnp.float64)
 
 
-def _check_policy(policy: str) -> None:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(repr(p) for p in POLICIES)}; got {policy!r}")
-
-
 def k_per_job(policy: str, n_jobs: int, n_sites: int, *, k: int = 1, th_s: int = 1, th_l: int | None = None,
               state: np.ndarray | None = None) -> np.ndarray:
     """The number of candidates ``K_j`` each job is drawn among (Fig. 4 step 1a, Fig. 7 step 3).
@@ -117,7 +133,7 @@ def k_per_job(policy: str, n_jobs: int, n_sites: int, *, k: int = 1, th_s: int =
     ``qlen``: 1; ``rand``: N; ``ara``: ``k``; ``ara_pred``/``ara_opt``: ``th_l`` where ``state`` (the
     predicted or true burst state per job) is on, ``th_s`` elsewhere. ``th_l`` None -> ceil(N/2).
     """
-    _check_policy(policy)
+    choice("policy", policy, POLICIES)
     th_l = int(np.ceil(0.5 * n_sites)) if th_l is None else int(th_l)
     for name, val in (("k", k), ("th_s", th_s), ("th_l", th_l)):
         if not (1 <= int(val) <= n_sites):
@@ -144,15 +160,6 @@ def window_index(arrivals: np.ndarray, delay: float) -> np.ndarray:
     w = np.floor(a / delay).astype(np.int64)
     w = np.where((w + 1) * delay <= a, w + 1, w)
     return np.where(w * delay > a, w - 1, w)
-
-
-def _bucket(c: int) -> int:
-    """Round the number of blocks up (powers of two up to 64, then 8 sizes per octave), so that runs of
-    similar length share one compiled scan (the extra blocks are empty and change nothing)."""
-    if c <= 64:
-        return 1 << int(np.ceil(np.log2(max(c, 1))))
-    step = 1 << (int(np.floor(np.log2(c))) - 3)
-    return -(-c // step) * step
 
 
 def _step_cost(B: int, R: int, herd: bool) -> float:
@@ -208,7 +215,9 @@ def _plan(windows, R: int, n: int, delay: float, B: int, n_blocks: int | None) -
     nb = -(-cnt // B)                                               # blocks per window
     cs = np.cumsum(nb) - nb
     bs = cs - cs[np.searchsorted(rep, np.arange(R))][rep]            # first block of each window (per rep)
-    C = _bucket(int(np.bincount(rep, weights=nb, minlength=R).max()))
+    # blocks rounded up to a size class (powers of two up to 64, then 8 sizes per octave), so runs of similar
+    # length share one compiled scan; the extra blocks are empty and change nothing
+    C = bucket(int(np.bincount(rep, weights=nb, minlength=R).max()), fine_above=64)
     if n_blocks is not None:
         if n_blocks < C:
             raise ValueError(f"n_blocks={n_blocks} is less than the {C} blocks these jobs need")
@@ -388,7 +397,7 @@ def _choose_block(windows, R: int, herd: bool) -> int:
     rep, _, _, cnt, _ = windows
     best, best_cost = 8, np.inf
     for b in (2, 4, 8, 16):
-        n_chunks = _bucket(int(np.bincount(rep, weights=-(-cnt // b), minlength=R).max()))
+        n_chunks = bucket(int(np.bincount(rep, weights=-(-cnt // b), minlength=R).max()), fine_above=64)
         cost = n_chunks * _step_cost(b, R, herd)
         if cost < best_cost:
             best, best_cost = b, cost
@@ -438,30 +447,13 @@ def _as_2d(x, name: str, n: int | None = None) -> np.ndarray:
     return x
 
 
-def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
-             th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predicted_state=None,
-             u=None, block: int | None = None, buffer: int | None = None,
-             n_blocks: int | None = None, threads: int | None = None, _all_outputs: bool = True) -> DispatchResult:
-    """Dispatch jobs over ``n_sites`` FCFS sites under ``policy``; all per-job outputs (see module docstring).
-
-    ``arrivals``/``services``: seconds, shape ``(n,)`` or ``(R, n)`` for R replications run in one
-    vmapped call (arrivals non-decreasing along the job axis). ``key``: a ``jax.random`` key (or R
-    keys) for ``rand``/``ara*``; with one key and R replications, replication r uses
-    ``jax.random.split(key, R)[r]``. ``u``: per-job uniforms instead of ``key`` (tests).
-    ``burst_state``: true burst state per job (``ara_opt``); ``predicted_state``: the on/off
-    predictor's state per job (``ara_pred``; :func:`dispatch` computes it when not given).
-    ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial length (in
-    blocks) of the departure calendar's ring (default: the whole run when it fits in 256 MB);
-    ``n_blocks``: pad the scan to this many blocks (one compiled scan for many runs of similar size).
-    ``threads``: the replications are split into this many groups that run concurrently, one scan each
-    (default: one group per CPU core, at least ``MIN_GROUP`` replications a group, on the CPU backend;
-    one group elsewhere); results do not depend on it.
-    """
-    _check_policy(policy)
-    if not isinstance(n_sites, (int, np.integer)) or n_sites < 1:
-        raise ValueError(f"n_sites must be a positive integer; got {n_sites!r}")
-    if not (np.isfinite(delay) and delay > 0):
-        raise ValueError(f"delay must be a positive number of seconds (D); got {delay!r}")
+def _dispatch_arrays(params: AraParams, arrivals, services, key, *, burst_state=None, predicted_state=None, u=None,
+                     block=None, buffer=None, n_blocks=None, threads=None, all_outputs=True) -> DispatchResult:
+    """The dispatcher itself (see :func:`simulate` for the arguments): per-job arrays, in job order."""
+    if not isinstance(params, AraParams):
+        raise TypeError(f"params must be AraParams; got {type(params).__name__}")
+    policy, n_sites, delay = params.policy, params.n_sites, float(params.delay_s)
+    k, th_s, th_l = params.k, params.th_s, params.th_l
     single = np.ndim(arrivals) == 1
     a2 = _as_2d(np.asarray(arrivals, np.float64), "arrivals")
     R, n = a2.shape
@@ -479,8 +471,8 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         raise ValueError("services must be finite and >= 0 seconds")
 
     state = {"ara_opt": burst_state, "ara_pred": predicted_state}.get(policy)
-    if policy == "ara_pred" and state is None:
-        raise ValueError("ara_pred needs predicted_state (use dispatch(), which runs the on/off predictor)")
+    if policy == "ara_pred" and state is None:  # the on/off predictor of Sec. 3.2.2, on each replication
+        state = np.stack([predicted_burst_state(a) for a in a2])
     if state is not None:
         state = _as_2d(np.asarray(state), "burst_state" if policy == "ara_opt" else "predicted_state", n)
         state = np.broadcast_to(state, (R, n))
@@ -524,7 +516,7 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
         while True:
             out = _run_blocks(a_g, s_g, pk, p["js"], p["nval"], p["first"], p["lookup"], float(delay), n_sites=N,
                               block=B, cal_len=min(M, C), herd=herd, use_rank=use_rank, use_table=p["use_table"],
-                              want_site=_all_outputs, want_dep=_all_outputs)
+                              want_site=all_outputs, want_dep=all_outputs)
             if M >= C or not bool(np.any(np.asarray(out[-1]))):
                 break
             M *= 2  # a job left the view more than M blocks after it arrived: repeat with a longer ring
@@ -547,28 +539,49 @@ def simulate(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay
     return DispatchResult(resp, dep_j, site_j)
 
 
-def dispatch(arrivals, services, n_sites: int, policy: str, *, k: int = 1, delay: float = 1.0, th_s: int = 1,
-             th_l: int | None = None, key: jax.Array | None = None, burst_state=None, predictor=None,
-             block: int | None = None, threads: int | None = None) -> jax.Array:
-    """Response times ``T_j = d_j - a_j`` (seconds, job order) of ``policy`` on N FCFS sites, D-stale view.
+def simulate(params: AraParams, arrivals, services, key: jax.Array | None = None, *, burst_state=None,
+             predicted_state=None, u=None, block: int | None = None, buffer: int | None = None,
+             n_blocks: int | None = None, threads: int | None = None) -> xr.Dataset:
+    """Dispatch jobs over ``params.n_sites`` FCFS sites under ``params.policy`` (the queueing contract of
+    :mod:`tieringlab.policies.contract`): a Dataset with per-job ``response_s``, ``departure_s``,
+    ``site`` over ``job`` (and ``replication`` for 2-D input) and ``mean_response_s`` per replication.
 
     Thesis Sec. 3.1 (Qlen, Rand), Sec. 3.2.1 Fig. 4 (``"ara"``: uniform among the ``k`` least loaded),
     Sec. 3.2.2 Fig. 7 (``"ara_pred"``: K = ``th_l`` while the on/off predictor of
     :mod:`tieringlab.models.burstiness` says burst, ``th_s`` otherwise), Sec. 3.2.3 (``"ara_opt"``: the
-    same switch on the true burst state ``burst_state``, one boolean per job). Shapes ``(n,)`` or
-    ``(R, n)`` (R replications in one vmapped call). ``predictor``: optional callable
-    ``arrivals(1-d) -> on/off per job`` replacing the default predictor for ``ara_pred``. ``block``,
-    ``threads``: see :func:`simulate` (speed only; the results do not depend on them).
+    same switch on the true burst state ``burst_state``, one boolean per job).
+
+    ``arrivals``/``services``: seconds, shape ``(n,)`` or ``(R, n)`` for R replications run in one
+    call (arrivals non-decreasing along the job axis). ``key``: a ``jax.random`` key (or R keys) for
+    ``rand``/``ara*``; with one key and R replications, replication r uses ``jax.random.split(key, R)[r]``.
+    ``u``: per-job uniforms instead of ``key`` (tests). ``burst_state``: true burst state per job
+    (``ara_opt``); ``predicted_state``: the on/off predictor's state per job (``ara_pred``; computed
+    from the arrivals by :func:`predicted_burst_state` when not given).
+    ``block``: jobs per scan block (default: chosen by a cost model); ``buffer``: initial length (in
+    blocks) of the departure calendar's ring (default: the whole run when it fits in 256 MB);
+    ``n_blocks``: pad the scan to this many blocks (one compiled scan for many runs of similar size).
+    ``threads``: the replications are split into this many groups that run concurrently, one scan each
+    (default: one group per CPU core, at least ``MIN_GROUP`` replications a group, on the CPU backend;
+    one group elsewhere). ``block``, ``buffer``, ``n_blocks`` and ``threads`` change speed only.
     """
-    _check_policy(policy)
+    r = _dispatch_arrays(params, arrivals, services, key, burst_state=burst_state, predicted_state=predicted_state,
+                         u=u, block=block, buffer=buffer, n_blocks=n_blocks, threads=threads)
+    return queue_result(r.response, policy=_NAMES[params.policy], source=_SOURCE[params.policy],
+                        extra={"departure_s": r.departure, "site": r.site},
+                        attrs={"n_sites": params.n_sites, "delay_s": float(params.delay_s)})
+
+
+def dispatch(params: AraParams, arrivals, services, key: jax.Array | None = None, *, burst_state=None,
+             predictor=None, block: int | None = None, threads: int | None = None) -> np.ndarray:
+    """Response times ``T_j = d_j - a_j`` (seconds, job order) only: :func:`simulate`'s fast path, for
+    benchmarks and sweeps that need no departures or sites. ``predictor``: optional callable
+    ``arrivals(1-d) -> on/off per job`` replacing the default predictor for ``ara_pred``."""
     predicted = None
-    if policy == "ara_pred":
-        predict = predictor if predictor is not None else predicted_burst_state
+    if params.policy == "ara_pred" and predictor is not None:
         a2 = _as_2d(np.asarray(arrivals, np.float64), "arrivals")
-        predicted = np.stack([np.asarray(predict(a2[r])) for r in range(a2.shape[0])])
-    return simulate(arrivals, services, n_sites, policy, k=k, delay=delay, th_s=th_s, th_l=th_l, key=key,
-                    burst_state=burst_state, predicted_state=predicted, block=block, threads=threads,
-                    _all_outputs=False).response
+        predicted = np.stack([np.asarray(predictor(a2[r])) for r in range(a2.shape[0])])
+    return _dispatch_arrays(params, arrivals, services, key, burst_state=burst_state, predicted_state=predicted,
+                            block=block, threads=threads, all_outputs=False).response
 
 
 def predicted_burst_state(arrivals, params=None) -> np.ndarray:
@@ -580,3 +593,16 @@ def predicted_burst_state(arrivals, params=None) -> np.ndarray:
     params = burstiness.BurstPredictorParams() if params is None else params
     pred = burstiness.predict_bursts(a, params)
     return np.asarray(burstiness.burst_state_at(pred, a))
+
+
+# ------------------------------------------------------------------------------------------ registry
+_NAMES = {"qlen": "Qlen", "rand": "Rand", "ara": "ARA", "ara_pred": "ARA_PRED", "ara_opt": "ARA_OPT"}
+_SOURCE = {"qlen": "thesis Sec. 3.1 (greedy: least loaded on the stale view)",
+           "rand": "thesis Sec. 3.1 (uniform over all sites)",
+           "ara": "thesis Sec. 3.2.1, Fig. 4 (static ARA: uniform among the K least loaded)",
+           "ara_pred": "thesis Sec. 3.2.2, Fig. 7 (online ARA, K switched by the on/off burst predictor)",
+           "ara_opt": "thesis Sec. 3.2.3 (online ARA, K switched by the true burst state)"}
+for _policy, _name in _NAMES.items():
+    register(PolicySpec(name=_name, kind="queueing", fn=simulate, params_type=AraParams, source=_SOURCE[_policy],
+                        fixed={"policy": _policy}, random=_policy != "qlen",
+                        description="dispatcher over N FCFS sites with a D-stale load view"))

@@ -130,7 +130,10 @@ def trace_result(capacities, *, policy: str, source: str, requests: int, hits, c
     if cost_model is not None:
         ds["io_cost"] = io_cost(ds, cost_model)
         ds["io_cost"].attrs.update(units="s", long_name="IO cost C_IO (vFRM Eq. 4, Table 3 latencies)")
-        ds["update_cost"] = update_cost(ds, cost_model)
+        if any(k in counts for k in UPDATE_NAMES) or "dirty_evictions" in counts:
+            ds["update_cost"] = update_cost(ds, cost_model)
+        else:  # no migrations and no write-backs: nothing updates the fast tier
+            ds["update_cost"] = xr.zeros_like(ds["io_cost"])
         ds["update_cost"].attrs.update(units="s", long_name="C_FlashUpdate (the Table 2(b) part of C_IO)")
     ds.attrs.update({"policy": policy, "source": source, "io_bytes": int(io_bytes), **(attrs or {})})
     return ds

@@ -1,6 +1,6 @@
-"""vFRM, GLB-vFRM (G1-vFRM) and G2-vFRM: epoch-based flash placement of 1 MB bins by IO popularity.
+"""vFRM: epoch-based flash placement of 1 MB bins by IO popularity (vFRM paper Sec. 4.4; thesis Sec. 4.2.2).
 
-- :func:`vfrm` — vFRM for one VM (vFRM paper Sec. 4.4; thesis Sec. 4.2.2). At every epoch boundary the
+- :func:`vfrm` — vFRM for one VM (or all VMs of a trace ranked together). At every epoch boundary the
   bins with the highest temperature ``T_i`` (Eq. 1-3, :mod:`tieringlab.models.temperature`) fill
   Flash, then (by default) the idle bins, most recently accessed first (choice 3); during the epoch a
   request is a Flash hit only if **all** its bins are in Flash (Sec. 5.1); misses go to the spinning
@@ -8,17 +8,13 @@
   once per epoch and a flash of ``k`` bins holds the first ``k`` of the ranking, so every count is a
   prefix count over ranks (sorting and ``searchsorted``; no loop over requests or bins; the idle bins'
   ranks take a loop over epochs with array work inside).
-- :func:`g1_vfrm` — GLB-vFRM / G1-vFRM (vFRM paper Alg. 1, Sec. 4.5; thesis Alg. 1, Sec. 4.3.2):
-  a private zone split equally among VMs plus a public zone shared by popularity.
-- :func:`g2_vfrm` — G2-vFRM (thesis Alg. 2, Sec. 4.3.2): the private zone holds the bins with the
-  highest globally aged frequency counters (:func:`tieringlab.models.temperature.aged_counters`), the
-  public zone the recently accessed bins.
+- :func:`bin_trace` / :func:`binned` — the trace cut into (epoch, bin) accesses with every bin's
+  temperature, the layout vFRM, GLB-vFRM (G1) and G2-vFRM (:mod:`tieringlab.policies.gvfrm`) share.
 
-G1/G2 carry per-VM zone state from epoch to epoch whose content depends on the flash size, so each
-flash size is its own pass: a Python loop over the epochs with array (set) operations over bins
-inside; the replay of the requests against the resulting placements is vectorized.
+Registered as "vFRM" (the trace contract of :mod:`tieringlab.policies.contract`).
 
-**Documented choices where the papers are silent** (each also at its point of use):
+**Documented choices where the papers are silent** (each also at its point of use; choices 1, 2, 5
+and 6 hold for G1/G2 too):
 
 1. Epoch ``i`` covers ``[start + i*epoch_s, start + (i+1)*epoch_s)``; ``start`` defaults to the first
    request's time (for VM mixes: the common start the timestamps were aligned to, Sec. 5.3).
@@ -46,26 +42,25 @@ inside; the replay of the requests against the resulting placements is vectorize
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
+from tieringlab.arrays import choice
 from tieringlab.models.temperature import N_EPOCHS_PAPER, cooling_factors
-from tieringlab.policies.iocost import VFRM_COST, CostModel, io_cost
-from tieringlab.traces.units import split_arrays
+from tieringlab.policies.contract import check_capacities, trace_result
+from tieringlab.policies.iocost import VFRM_COST, CostModel
+from tieringlab.policies.registry import PolicySpec, register
+from tieringlab.traces.split import split_arrays
 
-__all__ = ["IDLE_BINS", "VfrmParams", "GvfrmParams", "BinTrace", "bin_trace", "vfrm", "vfrm_ranks", "g1_vfrm", "g2_vfrm",
-           "g1_placements", "g2_placements", "replay"]
+__all__ = ["IDLE_BINS", "VfrmParams", "BinTrace", "bin_trace", "binned", "vfrm", "vfrm_ranks", "capacity_bins",
+           "bin_result"]
 
 
 #: Values of :attr:`VfrmParams.idle_bins` (documented choice 3).
 IDLE_BINS = ("recency", "disk")
-
-
-def _check_idle_bins(idle_bins):
-    if idle_bins not in IDLE_BINS:
-        raise ValueError(f"idle_bins must be one of {list(IDLE_BINS)}, got {idle_bins!r}")
 
 
 @dataclass(frozen=True)
@@ -89,6 +84,9 @@ class VfrmParams:
     #: available capacity; ties at 0 broken by recency, the cooling factor's heuristic); ``"disk"`` keeps
     #: idle bins on the spinning disk (only ``T_i > 0`` is placed).
     idle_bins: str = "recency"
+    #: Eq. 4 pricing: the Table 3 rows of user IOs and migrations
+    #: (:data:`tieringlab.policies.iocost.VFRM_COST`: 128 KB, random user IO, sequential migrations).
+    cost_model: CostModel = VFRM_COST
 
     def __post_init__(self):
         if self.bin_bytes <= 0 or self.migration_io_bytes <= 0 or self.user_io_bytes <= 0:
@@ -101,30 +99,14 @@ class VfrmParams:
         cooling_factors(self.n_epochs)  # validates N (even int >= 6)
         if not self.lam > 0:
             raise ValueError(f"lam (λ) must be > 0, got {self.lam}")
-        _check_idle_bins(self.idle_bins)
+        choice("idle_bins", self.idle_bins, IDLE_BINS)
+        if not isinstance(self.cost_model, CostModel):
+            raise TypeError(f"cost_model must be a CostModel (e.g. VFRM_COST); got {type(self.cost_model).__name__}")
 
     @property
     def ios_per_bin(self) -> int:
         """8: migration IOs per bin moved (1 MB / 128 KB)."""
         return self.bin_bytes // self.migration_io_bytes
-
-
-@dataclass(frozen=True)
-class GvfrmParams:
-    """Zone split of the global versions."""
-
-    #: share of Flash in the private zone; "50% of Flash space is assigned to each of these two zones
-    #: in our evaluation" (vFRM paper Sec. 5.3).
-    private_fraction: float = 0.5
-    #: G2-vFRM counter aging period in epochs (thesis Sec. 4.3.2 ages "periodically" without a period;
-    #: one epoch, as in :func:`tieringlab.models.temperature.aged_counters`).
-    aging_period: int = 1
-
-    def __post_init__(self):
-        if not 0.0 <= self.private_fraction <= 1.0:
-            raise ValueError(f"private_fraction must be in [0, 1], got {self.private_fraction}")
-        if int(self.aging_period) < 1:
-            raise ValueError(f"aging_period must be a positive number of epochs, got {self.aging_period}")
 
 
 # ------------------------------------------------------------------------------------ trace -> bins
@@ -220,11 +202,38 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
                     n_history=int(n_hist))
 
 
-def _capacities(flash_sizes, bin_bytes):
-    fs = np.atleast_1d(np.asarray(flash_sizes))
-    if fs.ndim != 1 or fs.size == 0 or np.any(fs < 0):
-        raise ValueError(f"flash_sizes must be a non-empty 1-D sequence of non-negative byte counts, got {flash_sizes!r}")
-    return fs.astype(np.int64), (fs // bin_bytes).astype(np.int64)
+#: BinTraces of live trace Datasets, by the Dataset's identity (an entry is dropped when its Dataset is
+#: collected; Datasets are not hashable), so the policies of one sweep (vFRM, G1 and G2 at every aging
+#: period) bin a trace once.
+_BINNED: dict[int, dict] = {}
+
+
+def _memo(ds: xr.Dataset) -> dict:
+    k = id(ds)
+    if k not in _BINNED:
+        _BINNED[k] = {}
+        weakref.finalize(ds, _BINNED.pop, k, None)
+    return _BINNED[k]
+
+
+def binned(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=None, lam=None) -> BinTrace:
+    """:func:`bin_trace` of ``ds``, remembered while ``ds`` lives: calls with the same trace object and
+    the same binning parameters (bin size, epoch, N, λ, user-IO size, start) share one BinTrace. Explicit
+    ``vm`` or ``lam`` arrays are not remembered (they are not part of the key)."""
+    if vm is not None or (lam is not None and np.ndim(lam) > 0):
+        return bin_trace(ds, params, vm=vm, start=start, lam=lam)
+    key = (params.bin_bytes, params.epoch_s, params.n_epochs, params.lam if lam is None else float(lam),
+           params.user_io_bytes, None if start is None else float(start))
+    memo = _memo(ds)
+    if key not in memo:
+        memo[key] = bin_trace(ds, params, start=start, lam=lam)
+    return memo[key]
+
+
+def capacity_bins(capacities, bin_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(capacities in bytes, whole bins that fit)``, both int64 (:func:`~tieringlab.policies.contract.check_capacities`)."""
+    fs = check_capacities(capacities)
+    return fs, fs // int(bin_bytes)
 
 
 def _count_below(values, weights, ks):
@@ -245,31 +254,21 @@ def _count_between(lo, hi, ks):
     return _count_below(lo, ones, ks) - _count_below(hi, ones, ks)
 
 
-def _dataset(bt, params, fs, caps, *, hit_r, hit_w, miss_r, miss_w, hits, move_ins, move_outs, dirty, policy,
-             cost_model):
+def bin_result(bt: BinTrace, params: VfrmParams, fs, caps, *, hit_r, hit_w, miss_r, miss_w, hits, move_ins,
+               move_outs, dirty, policy: str, source: str, attrs=None) -> xr.Dataset:
+    """The trace-contract result of a bin-placement policy (vFRM, G1, G2): Table 2(a) user IOs in
+    ``params.user_io_bytes`` operations, Table 2(b) migrations of ``params.ios_per_bin`` IOs per bin moved
+    in or dirty bin moved out, priced by ``params.cost_model`` (Eq. 4)."""
     n_io = params.ios_per_bin
-    ds = xr.Dataset(
-        {
-            "hits": ("flash_size", hits),
-            "requests": ("flash_size", np.full(fs.size, bt.req_epoch.size, dtype=np.int64)),
-            "ssd_reads": ("flash_size", hit_r), "ssd_writes": ("flash_size", hit_w),
-            "md_reads": ("flash_size", miss_r), "md_writes": ("flash_size", miss_w),
-            "move_ins": ("flash_size", move_ins), "move_outs": ("flash_size", move_outs),
-            "dirty_move_outs": ("flash_size", dirty),
-            "update_md_reads": ("flash_size", n_io * move_ins), "update_ssd_writes": ("flash_size", n_io * move_ins),
-            "update_ssd_reads": ("flash_size", n_io * dirty), "update_md_writes": ("flash_size", n_io * dirty),
-        },
-        coords={"flash_size": fs, "capacity_bins": ("flash_size", caps)},
-        attrs={"policy": policy, "bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s,
-               "n_epochs_history": params.n_epochs, "io_op_bytes": params.user_io_bytes},
-    )
-    ds["hit_ratio"] = ds["hits"] / ds["requests"]
-    ds["io_cost"] = io_cost(ds, cost_model)
-    ds["flash_size"].attrs["units"] = "bytes"
-    ds["io_cost"].attrs["units"] = "s"
-    for v in ("ssd_reads", "ssd_writes", "md_reads", "md_writes"):
-        ds[v].attrs["units"] = f"{params.user_io_bytes}-byte user IOs (Table 2(a))"
-    return ds
+    counts = {"ssd_reads": hit_r, "ssd_writes": hit_w, "md_reads": miss_r, "md_writes": miss_w,
+              "update_md_reads": n_io * move_ins, "update_ssd_writes": n_io * move_ins,
+              "update_ssd_reads": n_io * dirty, "update_md_writes": n_io * dirty}
+    return trace_result(fs, policy=policy, source=source, requests=bt.req_epoch.size, hits=hits, counts=counts,
+                        io_bytes=params.user_io_bytes, cost_model=params.cost_model,
+                        extra={"move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty},
+                        coords={"capacity_bins": caps},
+                        attrs={"bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s,
+                               "n_epochs_history": params.n_epochs, **(attrs or {})})
 
 
 # ------------------------------------------------------------------------------------ single-VM vFRM
@@ -287,7 +286,7 @@ def vfrm_ranks(bt: BinTrace, idle_bins: str = "recency", kmax: int | None = None
     descending, then bin id; only those with rank ``< kmax`` are listed (default ``kmax = n_bins``:
     all), so the output has at most ``n_epochs x kmax`` idle entries. With ``"disk"`` idle bins are
     not ranked."""
-    _check_idle_bins(idle_bins)
+    choice("idle_bins", idle_bins, IDLE_BINS)
     nb = bt.n_bins
     e = bt.elig_key // nb
     b = bt.elig_key % nb
@@ -349,21 +348,21 @@ def _idle_ranks(bt: BinTrace, kmax: int):
     return np.concatenate(out_k), np.concatenate(out_r)
 
 
-def vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(), *, start=None,
-         cost_model: CostModel = VFRM_COST, bt: BinTrace | None = None) -> xr.Dataset:
-    """vFRM on one trace for every flash size in ``flash_sizes`` (bytes; capacity = whole bins) in one pass.
+def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start=None) -> xr.Dataset:
+    """vFRM on one trace for every flash size in ``capacities`` (bytes; capacity = whole bins) in one pass.
 
-    Returns an ``xarray.Dataset`` over ``flash_size`` with ``hits``, ``requests``, ``hit_ratio``, the
+    The trace contract (:mod:`tieringlab.policies.contract`): a Dataset over ``capacity_bytes`` with
+    ``hits``, ``requests``, ``hit_ratio``, the
     Table 2(a) user-IO counts ``ssd_reads``/``ssd_writes`` (hits) and ``md_reads``/``md_writes``
     (misses, no admission) in 128 KB operations, ``move_ins``, ``move_outs``, ``dirty_move_outs``, the
-    Table 2(b) migration counts ``update_*`` (8 x 128 KB per bin), and ``io_cost`` (Eq. 4, seconds,
-    :data:`tieringlab.policies.iocost.VFRM_COST`). Requests of all VMs of ``ds`` (if it has ``vm``) are
+    Table 2(b) migration counts ``update_*`` (8 x 128 KB per bin), ``io_cost`` and ``update_cost``
+    (Eq. 4, seconds, ``params.cost_model``). Requests of all VMs of ``ds`` (if it has ``vm``) are
     ranked together, one global ranking (vFRM Sec. 4.4.1 step 2: "in the scope of all VMDK files").
     ``params.idle_bins`` decides whether idle bins (``T_i = 0``) fill the room left in Flash (choice 3).
+    ``start``: the time epoch 0 begins (choice 1; default: the first request's time).
     """
-    if bt is None:
-        bt = bin_trace(ds, params, start=start)
-    fs, caps = _capacities(flash_sizes, params.bin_bytes)
+    bt = binned(ds, params, start=start)
+    fs, caps = capacity_bins(capacities, params.bin_bytes)
     ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
     # idle bins are ranked only up to the largest flash of the call (choice 3); a missing rank = not placed
     keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
@@ -395,8 +394,9 @@ def vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(), *, star
     # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf).
     mx = _max_rank_since_write(bt, keys, ranks, inf)
     dirty = _count_between(mx[inside], nxt, ks)
-    return _dataset(bt, params, fs, caps, hit_r=hit_r, hit_w=hit_w, miss_r=miss_r, miss_w=miss_w, hits=hits,
-                    move_ins=move_ins, move_outs=move_outs, dirty=dirty, policy="vFRM", cost_model=cost_model)
+    return bin_result(bt, params, fs, caps, hit_r=hit_r, hit_w=hit_w, miss_r=miss_r, miss_w=miss_w, hits=hits,
+                      move_ins=move_ins, move_outs=move_outs, dirty=dirty, policy="vFRM", source=_SOURCE,
+                      attrs={"idle_bins": params.idle_bins})
 
 
 def _max_rank_since_write(bt, keys, ranks, inf):
@@ -439,212 +439,6 @@ def _lookup(keys, values, query, missing, valid=True):
     return np.where(valid & (keys[i] == query), values[i], missing)
 
 
-# ------------------------------------------------------------------------------------ global versions
-
-
-def _top(bins, score, j):
-    """The ``j`` bins of ``bins`` with the highest ``score`` (ties: smaller bin id first)."""
-    if j <= 0 or bins.size == 0:
-        return bins[:0]
-    return bins[np.lexsort((bins, -score[bins]))[:j]]
-
-
-def _bottom(bins, score, j):
-    """The ``j`` bins of ``bins`` with the lowest popularity (reverse of :func:`_top`'s order)."""
-    if j <= 0 or bins.size == 0:
-        return bins[:0]
-    return bins[np.lexsort((bins, -score[bins]))[::-1][:j]]
-
-
-def _zone_sizes(cap, n_vm, private_fraction):
-    """(private bins per VM, public bins): ``P = floor(private_fraction * cap)`` split equally, the
-    remainder of ``P / n`` goes to the public zone (a documented choice: no slot is lost)."""
-    p = int(np.floor(private_fraction * cap))
-    per_vm = p // n_vm
-    return per_vm, cap - per_vm * n_vm
-
-
-def _epoch_views(bt):
-    temp = np.zeros(bt.n_bins)
-
-    def temps(e):
-        temp[:] = 0.0
-        lo, hi = bt.elig_ptr[e], bt.elig_ptr[e + 1]
-        temp[bt.elig_key[lo:hi] % bt.n_bins] = bt.elig_temp[lo:hi]
-        return temp
-
-    def accessed(e):
-        if e < 0:
-            return bt.pair_bin[:0], bt.pair_count[:0]
-        lo, hi = bt.pair_ptr[e], bt.pair_ptr[e + 1]
-        return bt.pair_bin[lo:hi], bt.pair_count[lo:hi]
-
-    return temps, accessed
-
-
-def g1_placements(bt: BinTrace, cap: int, gparams: GvfrmParams = GvfrmParams()):
-    """G1-vFRM / GLB-vFRM (vFRM paper Alg. 1; thesis Alg. 1): the bins in Flash during each epoch.
-
-    At the start of epoch ``i``: ``popBin[v]`` = bins of VM ``v`` accessed in epoch ``i-1``; IO
-    popularity = temperature ``T_i`` (Eq. 1). ``len(prvBin[v])`` and ``len(pubBin)`` in Alg. 1 are read
-    as the zones' pre-allocated sizes (Sec. 4.5: "the equal portion of Flash that is pre-allocated"),
-    with empty slots as the least popular entries: read as the current contents, an empty private
-    zone would stay empty forever (line 20-21 with ``j = 0``). So line 14/35 evict real bins only as
-    far as the incoming bins do not fit into free slots. ``evictBin`` and ``extraBin`` are rebuilt at
-    every epoch. Returns a list of sorted bin-id arrays, one per epoch.
-    """
-    n_vm = bt.vms.size
-    p_vm, q = _zone_sizes(cap, n_vm, gparams.private_fraction)
-    temps, accessed = _epoch_views(bt)
-    prv = [np.zeros(0, np.int64) for _ in range(n_vm)]
-    pub = np.zeros(0, np.int64)
-    out = []
-    for e in range(bt.n_epochs):
-        tmp = temps(e)
-        pb, _ = accessed(e - 1)
-        pvm = bt.bin_vm[pb]
-        evict, extra = [], []
-        for v in range(n_vm):                                  # UpdatePrivateZone, lines 8-23
-            pop = pb[pvm == v]
-            pop_diff = np.setdiff1d(pop, prv[v])               # line 10
-            prv_diff = np.setdiff1d(prv[v], pop)               # line 11
-            if pop.size < p_vm:                                # line 12
-                need = max(0, prv[v].size + pop_diff.size - p_vm)
-                item_l = _bottom(prv[v], tmp, need)            # line 13-14 (free slots go first)
-                evict.append(item_l)                           # line 15
-                prv[v] = np.union1d(np.setdiff1d(prv[v], item_l), pop_diff)  # lines 16-17
-            else:
-                evict.append(prv_diff)                         # line 19
-                new = _top(pop, tmp, p_vm)                     # lines 20-21
-                extra.append(np.setdiff1d(pop, new))           # line 22
-                prv[v] = np.sort(new)
-        evict = np.concatenate(evict) if evict else np.zeros(0, np.int64)
-        extra = np.concatenate(extra) if extra else np.zeros(0, np.int64)
-        if extra.size >= q:                                    # UpdatePublicZone, lines 25-27
-            pub = np.sort(_top(extra, tmp, q))
-        elif extra.size + evict.size >= q:                     # lines 28-31
-            pub = np.union1d(extra, _top(evict, tmp, q - extra.size))
-        else:                                                  # lines 33-36
-            need = max(0, pub.size + extra.size + evict.size - q)
-            item_l = _bottom(pub, tmp, need)
-            pub = np.union1d(np.setdiff1d(pub, item_l), np.union1d(extra, evict))
-        flash = pub
-        for v in range(n_vm):                                  # lines 4-6 (set union)
-            flash = np.union1d(flash, prv[v])
-        out.append(flash)
-    return out
-
-
-def g2_placements(bt: BinTrace, cap: int, gparams: GvfrmParams = GvfrmParams()):
-    """G2-vFRM (thesis Alg. 2): the bins in Flash during each epoch.
-
-    At the start of epoch ``i``: ``binFreq`` = the aged counters after epoch ``i-1``
-    (:func:`~tieringlab.models.temperature.aged_counters` with ``gparams.aging_period``; its keys are
-    the bins with a non-zero counter), ``popBin`` = bins of all VMs accessed in epoch ``i-1``, IO
-    popularity (public zone) = temperature ``T_i`` (Eq. 1, recency-weighted). Zone sizes as in
-    :func:`g1_placements` (``len(prvBin)`` = ``P``, ``len(pubBin)`` = ``Q``, ``len(flashBin)`` = ``P + Q``).
-    Line 12 reads "evictBin = bins of prvBin which are also in itemH"; we take the bins of ``prvBin``
-    **not** in ``itemH`` (the ones leaving the private zone, which the text says the public zone takes
-    in: "as well as the data just evicted from the private zone"). In the branch ``len(binFreq) <= P``
-    the public zone is left as it is (Alg. 2 has no else). Returns a list of sorted bin arrays.
-    """
-    p, q = _zone_sizes(cap, 1, gparams.private_fraction)
-    temps, accessed = _epoch_views(bt)
-    freq = np.zeros(bt.n_bins, dtype=np.int64)
-    prv = np.zeros(0, np.int64)
-    pub = np.zeros(0, np.int64)
-    out = []
-    period = int(gparams.aging_period)
-    for e in range(bt.n_epochs):
-        tmp = temps(e)
-        pop, cnt = accessed(e - 1)
-        if e >= 1:                                  # F_{e-1} = (F_{e-2} >> 1 if aged) + M_{e-1}
-            if e - 1 > 0 and (e - 1) % period == 0:
-                freq >>= 1
-            freq[pop] += cnt
-        keys = np.flatnonzero(freq)
-        evict = np.zeros(0, np.int64)
-        if keys.size <= p:                          # UpdatePrivateZone, lines 7-8
-            prv = keys
-        else:                                       # lines 10-13
-            item_h = np.sort(_top(keys, freq, p))
-            evict = np.setdiff1d(prv, item_h)
-            prv = item_h
-        if p < keys.size <= p + q:                  # UpdatePublicZone, lines 16-17
-            pub = np.setdiff1d(keys, prv)
-        elif keys.size > p + q:                     # lines 18-29
-            pub = np.setdiff1d(pub, prv)
-            popr = np.setdiff1d(pop, prv)
-            if popr.size >= q:
-                pub = np.sort(_top(popr, tmp, q))
-            else:
-                pub = np.setdiff1d(np.union1d(pub, evict), popr)
-                pub = np.union1d(_top(pub, tmp, q - popr.size), popr)
-        out.append(np.union1d(prv, pub))
-    return out
-
-
-def replay(bt: BinTrace, placements) -> dict:
-    """Replay the trace against per-epoch Flash contents (a list of bin arrays, one per epoch): hit
-    iff all bins of the request are in Flash (Sec. 5.1); move-ins, move-outs and dirty move-outs at
-    every boundary inside the trace (choices 5 of the module docstring). Array work per epoch."""
-    if len(placements) != bt.n_epochs:
-        raise ValueError(f"placements must have one bin array per epoch ({bt.n_epochs}), got {len(placements)}")
-    in_pair = np.zeros(bt.pair_bin.size, dtype=bool)
-    resident = np.zeros(bt.n_bins, dtype=bool)
-    dirty = np.zeros(bt.n_bins, dtype=bool)
-    move_ins = move_outs = dirty_outs = 0
-    for e, flash in enumerate(placements):
-        flash = np.asarray(flash, dtype=np.int64)
-        new = np.zeros(bt.n_bins, dtype=bool)
-        new[flash] = True
-        moved_out = resident & ~new
-        move_ins += int((new & ~resident).sum())
-        move_outs += int(moved_out.sum())
-        dirty_outs += int((moved_out & dirty).sum())
-        dirty &= new
-        resident = new
-        lo, hi = bt.pair_ptr[e], bt.pair_ptr[e + 1]
-        pin = resident[bt.pair_bin[lo:hi]]
-        in_pair[lo:hi] = pin
-        dirty[bt.pair_bin[lo:hi][pin & bt.pair_wrote[lo:hi]]] = True
-    hit = np.minimum.reduceat(in_pair[bt.unit_pair].astype(np.int8), bt.req_start).astype(bool)
-    return {"hit": hit, "move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty_outs}
-
-
-def _global(policy, placer, ds, flash_sizes, params, gparams, vm, start, lam, cost_model, bt):
-    if bt is None:
-        bt = bin_trace(ds, params, vm=vm, start=start, lam=lam)
-    fs, caps = _capacities(flash_sizes, params.bin_bytes)
-    cols = {k: np.zeros(fs.size, dtype=np.int64) for k in
-            ("hits", "hit_r", "hit_w", "move_ins", "move_outs", "dirty")}
-    w, ops = bt.req_write, bt.req_ops
-    for i, cap in enumerate(caps):
-        r = replay(bt, placer(bt, int(cap), gparams))
-        cols["hits"][i] = r["hit"].sum()
-        cols["hit_r"][i] = ops[r["hit"] & ~w].sum()
-        cols["hit_w"][i] = ops[r["hit"] & w].sum()
-        cols["move_ins"][i], cols["move_outs"][i], cols["dirty"][i] = (
-            r["move_ins"], r["move_outs"], r["dirty_move_outs"])
-    ds_out = _dataset(bt, params, fs, caps, hit_r=cols["hit_r"], hit_w=cols["hit_w"],
-                      miss_r=ops[~w].sum() - cols["hit_r"], miss_w=ops[w].sum() - cols["hit_w"],
-                      hits=cols["hits"], move_ins=cols["move_ins"], move_outs=cols["move_outs"],
-                      dirty=cols["dirty"], policy=policy, cost_model=cost_model)
-    ds_out.attrs["private_fraction"] = gparams.private_fraction
-    return ds_out
-
-
-def g1_vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(),
-            gparams: GvfrmParams = GvfrmParams(), *, vm=None, start=None, lam=None,
-            cost_model: CostModel = VFRM_COST, bt: BinTrace | None = None) -> xr.Dataset:
-    """GLB-vFRM / G1-vFRM (vFRM paper Alg. 1) over a multi-VM trace (``vm`` per request, timestamps
-    aligned to one start), for every flash size; same outputs as :func:`vfrm`. See :func:`g1_placements`."""
-    return _global("G1-vFRM", g1_placements, ds, flash_sizes, params, gparams, vm, start, lam, cost_model, bt)
-
-
-def g2_vfrm(ds: xr.Dataset, flash_sizes, params: VfrmParams = VfrmParams(),
-            gparams: GvfrmParams = GvfrmParams(), *, vm=None, start=None, lam=None,
-            cost_model: CostModel = VFRM_COST, bt: BinTrace | None = None) -> xr.Dataset:
-    """G2-vFRM (thesis Alg. 2) over a multi-VM trace, for every flash size; same outputs as
-    :func:`vfrm`. See :func:`g2_placements`."""
-    return _global("G2-vFRM", g2_placements, ds, flash_sizes, params, gparams, vm, start, lam, cost_model, bt)
+_SOURCE = "vFRM paper Sec. 4.4 (thesis Sec. 4.2.2): Eq. 1-3 temperatures, 1 MB bins, 5-minute epochs"
+register(PolicySpec(name="vFRM", kind="trace", fn=vfrm, params_type=VfrmParams, source=_SOURCE,
+                    description="epoch placement of 1 MB bins by temperature, no admission on a miss"))

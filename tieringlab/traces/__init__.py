@@ -13,8 +13,9 @@ from tieringlab.traces.readers import TraceFormatError, make_dataset, read_cloud
 from tieringlab.traces.twins import PAPER_NAMES, TWINS, TwinSpec, msr_twin, twin_table
 from tieringlab.traces.source import effective_scale, load
 from tieringlab.traces.mix import member_of, mix_traces
-from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES, SUBLUN_BYTES, split_arrays, split_units
+from tieringlab.traces.split import split_arrays, split_units
+from tieringlab.units import BIN_BYTES, PAGE_BYTES, SUBLUN_BYTES
 
 __all__ = ["TraceFormatError", "read_msr", "read_cloudphysics", "make_dataset", "split_units", "split_arrays",
            "stats", "msr_twin", "mix_traces", "member_of", "load", "effective_scale", "TWINS", "TwinSpec", "PAPER_NAMES", "twin_table", "PAGE_BYTES", "BIN_BYTES",
-           "SUBLUN_BYTES", "GB"]
+           "SUBLUN_BYTES"]

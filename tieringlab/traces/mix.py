@@ -36,7 +36,7 @@ import numpy as np
 import xarray as xr
 
 from tieringlab.traces.readers import make_dataset
-from tieringlab.traces.units import SUBLUN_BYTES
+from tieringlab.units import SUBLUN_BYTES
 
 __all__ = ["mix_traces", "member_of"]
 

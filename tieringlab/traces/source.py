@@ -14,12 +14,13 @@ from typing import Any, Mapping
 from tieringlab import data, paths
 from tieringlab.traces.readers import read_cloudphysics, read_msr
 from tieringlab.traces.twins import PAPER_NAMES, TWINS, msr_twin
-from tieringlab.traces.units import GB
+from tieringlab.units import GiB
 
-__all__ = ["load", "effective_scale"]
+__all__ = ["load", "effective_scale", "section_dict"]
 
 
-def _as_dict(traces: Any) -> dict:
+def section_dict(traces: Any) -> dict:
+    """The ``traces`` params section as a plain dict (from a dict, a dataclass or None)."""
     if traces is None:
         return {}
     if dataclasses.is_dataclass(traces):
@@ -32,12 +33,12 @@ def _as_dict(traces: Any) -> dict:
 def effective_scale(name: str, traces: Any = None) -> float:
     """The twin scale used for ``name``: ``traces.scale``, capped so the working set stays under
     ``traces.max_wss_gb`` (0 = no cap) to bound memory on large twins such as usr_2 (382.7 GB)."""
-    t = _as_dict(traces)
+    t = section_dict(traces)
     scale = float(t.get("scale", 1.0))
     cap = float(t.get("max_wss_gb", 0.0) or 0.0)
     spec = TWINS[PAPER_NAMES.get(name, name)]
     if cap > 0:
-        scale = min(scale, cap * GB / spec.wss_bytes)
+        scale = min(scale, cap * GiB / spec.wss_bytes)
     return scale
 
 
@@ -50,7 +51,7 @@ def load(name: str, traces: Any = None, seed: int = 0):
     (:class:`tieringlab.data.UnverifiedError` if none is pinned, :class:`tieringlab.data.ChecksumError`
     if it differs). ``"cloudphysics"`` is always the real, pinned CloudPhysics trace.
     """
-    t = _as_dict(traces)
+    t = section_dict(traces)
     if name == "cloudphysics":
         return read_cloudphysics(data.locate("cloudphysics"), name="cloudphysics")
     key = PAPER_NAMES.get(name, name)

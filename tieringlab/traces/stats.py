@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES, _unit_keys, split_arrays, unit_span
+from tieringlab.traces.split import _unit_keys, split_arrays, unit_span
+from tieringlab.units import BIN_BYTES, PAGE_BYTES, GiB
 
 __all__ = ["volume_size", "working_set_size", "read_ratio", "reaccess_ratio", "reaccess_times",
            "lru_hit_ratio", "bins_per_epoch", "popularity_matrix", "bin_daily_counts", "arrival_counts",
@@ -28,7 +29,7 @@ __all__ = ["volume_size", "working_set_size", "read_ratio", "reaccess_ratio", "r
            "TABLE1_WINDOW_S"]
 
 #: vFRM Table 1: LRU with 1 GB cache and 4 KB lines.
-TABLE1_CACHE_BYTES = 1 * GB
+TABLE1_CACHE_BYTES = 1 * GiB
 #: vFRM Table 1: re-access within 5 minutes.
 TABLE1_WINDOW_S = 300.0
 
@@ -327,8 +328,8 @@ def table1_frame(rows) -> pd.DataFrame:
     df = pd.DataFrame(list(rows))
     out = pd.DataFrame({
         "name": df["name"],
-        "volume_size_gb": df["volume_size"] / GB,
-        "working_set_gb": df["working_set_size"] / GB,
+        "volume_size_gb": df["volume_size"] / GiB,
+        "working_set_gb": df["working_set_size"] / GiB,
         "lru_hit_ratio_pct": 100 * df["lru_hit_ratio"],
         "reaccess_ratio_pct": 100 * df["reaccess_ratio"],
         "read_ratio_pct": 100 * df["read_ratio"],

@@ -44,9 +44,9 @@ The volume of ``V`` bytes is cut into 1 MB bins (vFRM Sec. 3.2) with three roles
    while a 2-state MMPP is ON (OFF rate 0; ON rate sized so a spike sweeps ``spike_epoch_bytes`` of
    address span, i.e. that many MB of 1 MB bins, per 5-minute epoch, within the paper's
    1,800-16,000 MB; ON periods of mean ``spike_on_s``; in each day the chain is conditioned on the ON
-   time that day's pass needs, see :func:`mmpp2_on_intervals` and :func:`_scan_passes`). The scan
-   request times are the ON-state Poisson points conditioned on their count: uniform over the union of
-   ON periods, assigned in sweep order.
+   time that day's pass needs, see :func:`~tieringlab.models.mmpp.on_off_intervals` and
+   :func:`_scan_passes`). The scan request times are the ON-state Poisson points conditioned on their
+   count: uniform over the union of ON periods, assigned in sweep order.
 
 Cold (scan) requests are re-accessed once with probability ``echo_prob`` (``scan_echo_prob``) after a
 delay uniform in ``[echo_min_s, echo_max_s]`` (write-then-read-back; inside the 5-minute window).
@@ -83,9 +83,9 @@ and seed give bit-identical arrays. (numpy rather than ``jax.random`` because th
 and sampling over up to 10^7 elements on CPU, where numpy is several times faster; the seed is still
 the one explicit input.)
 
-MMPP: the 2-state MMPP of the spikes (OFF rate 0) is sampled here (:func:`mmpp2_on_intervals`,
-:func:`on_off_points`): the twins need only this special case, written before the general MMPP(2)
-model of the core-models issue was available.
+MMPP: the 2-state MMPP of the spikes (OFF rate 0) is sampled by :func:`on_off_intervals` and
+:func:`on_off_points` of :mod:`tieringlab.models.mmpp` (the one home of MMPP sampling), from the
+twin's numpy generator.
 """
 
 from __future__ import annotations
@@ -97,11 +97,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from tieringlab.models.mmpp import on_off_intervals, on_off_points
 from tieringlab.traces.readers import make_dataset
-from tieringlab.traces.units import BIN_BYTES, GB, PAGE_BYTES
+from tieringlab.units import BIN_BYTES, PAGE_BYTES, GiB
 
 __all__ = ["TwinSpec", "TWINS", "PAPER_NAMES", "msr_twin", "twin_table", "table1_targets", "fit_twin",
-           "SIZE_PAGES", "SIZE_PROBS", "mmpp2_on_intervals", "on_off_points", "PAPER_TABLE1"]
+           "SIZE_PAGES", "SIZE_PROBS", "PAPER_TABLE1"]
 
 WEEK_S = 7 * 86400.0
 PAGES_PER_BIN = BIN_BYTES // PAGE_BYTES
@@ -167,7 +168,7 @@ class TwinSpec:
 
 
 def _gb(x: float) -> int:
-    return int(round(x * GB))
+    return int(round(x * GiB))
 
 
 def _table1_spec(name: str, **kw) -> TwinSpec:
@@ -198,7 +199,7 @@ def fit_scale(name: str) -> float:
     shrinks below 2 MB (its per-object access rates need enough objects to be representative; this
     raises src2_1 to scale 1 and web_2 to 0.25)."""
     spec = _spec(name)
-    return float(min(1.0, max(min(0.1, 1.5 * GB / spec.wss_bytes), (2 << 20) / spec.hot_bytes)))
+    return float(min(1.0, max(min(0.1, 1.5 * GiB / spec.wss_bytes), (2 << 20) / spec.hot_bytes)))
 
 
 _FITTED: dict[str, tuple[float, float]] = {  # (hot_io_share, session_mean), achieved at the fit scale
@@ -261,7 +262,7 @@ def twin_table() -> pd.DataFrame:
     for spec in TWINS.values():
         d = dataclasses.asdict(spec)
         for k in ("volume_bytes", "wss_bytes", "hot_bytes", "hot_active_bytes"):
-            d[k.replace("_bytes", "_gb")] = d.pop(k) / GB
+            d[k.replace("_bytes", "_gb")] = d.pop(k) / GiB
         rows.append(d)
     return pd.DataFrame(rows)
 
@@ -271,7 +272,7 @@ def table1_targets(name: str, scale: float = 1.0) -> dict:
     spec = _spec(name)
     return {"volume_size": spec.volume_bytes * scale, "working_set_size": spec.wss_bytes * scale,
             "lru_hit_ratio": spec.lru_hit_target, "reaccess_ratio": spec.reaccess_target,
-            "cache_bytes": int(round(GB * scale))}
+            "cache_bytes": int(round(GiB * scale))}
 
 
 def _spec(name: str) -> TwinSpec:
@@ -279,58 +280,6 @@ def _spec(name: str) -> TwinSpec:
     if key not in TWINS:
         raise KeyError(f"unknown twin {name!r}; known: {', '.join(TWINS)} (or paper names {', '.join(PAPER_NAMES)})")
     return TWINS[key]
-
-
-# --- MMPP(2) on/off sampling (minimal: OFF rate 0) ---------------------------------------------------
-
-def mmpp2_on_intervals(rng: np.random.Generator, duration_s: float, mean_on_s: float, mean_off_s: float,
-                       *, start_on: bool = False, total_on: float | None = None) -> np.ndarray:
-    """ON intervals ``[[start, end], ...]`` of a 2-state continuous-time Markov chain on ``[0, duration_s)``.
-
-    Sojourn times are exponential with means ``mean_on_s`` (ON) and ``mean_off_s`` (OFF), i.e. the
-    modulating chain of an MMPP(2) with switching rates ``1/mean_on_s`` and ``1/mean_off_s``.
-    Vectorized: draw enough alternating sojourns at once and take their cumulative sum.
-
-    With ``total_on`` the chain is conditioned on its total ON time instead (the twins use this so a
-    spike's throughput is the designed one): ``K = max(1, round(total_on / mean_on_s))`` exponential ON
-    sojourns are rescaled to sum to ``total_on`` and ``K + 1`` exponential OFF gaps to fill the rest of
-    ``duration_s`` (``mean_off_s`` is then implied: ``(duration_s - total_on) / (K + 1)``).
-    """
-    if total_on is not None:
-        k = max(1, int(round(total_on / mean_on_s)))
-        on = rng.exponential(1.0, k)
-        on *= total_on / on.sum()
-        off = rng.exponential(1.0, k + 1)
-        off *= (duration_s - total_on) / off.sum()
-        starts = np.cumsum(off[:-1]) + np.concatenate(([0.0], np.cumsum(on)[:-1]))
-        return np.stack([starts, starts + on], axis=1)
-    cycle = mean_on_s + mean_off_s
-    n = int(np.ceil(duration_s / cycle * 2.0)) + 16
-    while True:
-        on = rng.exponential(mean_on_s, n)
-        off = rng.exponential(mean_off_s, n)
-        seq = np.stack([on, off], axis=1) if start_on else np.stack([off, on], axis=1)
-        edges = np.concatenate(([0.0], np.cumsum(seq.reshape(-1))))
-        if edges[-1] >= duration_s:
-            break
-        n *= 2
-    starts, ends = (edges[0:-1:2], edges[1::2]) if start_on else (edges[1:-1:2], edges[2::2])
-    ends = ends[: starts.shape[0]]
-    keep = starts < duration_s
-    return np.stack([starts[keep], np.minimum(ends[keep], duration_s)], axis=1)
-
-
-def on_off_points(rng: np.random.Generator, intervals: np.ndarray, n: int) -> np.ndarray:
-    """``n`` sorted event times of a Poisson process that runs only inside ``intervals``, given its count.
-
-    Conditioned on the count, Poisson points are uniform over the union of the intervals: draw uniform
-    positions on the concatenated ON time and map them back through its cumulative length.
-    """
-    lengths = intervals[:, 1] - intervals[:, 0]
-    cum = np.concatenate(([0.0], np.cumsum(lengths)))
-    u = np.sort(rng.uniform(0.0, cum[-1], n))
-    k = np.clip(np.searchsorted(cum, u, side="right") - 1, 0, len(lengths) - 1)
-    return intervals[k, 0] + (u - cum[k])
 
 
 # --- generation -------------------------------------------------------------------------------------
@@ -382,7 +331,7 @@ def _scan_passes(rng, spec: TwinSpec, scale: float, scan_pages: int, scan_bins: 
 
     Timing (Fig. 1(c)(d)): in each period a 2-state MMPP (OFF rate 0) whose ON time is conditioned to
     what the pass needs at ``spike_epoch_bytes`` of address span (1 MB bins) per 5-minute epoch
-    (:func:`mmpp2_on_intervals`, ON periods of mean ``spike_on_s``); the pass's IO times are the ON-state
+    (:func:`~tieringlab.models.mmpp.on_off_intervals`, ON periods of mean ``spike_on_s``); the pass's IO times are the ON-state
     Poisson points given their count (:func:`on_off_points`), assigned in sweep order.
 
     Returns ``(offset bytes, size bytes, time s, ON intervals)`` (IOs in time order within each pass).
@@ -429,7 +378,7 @@ def _scan_passes(rng, spec: TwinSpec, scale: float, scan_pages: int, scan_bins: 
     for j in range(n_pass):                                 # a handful of periods (7 for a week)
         p0, p1 = j * spec.scan_period_s, min(T, (j + 1) * spec.scan_period_s)
         total_on = min(0.5 * (p1 - p0), max(1.0, bins_per_pass[j] / bins_per_s))
-        on = mmpp2_on_intervals(rng, p1 - p0, spec.spike_on_s, 0.0, total_on=total_on) + p0
+        on = on_off_intervals(rng, p1 - p0, spec.spike_on_s, 0.0, total_on=total_on) + p0
         ons.append(on)
         times.append(on_off_points(rng, on, int(n_per_pass[j])))
     return start_b, end_b - start_b, np.concatenate(times), np.concatenate(ons)
@@ -596,7 +545,7 @@ def _measure(name: str, scale: float, seed: int, **overrides) -> tuple[float, fl
     from tieringlab.traces.stats import lru_hit_ratio, reaccess_ratio  # noqa: PLC0415
 
     ds = msr_twin(name, scale, seed, **overrides)
-    return (float(lru_hit_ratio(ds, int(round(GB * scale)))), reaccess_ratio(ds))
+    return (float(lru_hit_ratio(ds, int(round(GiB * scale)))), reaccess_ratio(ds))
 
 
 def fit_twin(name: str, *, scale: float | None = None, seed: int = 0, steps: int = 7, log=None) -> dict:

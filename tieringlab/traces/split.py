@@ -2,30 +2,37 @@
 of its units are in flash): 4 KB pages (cache lines), 1 MB bins (vFRM's migration unit, Sec. 4) and
 1 GB sub-LUNs (OTF-AST).
 
-Everything is vectorized: a cumulative sum of the steps between consecutive units (1 inside a request,
-a jump at each request's first unit), no loop over requests.
+The unit sizes live in :mod:`tieringlab.units`. Everything is vectorized: a cumulative sum of the steps
+between consecutive units (1 inside a request, a jump at each request's first unit), no loop over
+requests.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PAGE_BYTES", "BIN_BYTES", "SUBLUN_BYTES", "GB", "unit_span", "split_units", "split_arrays"]
+from tieringlab.units import BIN_BYTES, PAGE_BYTES, SUBLUN_BYTES
 
-PAGE_BYTES = 4096          # vFRM Table 1: 4 KB cache lines
-BIN_BYTES = 1 << 20        # vFRM Sec. 4: 1 MB bins
-SUBLUN_BYTES = 1 << 30     # OTF-AST: 1 GB sub-LUNs
-GB = 1 << 30               # "GB" in tables: binary gigabytes (a documented choice; the papers do not say)
+__all__ = ["PAGE_BYTES", "BIN_BYTES", "SUBLUN_BYTES", "unit_span", "split_units", "split_arrays"]
 
 
 def unit_span(offset, size, unit_bytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(first unit, number of units) touched by each request ``[offset, offset + size)``."""
+    """(first unit, number of units) touched by each request ``[offset, offset + size)``.
+
+    The one rule for every splitter (pages of the page caches, bins of vFRM, sub-LUNs): offsets must be
+    >= 0 and sizes > 0 bytes (the trace readers enforce both); anything else is a ``ValueError`` naming
+    the first offending request.
+    """
     if int(unit_bytes) <= 0:
         raise ValueError(f"unit_bytes must be a positive number of bytes, got {unit_bytes!r}")
     offset = np.asarray(offset, dtype=np.int64)
     size = np.asarray(size, dtype=np.int64)
+    if offset.size and offset.min() < 0:
+        raise ValueError(f"trace variable 'offset' must be >= 0 bytes; request {int(np.argmax(offset < 0))} is negative")
+    if size.size and size.min() <= 0:
+        raise ValueError(f"trace variable 'size' must be > 0 bytes; request {int(np.argmax(size <= 0))} is not")
     first = offset // unit_bytes
-    last = (offset + np.maximum(size, 1) - 1) // unit_bytes
+    last = (offset + size - 1) // unit_bytes
     return first, last - first + 1
 
 
