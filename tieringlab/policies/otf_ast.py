@@ -75,6 +75,7 @@ from tieringlab.models.storage import BUFFER, HDD, SSD, Testbed
 from tieringlab.policies import caching
 from tieringlab.policies.contract import CAPACITY_DIM, check_capacities, trace_result
 from tieringlab.policies.registry import PolicySpec, register
+from tieringlab.traces.split import split_arrays
 from tieringlab.units import GiB, MINUTE, PAGE_BYTES, SUBLUN_BYTES, US
 
 __all__ = ["OtfAstParams", "StaticTieringParams", "FlashCacheParams", "HddOnlyParams", "hot_matrix",
@@ -832,7 +833,6 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams = FlashCache
     n = t.size
     cacheable = (off % B == 0) & (sz % B == 0) & (sz > 0)
     ci = np.flatnonzero(cacheable)
-    from tieringlab.traces.units import split_arrays  # noqa: PLC0415  (traces sits below policies)
 
     keys, ridx = split_arrays(off[ci], sz[ci], B)
     wk = w[ci][ridx]

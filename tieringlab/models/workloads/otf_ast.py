@@ -63,6 +63,7 @@ from dataclasses import dataclass, replace
 import jax
 import numpy as np
 
+from tieringlab.models.mmpp import on_off_intervals, on_off_points
 from tieringlab.units import GiB, KiB, MiB, MINUTE
 
 __all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "arrivals", "calibration_stats", "scaled_sublun_bytes", "SIZES", "SIZE_PROBS", "fit"]
@@ -187,34 +188,6 @@ def _build() -> dict[str, OtfTwinSpec]:
 OTF_TWINS: dict[str, OtfTwinSpec] = _build()
 
 
-def _on_off_intervals(rng, duration_s, mean_on_s, mean_off_s, *, start_on=False):
-    # Until issue 11 lands here: the same code as models.mmpp.on_off_intervals (the one home of MMPP
-    # sampling), which replaces this copy on merge with identical draws.
-    cycle = mean_on_s + mean_off_s
-    n = int(np.ceil(duration_s / cycle * 2.0)) + 16
-    while True:
-        on = rng.exponential(mean_on_s, n)
-        off = rng.exponential(mean_off_s, n)
-        seq = np.stack([on, off], axis=1) if start_on else np.stack([off, on], axis=1)
-        edges = np.concatenate(([0.0], np.cumsum(seq.reshape(-1))))
-        if edges[-1] >= duration_s:
-            break
-        n *= 2
-    starts, ends = (edges[0:-1:2], edges[1::2]) if start_on else (edges[1:-1:2], edges[2::2])
-    ends = ends[: starts.shape[0]]
-    keep = starts < duration_s
-    return np.stack([starts[keep], np.minimum(ends[keep], duration_s)], axis=1)
-
-
-def _on_off_points(rng, intervals, n):
-    # Until issue 11 lands here: the same code as models.mmpp.on_off_points.
-    lengths = intervals[:, 1] - intervals[:, 0]
-    cum = np.concatenate(([0.0], np.cumsum(lengths)))
-    u = np.sort(rng.uniform(0.0, cum[-1], n))
-    k = np.clip(np.searchsorted(cum, u, side="right") - 1, 0, len(lengths) - 1)
-    return intervals[k, 0] + (u - cum[k])
-
-
 def arrivals(rng, spec: OtfTwinSpec, scale: float = 1.0):
     """IO times (s) of the 600-minute envelope: a 2-state MMPP, rate ``lo`` in quiet spells of mean
     ``burst_off_s`` and ``lo * burst_ratio`` in bursts of mean ``burst_on_s`` (mean ``mean_iops * scale``),
@@ -228,10 +201,10 @@ def arrivals(rng, spec: OtfTwinSpec, scale: float = 1.0):
     T = spec.duration_min * MINUTE
     p_on = spec.burst_on_s / (spec.burst_on_s + spec.burst_off_s)      # stationary share of burst time
     lo = spec.mean_iops * scale / (p_on * spec.burst_ratio + (1.0 - p_on))
-    on = _on_off_intervals(rng, T, spec.burst_on_s, spec.burst_off_s, start_on=bool(rng.random() < p_on))
+    on = on_off_intervals(rng, T, spec.burst_on_s, spec.burst_off_s, start_on=bool(rng.random() < p_on))
     total_on = float((on[:, 1] - on[:, 0]).sum())
     base = rng.uniform(0.0, T, rng.poisson(lo * T))
-    burst = _on_off_points(rng, on, int(rng.poisson(lo * (spec.burst_ratio - 1.0) * total_on))) if on.size else np.zeros(0)
+    burst = on_off_points(rng, on, int(rng.poisson(lo * (spec.burst_ratio - 1.0) * total_on))) if on.size else np.zeros(0)
     t = np.sort(np.concatenate([base, burst]))
     inside = (t >= spec.train_start_s) & (t < spec.replay_start_s + spec.replay_min * MINUTE)
     return t[inside | (rng.random(t.size) < spec.outside_rate_factor)]
