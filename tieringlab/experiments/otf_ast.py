@@ -91,7 +91,8 @@ _OTF = ("OTF-AST", "OTF-AST without write-back")
 class OtfAstExperimentParams:
     uses = ("traces",)
 
-    traces: tuple[str, ...] = param(TRACES, "Table 2: MSR src1_0 and src1_1", choices=TRACES)
+    replays: tuple[str, ...] = param(TRACES, "Table 2: the replayed MSR traces src1_0 and src1_1 (the shared "
+                                     "'traces' section says twin or real file)", choices=TRACES)
     policies: tuple[str, ...] = param(POLICIES, "Sec. 4.1 / Table 3-5 and Figs. 7, 9: OTF-AST, its variant without "
                                       "SSD->HDD write-back, static tiering, FlashCache passes 1 and 2, HDD only",
                                       choices=POLICIES)
@@ -134,7 +135,7 @@ class OtfAstExperimentParams:
     def __post_init__(self):
         if "OTF-AST" not in self.policies:
             raise ValueError(f"policies must include 'OTF-AST' (the system under study); got {list(self.policies)}")
-        for name in ("traces", "policies", "readings", "priors"):
+        for name in ("replays", "policies", "readings", "priors"):
             v = getattr(self, name)
             if len(set(v)) != len(v):
                 raise ValueError(f"{name} has duplicates: {list(v)}")
@@ -211,6 +212,7 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **readi
            "requests": int(r["requests"]),
            "quantile_ms": 1e3 * np.quantile(resp, QUANTILES) if resp.size else np.full(QUANTILES.size, np.nan),
            "cdf": r["response_cdf"].values,
+           "cdf_first": _cdf(resp[r["replay_time_s"].values < p.first_window_min * MINUTE], r["response_grid_s"].values),
            "read_share": 100 * float(1 - ds["is_write"].values[_replay_slice(ds)].mean())}
     L = float(r.attrs["replay_length_s"])
     n_min = int(np.ceil(L / MINUTE)) + 1
@@ -241,6 +243,10 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **readi
     return out
 
 
+def _cdf(x, grid):
+    return np.searchsorted(np.sort(x), grid, side="right") / max(x.size, 1)
+
+
 def _replay_slice(ds):
     t = ds["time"].values
     a, b = np.searchsorted(t, [ds.attrs["replay_start_s"], ds.attrs["replay_end_s"]])
@@ -252,7 +258,7 @@ _SCALARS = ("ssd_ratio", "buffer_ratio", "dirty_write_hit_ratio", "mean_ms", "fi
             "promotions_40_70_share", "copy_overrun_s")
 _UNITS = {"ssd_ratio": "%", "buffer_ratio": "%", "dirty_write_hit_ratio": "%", "mean_ms": "ms", "first_ms": "ms",
           "le_cut_ms": "ms", "hist_mean_ms": "ms", "hist_le_cut_ms": "ms", "read_share": "%",
-          "copy_overrun_s": "s", "quantile_ms": "ms", "cdf": "1", "resident": "sub-LUNs"}
+          "copy_overrun_s": "s", "quantile_ms": "ms", "cdf": "1", "cdf_first": "1", "resident": "sub-LUNs"}
 
 
 def _assemble(rows: dict, coords: dict) -> xr.Dataset:
@@ -264,6 +270,7 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
     data = {k: np.full(shape, np.nan) for k in _SCALARS}
     data["quantile_ms"] = np.full(shape + [QUANTILES.size], np.nan)
     data["cdf"] = np.full(shape + [first["cdf"].size], np.nan)
+    data["cdf_first"] = np.full(shape + [first["cdf"].size], np.nan)
     data["resident"] = np.full(shape + [n_min], np.nan)
     index = {d: {v: i for i, v in enumerate(vals)} for d, vals in coords.items()}
     for key, r in rows.items():
@@ -272,12 +279,14 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
             data[k][ix] = r[k]
         data["quantile_ms"][ix] = r["quantile_ms"]
         data["cdf"][ix] = r["cdf"]
+        data["cdf_first"][ix] = r["cdf_first"]
         data["resident"][ix][: len(r["resident"])] = r["resident"]
     from tieringlab.policies.otf_ast import _GRID  # noqa: PLC0415  (the CDF grid of the trace results)
 
     ds = xr.Dataset({k: (dims, v) for k, v in data.items() if k in _SCALARS}, coords=coords)
     ds["quantile_ms"] = (dims + ["quantile"], data["quantile_ms"])
     ds["cdf"] = (dims + ["response_grid_s"], data["cdf"])
+    ds["cdf_first"] = (dims + ["response_grid_s"], data["cdf_first"])
     ds["resident"] = (dims + ["minute"], data["resident"])
     ds = ds.assign_coords(quantile=QUANTILES, response_grid_s=_GRID, minute=np.arange(n_min))
     for k, u in _UNITS.items():
@@ -289,15 +298,15 @@ def grid(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     """The central configuration: traces x policies x seeds (Tables 4-5, Figs. 6-9)."""
     rows = {}
     reps = _seeds(seed, p.seeds)
-    bar = progress(total=len(p.traces) * len(reps) * len(p.policies), desc="OTF-AST grid", unit="run")
-    for name in p.traces:
+    bar = progress(total=len(p.replays) * len(reps) * len(p.policies), desc="OTF-AST grid", unit="run")
+    for name in p.replays:
         for r, (tseed, key) in enumerate(reps):
             ds = load_trace(p, name, tseed, traces)
             for pol in p.policies:
                 rows[(name, pol, r)] = run_one(p, ds, pol, key)
                 bar.update(1)
     bar.close()
-    out = _assemble(rows, {"trace": list(p.traces), "policy": list(p.policies), "seed": list(range(p.seeds))})
+    out = _assemble(rows, {"trace": list(p.replays), "policy": list(p.policies), "seed": list(range(p.seeds))})
     out.attrs.update(seed=int(seed), scale=float(p.scale), ssd_subluns=int(p.ssd_subluns))
     return out
 
@@ -308,8 +317,8 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
     rows = {}
     reps = _seeds(seed, p.reading_seeds)
     pols = [q for q in _OTF if q in p.policies]
-    bar = progress(total=len(p.traces) * len(reps) * len(p.readings) * len(pols), desc="readings", unit="run")
-    for name in p.traces:
+    bar = progress(total=len(p.replays) * len(reps) * len(p.readings) * len(pols), desc="readings", unit="run")
+    for name in p.replays:
         for r, (tseed, key) in enumerate(reps):
             ds = load_trace(p, name, tseed, traces)
             for rd in p.readings:
@@ -317,7 +326,7 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
                     rows[(rd, name, pol, r)] = run_one(p, ds, pol, key, **READINGS[rd])
                     bar.update(1)
     bar.close()
-    return _assemble(rows, {"reading": list(p.readings), "trace": list(p.traces), "policy": pols,
+    return _assemble(rows, {"reading": list(p.readings), "trace": list(p.replays), "policy": pols,
                             "seed": list(range(p.reading_seeds))})
 
 
@@ -325,16 +334,16 @@ def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     """Every system on twins drawn with each prior setting; dims (prior, trace, policy, seed)."""
     rows = {}
     reps = _seeds(seed, p.prior_seeds)
-    bar = progress(total=len(p.priors) * len(p.traces) * len(reps) * len(p.policies), desc="priors", unit="run")
+    bar = progress(total=len(p.priors) * len(p.replays) * len(reps) * len(p.policies), desc="priors", unit="run")
     for pr in p.priors:
-        for name in p.traces:
+        for name in p.replays:
             for r, (tseed, key) in enumerate(reps):
                 ds = load_trace(p, name, tseed, traces, **PRIORS[pr])
                 for pol in p.policies:
                     rows[(pr, name, pol, r)] = run_one(p, ds, pol, key)
                     bar.update(1)
     bar.close()
-    return _assemble(rows, {"prior": list(p.priors), "trace": list(p.traces), "policy": list(p.policies),
+    return _assemble(rows, {"prior": list(p.priors), "trace": list(p.replays), "policy": list(p.policies),
                             "seed": list(range(p.prior_seeds))})
 
 
@@ -387,9 +396,10 @@ def fig6(res: xr.Dataset) -> xr.DataArray:
     return res["resident"].sel(policy="OTF-AST").mean("seed")
 
 
-def cdfs(res: xr.Dataset) -> xr.DataArray:
-    """Figs. 7-9: the response CDFs (share of IOs <= grid value), mean over seeds."""
-    return res["cdf"].mean("seed")
+def cdfs(res: xr.Dataset, first: bool = False) -> xr.DataArray:
+    """Figs. 7-9: the response CDFs (share of IOs <= grid value), mean over seeds; ``first``: over the
+    first ``first_window_min`` minutes only (Fig. 8's "OTF-AST, first 20 minutes" curve)."""
+    return res["cdf_first" if first else "cdf"].mean("seed")
 
 
 def copy_times(p: OtfAstExperimentParams) -> dict[str, float]:
