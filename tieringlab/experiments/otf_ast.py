@@ -73,6 +73,7 @@ READINGS = {
     "2 moves at once": {"move_concurrency": 2},
     "4 moves at once": {"move_concurrency": 4},
     "copy in minutes": {"copy_unit": "minutes"},
+    "FIFO copies": {"testbed": storage.Testbed(copy_batch_bytes=512 * 1024)},
 }
 #: The twin priors of the notes' sweep (Sec. 6.6) as twin overrides. q = 0.9 is infeasible next to the
 #: fitted background share (q + b <= 1), so its high end is 0.88.
