@@ -53,7 +53,7 @@ from tieringlab.traces.source import load
 from tieringlab.units import GiB, MINUTE, MS, SUBLUN_BYTES
 
 __all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "TABLE2_MIN", "knobs", "sublun_bytes",
-           "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5", "fig6", "cdfs",
+           "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5", "fig6", "cdfs", "util_timeline",
            "copy_times", "claim_values", "verdict_flips", "prior_band"]
 
 TRACES = ("src1_0", "src1_1")
@@ -228,7 +228,6 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **readi
         share = [float(util[int(a):max(int(np.ceil(b)), int(a) + 1)].mean()) >= 0.95 for a, b in zip(ts[dem], tc[dem])]
         out["demotion_saturated_share"] = float(np.mean(share)) if share else np.nan
         pro = real & up
-        phases = np.asarray(ds.attrs.get("active_phases_s", []), float).reshape(-1, 2)
         out["promotions"] = int(pro.sum())
         out["demotions"] = int((real & ~up).sum())
         lo, hi = (40 * MINUTE, 70 * MINUTE)
@@ -237,10 +236,11 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **readi
         plan = tc[real]
         ok = np.isfinite(meas) & np.isfinite(plan) & (plan > ts[real])
         out["copy_overrun_s"] = float(np.mean(meas[ok] - plan[ok])) if ok.any() else np.nan
-        del phases
+        out["moves"] = np.stack([ts[real], np.where(np.isfinite(tc[real]), tc[real], L), up[real]], axis=1)
     else:
         out.update(demotion_saturated_share=np.nan, promotions=0, demotions=0, promotions_40_70_share=np.nan,
-                   copy_overrun_s=np.nan)
+                   copy_overrun_s=np.nan, moves=np.zeros((0, 3)))
+    out["hdd_util"] = r["hdd_util_per_s"].values[: int(np.ceil(L))]
     return out
 
 
@@ -259,7 +259,8 @@ _SCALARS = ("ssd_ratio", "buffer_ratio", "dirty_write_hit_ratio", "mean_ms", "fi
             "promotions_40_70_share", "copy_overrun_s")
 _UNITS = {"ssd_ratio": "%", "buffer_ratio": "%", "dirty_write_hit_ratio": "%", "mean_ms": "ms", "first_ms": "ms",
           "le_cut_ms": "ms", "hist_mean_ms": "ms", "hist_le_cut_ms": "ms", "read_share": "%",
-          "copy_overrun_s": "s", "quantile_ms": "ms", "cdf": "1", "cdf_first": "1", "resident": "sub-LUNs"}
+          "copy_overrun_s": "s", "quantile_ms": "ms", "cdf": "1", "cdf_first": "1", "resident": "sub-LUNs",
+          "hdd_util": "1"}
 
 
 def _assemble(rows: dict, coords: dict) -> xr.Dataset:
@@ -273,6 +274,10 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
     data["cdf"] = np.full(shape + [first["cdf"].size], np.nan)
     data["cdf_first"] = np.full(shape + [first["cdf"].size], np.nan)
     data["resident"] = np.full(shape + [n_min], np.nan)
+    n_sec = max(len(r["hdd_util"]) for r in rows.values())
+    n_mv = max(1, max(len(r["moves"]) for r in rows.values()))
+    data["hdd_util"] = np.full(shape + [n_sec], np.nan)
+    data["moves"] = np.full(shape + [n_mv, 3], np.nan)
     index = {d: {v: i for i, v in enumerate(vals)} for d, vals in coords.items()}
     for key, r in rows.items():
         ix = tuple(index[d][k] for d, k in zip(dims, key))
@@ -282,6 +287,8 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
         data["cdf"][ix] = r["cdf"]
         data["cdf_first"][ix] = r["cdf_first"]
         data["resident"][ix][: len(r["resident"])] = r["resident"]
+        data["hdd_util"][ix][: len(r["hdd_util"])] = r["hdd_util"]
+        data["moves"][ix][: len(r["moves"])] = r["moves"]
     from tieringlab.policies.otf_ast import _GRID  # noqa: PLC0415  (the CDF grid of the trace results)
 
     ds = xr.Dataset({k: (dims, v) for k, v in data.items() if k in _SCALARS}, coords=coords)
@@ -289,7 +296,10 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
     ds["cdf"] = (dims + ["response_grid_s"], data["cdf"])
     ds["cdf_first"] = (dims + ["response_grid_s"], data["cdf_first"])
     ds["resident"] = (dims + ["minute"], data["resident"])
-    ds = ds.assign_coords(quantile=QUANTILES, response_grid_s=_GRID, minute=np.arange(n_min))
+    ds["hdd_util"] = (dims + ["second"], data["hdd_util"])
+    ds["moves"] = (dims + ["move", "move_field"], data["moves"])
+    ds = ds.assign_coords(quantile=QUANTILES, response_grid_s=_GRID, minute=np.arange(n_min),
+                          second=np.arange(n_sec), move_field=["start_s", "copy_end_s", "up"])
     for k, u in _UNITS.items():
         ds[k].attrs["units"] = u
     return ds
@@ -401,6 +411,14 @@ def cdfs(res: xr.Dataset, first: bool = False) -> xr.DataArray:
     """Figs. 7-9: the response CDFs (share of IOs <= grid value), mean over seeds; ``first``: over the
     first ``first_window_min`` minutes only (Fig. 8's "OTF-AST, first 20 minutes" curve)."""
     return res["cdf_first" if first else "cdf"].mean("seed")
+
+
+def util_timeline(res: xr.Dataset, trace: str = "src1_0", seed: int = 0) -> tuple[xr.DataArray, np.ndarray]:
+    """Sec. 4.3 (L320-322, L340-348; claim C9): OTF-AST's HDD utilisation per second (mean over the disks)
+    on one replication, and its copies as rows ``(start_s, copy_end_s, up)``."""
+    r = res.sel(trace=trace, policy="OTF-AST", seed=seed)
+    mv = r["moves"].values
+    return r["hdd_util"], mv[np.isfinite(mv[:, 0])]
 
 
 def copy_times(p: OtfAstExperimentParams) -> dict[str, float]:
