@@ -39,8 +39,9 @@ How it is computed (no loop over requests)
    arrive meanwhile (estimated from per-second write counts, weighted by the overlap of each second with
    the copy); the sync lasts ``writes / sync_max_iops``.
 3. **IO level** (:mod:`tieringlab.models.storage`): every request is routed by the move log (a
-   searchsorted per request), the copies' kcopyd chunks are injected at their pace into the same
-   per-disk FIFO queues as user IO, and the queues are solved by prefix operations. The response of a
+   searchsorted per request), the copies' kcopyd chunks are injected at their pace, in CFQ-like batches
+   (``Testbed.copy_batch_bytes``), into the same per-disk FIFO queues as user IO, and the queues are
+   solved by prefix operations. The response of a
    request is driver + queueing + service. The measured end of each copy (its last chunk's departure)
    is reported beside the engine's estimate.
 
