@@ -50,7 +50,7 @@ from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.traces import msr_twin
 from tieringlab.traces.source import load
-from tieringlab.units import GiB, MINUTE, MS, SUBLUN_BYTES
+from tieringlab.units import MINUTE, MS, SUBLUN_BYTES
 
 __all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "TABLE2_MIN", "knobs", "sublun_bytes",
            "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5", "fig6", "cdfs", "util_timeline",

@@ -77,7 +77,7 @@ from tieringlab.policies import caching
 from tieringlab.policies.contract import CAPACITY_DIM, check_capacities, trace_result
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
-from tieringlab.units import GiB, MINUTE, PAGE_BYTES, SUBLUN_BYTES, US
+from tieringlab.units import MINUTE, PAGE_BYTES, SUBLUN_BYTES, US
 
 __all__ = ["OtfAstParams", "StaticTieringParams", "FlashCacheParams", "HddOnlyParams", "hot_matrix",
            "otf_ast", "static_tiering", "flashcache", "hdd_only", "HOT_RULES", "I_READINGS", "M_READINGS",

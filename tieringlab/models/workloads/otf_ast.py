@@ -56,7 +56,6 @@ time structure and every ratio stay; request sizes do not scale.
 
 from __future__ import annotations
 
-import dataclasses
 import zlib
 from dataclasses import dataclass, replace
 
