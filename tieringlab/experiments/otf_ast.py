@@ -598,10 +598,15 @@ def verdict_flips(central: xr.Dataset, alt: xr.Dataset, dim: str) -> pd.DataFram
     reg = claim_registry()
     base = claim_values(central)
     rows = []
+    # the per-run series whose length depends on the run (copies, seconds) decide no claim: dropped so
+    # the runs of different readings line up along ``policy``
+    ragged = ("move", "move_field", "second")
+    central_c = central.drop_dims([d for d in ragged if d in central.dims])
+    alt = alt.drop_dims([d for d in ragged if d in alt.dims])
     for v in alt[dim].values:
         a = alt.sel({dim: v})
         n = a.sizes["seed"]
-        c = central.isel(seed=slice(0, n))
+        c = central_c.isel(seed=slice(0, n))
         missing = [q for q in c["policy"].values if q not in a["policy"].values]
         merged = xr.concat([a, c.sel(policy=missing)], dim="policy") if missing else a
         merged = merged.sel(policy=[q for q in central["policy"].values])
