@@ -156,14 +156,15 @@ def tiny_io(seed, n=1200, rate=180.0):
     return t, size, alun
 
 
-def random_plans(seed, layout):
+def random_plans(seed, layout, low_only=False):
     rng = np.random.default_rng(seed)
+    movable = np.flatnonzero(layout.alun_class == 1) if low_only else np.arange(TINY_WP.n_aluns)
     plans = {}
     for w in range(TINY_WP.n_slots):
         k = int(rng.integers(0, 4))
         entries = []
         for _ in range(k):
-            a = int(rng.integers(0, TINY_WP.n_aluns))
+            a = int(rng.choice(movable))
             dst = int(rng.integers(0, layout.m))
             entries.append((a, dst, int(rng.integers(0, 2))))
         entries.sort(key=lambda e: e[2])                      # backward candidates first
@@ -171,13 +172,16 @@ def random_plans(seed, layout):
     return plans
 
 
+@pytest.mark.parametrize("low_only", [False, True], ids=["any_alun_moves", "only_sla_low_moves"])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize("policy", ["lmst", "smst"])
-def test_engine_equals_event_by_event_reference(policy, seed):
+def test_engine_equals_event_by_event_reference(policy, seed, low_only):
+    # only_sla_low_moves: as under LMST's controller, so the engine also commits SLA^L I/Os at arrival on
+    # disks without SLA^H data (any_alun_moves turns that off; SLA^H I/Os are committed in both)
     t, size, alun = tiny_io(seed)
     p = L.LmstParams(policy=policy, **TINY_P)
     lay = L.system_layout(p, TINY_WP)
-    plans = random_plans(100 + seed, lay)
+    plans = random_plans(100 + seed, lay, low_only=low_only)
     ds = L.run(p, t, size, workload=TINY_WP, alun=alun, fixed_plans=plans)
     want, disk, log = reference(list(t), list(size), list(alun), mu=list(lay.mu), fast=lay.fast,
                                 alun_class=list(lay.alun_class), home=list(lay.home), slot_s=TINY_WP.slot_s,

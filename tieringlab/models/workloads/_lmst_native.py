@@ -77,13 +77,15 @@ def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
 
 
 @njit(cache=False, nogil=True)
-def sample_rates(time, size, alun, t0, dt, k, out):
-    """``out[i, m]`` += bytes of ALUN i's I/Os in ``[t0 + m dt, t0 + (m + 1) dt)`` (last bin closed), then / dt."""
+def sample_rates(time, size, alun, t0, dt, k, out, counts):
+    """``out[i, m]`` += bytes of ALUN i's I/Os in ``[t0 + m dt, t0 + (m + 1) dt)`` (last bin closed), then / dt;
+    ``counts[i]`` += ALUN i's I/Os."""
     for j in range(time.shape[0]):
         m = int((time[j] - t0) / dt)
         if m > k - 1:
             m = k - 1
         out[alun[j], m] += size[j]
+        counts[alun[j]] += 1
     for i in range(out.shape[0]):
         for m in range(k):
             out[i, m] /= dt

@@ -283,6 +283,6 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     if offsets:
         off = np.floor(rng.random(N) * np.maximum(wp.alun_bytes - size, 0.0))
     k = wp.samples_per_slot
-    sample = _lmst_native.sample_rates(time, size, alun, float(t0), float(wp.sample_s), k, np.zeros((n, k)))
-    counts = np.bincount(alun, minlength=n).astype(np.int64)
+    counts = np.zeros(n, np.int64)
+    sample = _lmst_native.sample_rates(time, size, alun, float(t0), float(wp.sample_s), k, np.zeros((n, k)), counts)
     return SlotIO(int(slot), float(t0), time, size, alun, off, bursty, counts, sample)
