@@ -30,7 +30,7 @@ import numpy as np
 
 __all__ = ["T1", "T2", "B1", "B2", "PREV", "NEXT", "META", "NF", "LIST", "DIRTY", "REF", "HEAD", "TAIL", "SIZE", "I32",
            "P", "FLAG", "FULL", "WB", "Cache", "init_state", "dirty", "extra", "scan_chunk", "native", "native_loop",
-           "native_state", "unit_capacities"]
+           "native_count_loop", "native_state", "unit_capacities", "COUNT_FIELDS"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -260,6 +260,75 @@ def native_loop(make_step):
         p = 0.0
         for t in range(ids.size):
             hit_out[t], wb_out[t], p = step(ids[t], is_write[t], c, p, prev, nxt, meta, head, tail, size, nil)
+
+    return kernel
+
+
+#: What :func:`native_count_loop`'s kernel counts, in the order of its ``counts`` output.
+COUNT_FIELDS = ("read_hits", "read_misses", "write_pages", "dirty_evictions", "request_hits", "cont_read_hits",
+                "cont_read_misses", "cont_write_pages")
+
+
+@functools.cache
+def native_count_loop(make_step):
+    """The numba engine's replay of a whole block trace, counting instead of recording: a compiled loop
+    over the requests and, inside, over their pages (one call of the algorithm's per-access step each,
+    as in :func:`native_loop`), that keeps only the counts trace mode needs (:data:`COUNT_FIELDS`) and
+    one hit flag per request. No array per page access is built, so a trace of 10^8 page accesses
+    replays in the memory of its requests and of the cache's lists.
+
+    Returns ``kernel(first, n_pages, is_write, base, ids, indirect, c, prev, nxt, meta, head, tail, size,
+    req_hit_out, counts_out)``: request ``r`` accesses ``n_pages[r]`` pages in ascending order; page
+    ``j`` of it has id ``first[r] + j - base`` (``indirect`` False: pages indexed directly) or
+    ``ids[first[r] + j]`` (``indirect`` True: ``first`` points into the page-id array ``ids``). A
+    continuation (``cont_*``) is page ``j >= 1`` of a request with the same outcome as page ``j - 1``
+    (both read hits, both read misses, or a write: the same operations on the same devices).
+    """
+    nb = native()
+    step = nb.njit(inline="always")(make_step(nb))
+
+    @nb.njit(cache=False, nogil=True)
+    def kernel(first, n_pages, is_write, base, ids, indirect, c, prev, nxt, meta, head, tail, size, req_hit_out,
+               counts_out):
+        nil = prev.size - 1
+        p = 0.0
+        read_hits = read_misses = write_pages = wbs = req_hits = 0
+        cont_rh = cont_rm = cont_w = 0
+        for r in range(first.size):
+            w = is_write[r]
+            all_hit = True
+            last_hit = False
+            for j in range(n_pages[r]):
+                x = ids[first[r] + j] if indirect else first[r] + j - base
+                hit, wb, p = step(x, w, c, p, prev, nxt, meta, head, tail, size, nil)
+                if wb:
+                    wbs += 1
+                if w:
+                    write_pages += 1
+                    if j > 0:
+                        cont_w += 1
+                elif hit:
+                    read_hits += 1
+                    if j > 0 and last_hit:
+                        cont_rh += 1
+                else:
+                    read_misses += 1
+                    if j > 0 and not last_hit:
+                        cont_rm += 1
+                if not hit:
+                    all_hit = False
+                last_hit = hit
+            req_hit_out[r] = all_hit
+            if all_hit:
+                req_hits += 1
+        counts_out[0] = read_hits
+        counts_out[1] = read_misses
+        counts_out[2] = write_pages
+        counts_out[3] = wbs
+        counts_out[4] = req_hits
+        counts_out[5] = cont_rh
+        counts_out[6] = cont_rm
+        counts_out[7] = cont_w
 
     return kernel
 
