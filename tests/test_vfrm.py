@@ -359,6 +359,53 @@ def test_global_versions_match_brute_force_on_dense_structured_traces(rnd, n_vm,
         assert_matches(o2, i, ref_g2(reqs, vms, cap, frac, period))
 
 
+def test_g1_never_holds_a_bin_twice_and_refills_the_public_slot():
+    """Issue 17: a public bin that becomes private leaves the public zone, and the public update evicts
+    only as many bins as the distinct newcomers need. One VM, 3 bins: 1 private, 2 public.
+    Epoch 0: A (x3), B (x2), C (x1). Epoch 1: prv = {A} (hottest), pub = {B, C}. Epoch 1 accesses only
+    B, so at epoch 2 B becomes private and A is evicted from the private zone. Read literally, Alg. 1's
+    third branch keeps B in pubBin too and evicts C to make room for A: Flash = {A, B}, B in two slots.
+    With one zone per bin: pub = {C, A}, Flash = {A, B, C}."""
+    reqs = [(0, 0, 4096, False)] * 3 + [(1, MB, 4096, False)] * 2 + [(2, 2 * MB, 4096, False)]
+    reqs += [(EPOCH + 1, MB, 4096, False)]
+    reqs += [(2 * EPOCH + i, b * MB, 4096, False) for i, b in enumerate([0, 1, 2])]
+    bt = V.bin_trace(trace(reqs))
+    zones = G.g1_zones(bt, 3, G.GvfrmParams(private_fraction=1 / 3))
+    named = [{int(bt.bin_key[b]): int(z) for b, z in zip(*epoch)} for epoch in zones]
+    assert named[1] == {0: 0, 1: -1, 2: -1}   # A private (VM 0), B and C public
+    assert named[2] == {0: -1, 1: 0, 2: -1}   # B private, A and C public: three distinct bins
+    out = G.g1_vfrm(trace(reqs), [3 * MB], G.GvfrmParams(private_fraction=1 / 3))
+    assert int(out.hits[0]) == 1 + 3           # epoch 1: B; epoch 2: A, B and C
+    assert int(out.move_ins[0]) == 3 and int(out.move_outs[0]) == 0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(1, 3), st.integers(3, 9), st.sampled_from([0.25, 0.5, 0.75]),
+       st.sampled_from(G.PRIVATE_SPLITS), st.integers(2, 24))
+def test_flash_never_holds_a_bin_twice(rnd, n_vm, n_ep, frac, split, cap):
+    """Every epoch of G1 and G2: each bin in at most one zone, each zone within its size, Flash within its
+    capacity; and G1 (equal split), once its Flash is full, keeps it full of distinct bins."""
+    reqs, vms = structured(rnd, n_vm, n_ep)
+    bt = V.bin_trace(trace(reqs, vms))
+    gp = G.GvfrmParams(private_fraction=frac, private_split=split, aging_period=2)
+    p_vm, q = zone_sizes(cap, bt.vms.size, frac)
+    full = False
+    for bins, owner in G.g1_zones(bt, cap, gp):
+        assert np.unique(bins).size == bins.size <= cap
+        assert np.all(owner[owner >= 0] == bt.bin_vm[bins[owner >= 0]])  # a VM's private bins are its own
+        if split == "equal":
+            assert np.all(np.bincount(owner[owner >= 0], minlength=bt.vms.size) <= p_vm)
+            assert np.count_nonzero(owner < 0) <= q
+            assert bins.size == cap or not full, "G1's Flash stopped being full"
+            full = full or bins.size == cap
+    p, q = zone_sizes(cap, 1, frac)
+    for bins, owner in G.g2_zones(bt, cap, gp):
+        assert np.unique(bins).size == bins.size <= cap
+        assert np.count_nonzero(owner == 0) <= p and np.count_nonzero(owner < 0) <= q
+    for place in (G.g1_placements(bt, cap, gp), G.g2_placements(bt, cap, gp)):
+        assert all(np.unique(b).size == b.size <= cap for b in place)
+
+
 def test_replay_clears_dirty_on_move_out():
     # bin written while in Flash, moved out (dirty), moved back in, moved out again unwritten (clean)
     ds = trace([(0, 0, 4096, True), (EPOCH, 0, 4096, True), (4 * EPOCH, 0, 4096, False)])

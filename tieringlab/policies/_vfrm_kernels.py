@@ -13,7 +13,9 @@ not numpy or a ``lax.scan`` (the state is a set of bins of data-dependent size).
 State is kept per bin (``zone[b]``: 0 = on the MD, 1 = private zone, 2 = public zone), so a bin is
 in at most one zone by construction; the private zones are lists per VM, the public zone one list.
 Popularity orders (``T_i`` of Eq. 1, ties by bin id; see :mod:`tieringlab.policies.gvfrm`) are taken
-by selection (``np.partition``) where only a set is needed and by sorting where an order is.
+by selection (quickselect) where only a set is needed and by sorting where an order is; both are
+written as plain loops (heapsort, quickselect), not numpy's ``partition``/``argsort``, whose compiled
+versions took most of the compile time.
 """
 
 from __future__ import annotations
@@ -25,41 +27,117 @@ import numpy as np
 __all__ = ["keep_kernel", "g1_kernel", "g2_kernel"]
 
 
+def _before(ta, ba, tb, bb, top):
+    """Whether bin ``ba`` (temperature ``ta``) comes before bin ``bb`` in the popularity order (``top``:
+    ``T`` descending, ties by bin id ascending) or in its reverse."""
+    if top:
+        return ta > tb or (ta == tb and ba < bb)
+    return ta < tb or (ta == tb and ba > bb)
+
+
 def _select(bins, temp, j, top):
     """The ``j`` bins of ``bins`` with the highest (``top``) or lowest popularity, as a set (unordered).
 
     Popularity order: ``T`` descending, ties by bin id ascending; "lowest" is its reverse
-    (``T`` ascending, ties by bin id descending). ``j`` is clipped to ``[0, len(bins)]``.
+    (``T`` ascending, ties by bin id descending). ``j`` is clipped to ``[0, len(bins)]``. A quickselect
+    (Hoare's, median-of-three pivot) on the distinct bins: expected O(n), plain loops (fast to compile).
     """
     n = bins.size
     if j <= 0:
         return bins[:0].copy()
     if j >= n:
         return bins.copy()
-    vals = np.empty(n, np.float64)
+    a = bins.copy()
+    t = np.empty(n, np.float64)
     for i in range(n):
-        vals[i] = -temp[bins[i]] if top else temp[bins[i]]
-    t = np.partition(vals.copy(), j - 1)[j - 1]  # the j-th smallest key
-    out = np.empty(j, bins.dtype)
-    k = 0
-    n_eq = 0
-    for i in range(n):
-        if vals[i] < t:
-            out[k] = bins[i]
-            k += 1
-        elif vals[i] == t:
-            n_eq += 1
-    eq = np.empty(n_eq, bins.dtype)
-    m = 0
-    for i in range(n):
-        if vals[i] == t:
-            eq[m] = bins[i]
-            m += 1
-    eq = np.sort(eq)
-    rest = j - k
-    for i in range(rest):  # ties at the threshold: smallest ids for "top", largest for "lowest"
-        out[k + i] = eq[i] if top else eq[n_eq - 1 - i]
-    return out
+        t[i] = temp[a[i]]
+    lo = 0
+    hi = n - 1
+    k = j - 1
+    while lo < hi:
+        mid = (lo + hi) // 2  # median of three to the end as the pivot
+        if _before(t[mid], a[mid], t[lo], a[lo], top):
+            a[mid], a[lo] = a[lo], a[mid]
+            t[mid], t[lo] = t[lo], t[mid]
+        if _before(t[hi], a[hi], t[lo], a[lo], top):
+            a[hi], a[lo] = a[lo], a[hi]
+            t[hi], t[lo] = t[lo], t[hi]
+        if _before(t[mid], a[mid], t[hi], a[hi], top):
+            a[mid], a[hi] = a[hi], a[mid]
+            t[mid], t[hi] = t[hi], t[mid]
+        pt, pb = t[hi], a[hi]
+        store = lo
+        for i in range(lo, hi):
+            if _before(t[i], a[i], pt, pb, top):
+                a[i], a[store] = a[store], a[i]
+                t[i], t[store] = t[store], t[i]
+                store += 1
+        a[hi], a[store] = a[store], a[hi]
+        t[hi], t[store] = t[store], t[hi]
+        if store == k:
+            break
+        if store < k:
+            lo = store + 1
+        else:
+            hi = store - 1
+    return a[:j].copy()
+
+
+def _sort_int(a):
+    """Sort int64 array ``a`` in place (heapsort: plain loops, fast to compile)."""
+    n = a.size
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift(a, 0, end)
+
+
+def _sift(a, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and a[child + 1] > a[child]:
+            child += 1
+        if a[root] >= a[child]:
+            return
+        a[root], a[child] = a[child], a[root]
+        root = child
+
+
+def _smallest_sorted(keys, j):
+    """The ``j`` smallest of the distinct int64 ``keys``, ascending (quickselect, then heapsort)."""
+    n = keys.size
+    a = keys.copy()
+    if j < n:
+        lo = 0
+        hi = n - 1
+        k = j - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if a[mid] < a[lo]:
+                a[mid], a[lo] = a[lo], a[mid]
+            if a[hi] < a[lo]:
+                a[hi], a[lo] = a[lo], a[hi]
+            if a[mid] < a[hi]:
+                a[mid], a[hi] = a[hi], a[mid]
+            pv = a[hi]
+            store = lo
+            for i in range(lo, hi):
+                if a[i] < pv:
+                    a[i], a[store] = a[store], a[i]
+                    store += 1
+            a[hi], a[store] = a[store], a[hi]
+            if store == k:
+                break
+            if store < k:
+                lo = store + 1
+            else:
+                hi = store - 1
+        a = a[:max(j, 0)].copy()
+    _sort_int(a)
+    return a
 
 
 def _keep(n_epochs, n_bins, kmax, elig_ptr, elig_bin, pair_ptr, pair_bin):
@@ -112,7 +190,9 @@ def _keep(n_epochs, n_bins, kmax, elig_ptr, elig_bin, pair_ptr, pair_bin):
         key = np.empty(n_cand, np.int64)
         for i in range(n_cand):
             key[i] = (n_epochs - last[cand[i]]) * n_bins + cand[i]
-        cand = cand[np.argsort(key)]
+        _sort_int(key)
+        for i in range(n_cand):
+            cand[i] = key[i] % n_bins
         m = 0
         for k in range(lo, min(lo + n_pos, lo + kmax)):
             new_listed[m] = elig_bin[k]
@@ -427,11 +507,9 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
                 keys[n_keys] = ((np.int64(2147483647) - freq[x]) * big) + x
                 n_keys += 1
         kk = min(n_keys, c_max)
-        if kk > 0:
-            top = np.partition(keys[:n_keys].copy(), kk - 1)[:kk] if kk < n_keys else keys[:n_keys].copy()
-            top = np.sort(top) % big
-        else:
-            top = keys[:0].copy()
+        top = _smallest_sorted(keys[:n_keys], kk)
+        for i in range(kk):
+            top[i] = top[i] % big
         for c in range(n_caps):
             cap = caps[c]
             p = ps[c]
@@ -563,11 +641,14 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
 def _compiled():
     from numba import njit  # noqa: PLC0415  (imported on first use, as in _arraylist.native)
 
-    select = njit(cache=False)(_select)
-    g = {"_select": select, "np": np}
+    g = {"np": np}
+    for name, fn in (("_before", _before), ("_sift", _sift)):
+        g[name] = njit(cache=False, inline="always")(_rebind(fn, g))
+    for name, fn in (("_select", _select), ("_sort_int", _sort_int), ("_smallest_sorted", _smallest_sorted)):
+        g[name] = njit(cache=False)(_rebind(fn, g))
     g1 = njit(cache=False, nogil=True)(_rebind(_g1, g))
     g2 = njit(cache=False, nogil=True)(_rebind(_g2, g))
-    keep = njit(cache=False, nogil=True)(_keep)
+    keep = njit(cache=False, nogil=True)(_rebind(_keep, g))
     return g1, g2, keep
 
 
