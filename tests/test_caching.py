@@ -119,10 +119,11 @@ def test_engines_identical_trace_counts(policy):
 
 
 @pytest.mark.parametrize("policy", caching.POLICIES)
-def test_numba_counting_paths_agree(policy):
+def test_numba_counting_paths_agree(policy, monkeypatch):
     """The counting replay gives the same result with page ids taken from the page numbers (dense address
     span), with ids from the sorted distinct pages (a span of 2^40 bytes, far sparser than 16 page
-    accesses per page), and with several flash sizes on threads."""
+    accesses per page), with several flash sizes on threads, and in chunks of a few dozen page accesses
+    (the lists and ARC/CAR's p carried from chunk to chunk) as in one."""
     rng = np.random.default_rng(5)
     n = 1200
     block = rng.zipf(1.3, n) % 200  # requests stay inside 64 KB blocks (at most 3 x 4 KB + 512 B + 32 KB)
@@ -135,10 +136,15 @@ def test_numba_counting_paths_agree(policy):
     a = caching.simulate(ds, policy, flash)
     b = caching.simulate(sparse, policy, flash, caching.CachingParams(threads=2))
     c = caching.simulate(sparse, policy, flash, caching.CachingParams(engine="jax"))
+    monkeypatch.setattr(caching, "_COUNT_CHUNK", 37)
+    d = caching.simulate(ds, policy, flash)
+    e = caching.simulate(sparse, policy, flash)
     for k in ("hits", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "cont_ssd_reads", "cont_ssd_writes",
               "cont_md_reads", "request_hit"):
         np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=k)
         np.testing.assert_array_equal(b[k].values, c[k].values, err_msg=k)
+        np.testing.assert_array_equal(d[k].values, c[k].values, err_msg=k)
+        np.testing.assert_array_equal(e[k].values, c[k].values, err_msg=k)
 
 
 def test_arc_reference_agrees_with_libcachesim():

@@ -58,7 +58,8 @@ for _name, _row in PAPER_TABLE1.items():
                          if _col == "reaccess_ratio_pct" else "")))
 
 _TWIN_OBS = ("Measured on the twins, whose popularity structure is a modelling choice built to show Obs. 1-2: "
-             "the unfriendly twins' scans revisit fixed extents daily (a fresh stripe of every bin's 4 KB pages a day) and "
+             "the unfriendly twins' scans revisit fixed extents daily (a fresh stripe of every bin's 4 KB pages a "
+             "day) and "
              "their hot-set sizes follow Obs. 1's 'thousands a day' per hot bin (tieringlab.traces.twins), so a "
              "'holds' on the twins confirms the model, not the paper; with traces.source=msr it tests the paper.")
 CLAIMS += [
@@ -97,7 +98,8 @@ CLAIMS += [
           text="Spikes of the cache-unfriendly traces access 1,800-16,000 MB per 5 minutes: the larger peak of "
                "the two unfriendly Fig. 1 traces, in MB per 5 min at paper scale",
           paper_value="1800MB to 16000MB", check=between(1800.0, 16000.0), unit="MB", source=SOURCE,
-          kind="calibration", note=_CAL.replace("this cell", "spikes of 6,000 MB per epoch") + " Peak bins/epoch divided by scale."),
+          kind="calibration",
+          note=_CAL.replace("this cell", "spikes of 6,000 MB per epoch") + " Peak bins/epoch divided by scale."),
     Claim(id=FIG1_SPIKIER, paper="vFRM", where="Sec. 3.2, Fig. 1",
           text="Cache-unfriendly traces have stronger spikes than cache-friendly ones (peak over median accessed "
                "bins per 5 min is larger for each unfriendly Fig. 1 trace than for each friendly one)",

@@ -109,7 +109,8 @@ class GvfrmMultiVmParams:
                               "ages 'periodically' only against counter overflow: one day, the longest period that "
                               "keeps a 16-bit counter below 2^16 for up to 32,767 accesses a day; G2 verdicts are "
                               "conditional on it)", bounds=(1, 10000))
-    private_split: str = param("equal", "G1-vFRM's private zone among VMs: 'equal' (vFRM Sec. 4.5: 'the equal portion') "
+    private_split: str = param("equal", "G1-vFRM's private zone among VMs: 'equal' (vFRM Sec. 4.5: 'the equal "
+                               "portion') "
                                "or 'demand' (Sec. 5.3: 'dynamically adjusts the partitioning', read as shares in "
                                "proportion to each VM's bins accessed in the last epoch); the sections contradict "
                                "each other, Sec. 4.5 defines the algorithm", choices=PRIVATE_SPLITS)
@@ -373,7 +374,8 @@ def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict
                                                  f"{fg[-1]:g} GB; {note(mix)}")
                 gap = best - g1
                 out[C.g1_hit_slightly_lower(mix)] = (float(gap.mean()), "best conventional minus G1 per size "
-                                                     "(points): " + ", ".join(f"{g:g} GB {d:+.2f}" for g, d in zip(fg, gap))
+                                                     "(points): "
+                                                     + ", ".join(f"{g:g} GB {d:+.2f}" for g, d in zip(fg, gap))
                                                      + f"; {note(mix)}")
     if aging is None and pricing is not None and "G1-vFRM" in pols:  # G1 cost rows
         if "cuf4" in mixes:
@@ -411,7 +413,8 @@ def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict
                     float(d.min()), "G2 minus G1 per size (points): "
                     + ", ".join(f"{g:g} GB {x:+.2f}" for g, x in zip(fg, d)) + f"; {note(mix)}")
             if pricing is not None and "G1-vFRM" in pols:
-                ratio = (r["io_cost"].sel(mix=mix, policy="G2-vFRM") / r["io_cost"].sel(mix=mix, policy="G1-vFRM")).values
+                ratio = (r["io_cost"].sel(mix=mix, policy="G2-vFRM")
+                         / r["io_cost"].sel(mix=mix, policy="G1-vFRM")).values
                 out[C.rid(C.g2_cost_below_g1(mix), a_id, p_id)] = (
                     float(ratio.max()), "G2/G1 IO cost per size: "
                     + ", ".join(f"{g:g} GB {x:.3f}" for g, x in zip(fg, ratio)) + f"; {note(mix)}")

@@ -378,7 +378,8 @@ def _reading_values(r: xr.Dataset, idle: str, pricing: str, first_pricing: bool)
     if paper:
         rel = costs.loc[paper, "vFRM_rel_lru_pct"]
         conv = [c for c in CONVENTIONAL if f"{c}_io_cost_s" in costs.columns]
-        rel_best = 100 * costs.loc[paper, "vFRM_io_cost_s"] / costs.loc[paper, [f"{c}_io_cost_s" for c in conv]].min(axis=1)
+        cheapest = costs.loc[paper, [f"{c}_io_cost_s" for c in conv]].min(axis=1)
+        rel_best = 100 * costs.loc[paper, "vFRM_io_cost_s"] / cheapest
         n = len(paper)
         where = f"{n} {sets} trace(s) ({src}) at {fm:g} MB; {tag}"
         out[C.rid(C.COST_FRACTION_OF_LRU, idle, pricing)] = (float(rel.max()), f"largest on {rel.idxmax()}; {where}")

@@ -24,7 +24,8 @@ Entry points:
 * :func:`simulate` — trace mode for several Flash sizes in one call (the trace contract of
   :mod:`tieringlab.policies.contract`, registered as "LRU", "ARC", "CAR"): a Dataset over
   ``capacity_bytes`` with hits, the four operation counts of Eq. 4 and their cost. On the numba engine
-  it replays request by request and keeps only counts (:func:`_arraylist.native_count_loop`), with
+  it replays the trace in chunks of whole requests through the algorithm's own numba loop and keeps
+  only counts (:func:`_count`), with
   page ids taken straight from the page numbers when the trace's address span allows (no array per
   page access, no sort of the page keys): a paper-scale mix of 2 x 10^8 page accesses replays in the
   memory of its requests plus about 9 bytes per page of address span;
@@ -55,8 +56,7 @@ import xarray as xr
 
 from tieringlab.arrays import bucket, choice
 from tieringlab.policies import arc, car, lru
-from tieringlab.policies._arraylist import (NF, init_state, native_count_loop, native_loop, native_state, scan_chunk,
-                                            unit_capacities)
+from tieringlab.policies._arraylist import NF, init_state, native_state, scan_chunk, unit_capacities
 from tieringlab.policies.contract import check_capacities, trace_result
 from tieringlab.policies.iocost import CACHE_COST, IO_PRICINGS, CostModel
 from tieringlab.policies.registry import PolicySpec, register
@@ -145,7 +145,7 @@ def replay(policy: str, keys, capacities, is_write=None, engine: str = "auto") -
     hit = np.zeros((caps.size, n), bool)
     wb = np.zeros((caps.size, n), bool)
     if engine == "numba":
-        kernel = native_loop(algo.native_step)
+        kernel = algo.native_loop()
         ids = ids.astype(np.int32) if u < np.iinfo(np.int32).max else ids
         for k in progress(range(caps.size), total=caps.size, desc=f"{policy} cache (numba)", unit="size", leave=False):
             kernel(ids, is_write, int(caps[k]), *native_state(int(u)), hit[k], wb[k])
@@ -222,7 +222,8 @@ def simulate(ds: xr.Dataset, policy: str, capacities, params: CachingParams = Ca
     by ``params.io_pricing``), ``io_cost_by_pricing`` and ``request_hit`` (``capacity_bytes`` x ``request``).
 
     ``params.engine`` (same results): ``"numba"`` replays every policy, LRU included, with the compiled
-    counting loop; ``"jax"`` computes LRU from exact stack distances and ARC/CAR with the jitted scan.
+    loops in chunks, keeping counts (:func:`_count`); ``"jax"`` computes LRU from exact stack distances
+    and ARC/CAR with the jitted scan.
     """
     choice("policy", policy, POLICIES)
     engine = _engine(params.engine)
@@ -257,35 +258,56 @@ def simulate(ds: xr.Dataset, policy: str, capacities, params: CachingParams = Ca
                                "table": "vFRM paper Sec. 5.1, Table 2(a)(b)"})
 
 
-def _counts_from_hits(hit, req, w, n_wb) -> dict:
-    """The counts of :data:`tieringlab.policies._arraylist.COUNT_FIELDS` (but ``request_hits``) from the
-    per-access outcomes ``hit`` (capacity x page access) of the JAX engine."""
+#: What the trace mode counts per flash size (:func:`_tally`, :func:`_count`): Table 2(a)(b) operations
+#: by outcome, and the ``cont_*`` parts, pages ``j >= 2`` of a request with the same outcome as page ``j - 1``.
+COUNT_FIELDS = ("read_hits", "read_misses", "write_pages", "dirty_evictions", "cont_read_hits", "cont_read_misses",
+                "cont_write_pages")
+#: Page accesses per chunk of the numba engine's replay in :func:`simulate` (memory only: the chunk's ids and
+#: flags, about 7 bytes per access; whole requests, so a chunk can exceed it by one request's pages).
+_COUNT_CHUNK = 1 << 22
+
+
+def _tally(hit, w, same, n_wb) -> dict:
+    """The :data:`COUNT_FIELDS` counts from the outcomes ``hit`` (capacity x page access) of consecutive
+    whole requests: ``w`` the write flag of each access, ``same`` whether it is page ``j >= 2`` of its
+    request, ``n_wb`` the dirty write-backs per capacity. A read continues a run when it and the page
+    before it in its request both hit or both miss (the same devices, Table 2(a)); every write page
+    ``j >= 2`` does (an SSD write whatever the outcome)."""
     r = ~w
-    same = np.zeros(req.size, bool)
-    same[1:] = req[1:] == req[:-1]  # page j >= 2 of its request
+    rs = r & same
     prev_hit = np.zeros_like(hit)
     prev_hit[:, 1:] = hit[:, :-1]
     return {"read_hits": (hit & r).sum(axis=1), "read_misses": (~hit & r).sum(axis=1),
             "write_pages": np.full(hit.shape[0], int(w.sum())), "dirty_evictions": np.asarray(n_wb),
-            "cont_read_hits": (hit & prev_hit & (r & same)).sum(axis=1),
-            "cont_read_misses": (~hit & ~prev_hit & (r & same)).sum(axis=1),
+            "cont_read_hits": (hit & prev_hit & rs).sum(axis=1),
+            "cont_read_misses": (~hit & ~prev_hit & rs).sum(axis=1),
             "cont_write_pages": np.full(hit.shape[0], int((w & same).sum()))}
+
+
+def _counts_from_hits(hit, req, w, n_wb) -> dict:
+    """:func:`_tally` for the JAX engine's whole-trace outcomes, ``req`` the request of each access."""
+    same = np.zeros(req.size, bool)
+    same[1:] = req[1:] == req[:-1]
+    return _tally(hit, w, same, n_wb)
 
 
 def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams):
     """The numba engine of :func:`simulate`: ``(counts by COUNT_FIELDS name, request_hit, n_page_accesses)``.
 
-    Page ids: the page numbers less the smallest (no remapping) when the address span is at most 16 page
-    accesses per page of span (and fits int32), else dense ids from the sorted distinct pages (the page
-    array is then built). Each flash size replays from an empty cache; ``params.threads`` sizes at once.
+    The trace is replayed in chunks of whole requests (about :data:`_COUNT_CHUNK` page accesses each)
+    through the algorithm's own loop (``native_loop`` of :mod:`~tieringlab.policies.lru`, ``arc``,
+    ``car``) on one state carried from chunk to chunk (lists and ARC/CAR's ``p``: the same decisions as
+    one call), and each chunk's flags are reduced to counts at once (:func:`_tally`): no array per page
+    access of the whole trace is built. Page ids: the page numbers less the smallest when the address
+    span is at most 16 page accesses per page of span (and fits int32), else dense ids from the sorted
+    distinct pages (the page array is then built once). Each flash size replays from an empty cache;
+    ``params.threads`` sizes at once.
     """
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    from tieringlab.policies._arraylist import COUNT_FIELDS  # noqa: PLC0415
-
     _check_trace(ds)
     first, n_pages = unit_span(ds["offset"].values, ds["size"].values, params.page_bytes)
-    w = np.ascontiguousarray(ds["is_write"].values, dtype=bool)
+    w_req = np.ascontiguousarray(ds["is_write"].values, dtype=bool)
     n_acc = int(n_pages.sum())
     n_req = first.size
     if n_req == 0:
@@ -293,30 +315,51 @@ def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams)
         return {k: z for k in COUNT_FIELDS}, np.zeros((caps.size, 0), bool), 0
     base = int(first.min())
     span = int((first + n_pages).max()) - base
-    n_pages = n_pages.astype(np.int32)
+    ends = np.cumsum(n_pages, dtype=np.int64)
+    starts = ends - n_pages
     if span < np.iinfo(np.int32).max - 1 and span <= 16 * n_acc + (1 << 20):
-        n_ids, ids, indirect, firsts = span, np.zeros(0, np.int32), False, first
+        n_ids, ids_all = span, None
     else:
         keys, _ = split_arrays(ds["offset"].values, ds["size"].values, params.page_bytes)
         uniq, inv = np.unique(keys, return_inverse=True)
         del keys
-        n_ids, ids, indirect = uniq.size, inv.astype(np.int32 if uniq.size < np.iinfo(np.int32).max else np.int64), True
-        firsts = np.cumsum(n_pages, dtype=np.int64) - n_pages
+        n_ids, ids_all = uniq.size, inv.astype(np.int32)  # native_state refuses more than int32 ids
         del uniq, inv
-    kernel = native_count_loop(_ALGORITHMS[policy].native_step)
+    cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
+    bounds = np.r_[0, cuts, n_req]
+    kernel = _ALGORITHMS[policy].native_loop()
     request_hit = np.zeros((caps.size, n_req), bool)
-    counts = np.zeros((caps.size, len(COUNT_FIELDS)), np.int64)
+    counts = {k: np.zeros(caps.size, np.int64) for k in COUNT_FIELDS}
+
+    def chunk(r0, r1):
+        a0, a1 = int(starts[r0]), int(ends[r1 - 1])
+        np_ = n_pages[r0:r1]
+        local = starts[r0:r1] - a0
+        if ids_all is None:
+            ids = (np.repeat(first[r0:r1] - base - local, np_) + np.arange(a1 - a0)).astype(np.int32)
+        else:
+            ids = ids_all[a0:a1]
+        same = np.ones(a1 - a0, bool)
+        same[local] = False
+        return ids, np.repeat(w_req[r0:r1], np_), same, local
 
     def run(k):
-        kernel(firsts, n_pages, w, base, ids, indirect, int(caps[k]), *native_state(int(n_ids)), request_hit[k],
-               counts[k])
+        state = native_state(int(n_ids))
+        for r0, r1 in zip(bounds[:-1], bounds[1:]):
+            ids, w, same, local = chunk(int(r0), int(r1))
+            hit = np.empty((1, ids.size), bool)
+            wb = np.empty(ids.size, bool)
+            kernel(ids, w, int(caps[k]), *state, hit[0], wb)
+            for name, v in _tally(hit, w, same, wb[None].sum(axis=1)).items():
+                counts[name][k] += int(v[0])
+            request_hit[k, r0:r1] = np.logical_and.reduceat(hit[0], local)
 
     bar = progress(total=caps.size, desc=f"{policy} cache (numba)", unit="size", leave=False)
     with ThreadPoolExecutor(max_workers=min(int(params.threads), caps.size)) as pool:
         for _ in pool.map(run, range(caps.size)):
             bar.update(1)
     bar.close()
-    return {k: counts[:, i] for i, k in enumerate(COUNT_FIELDS)}, request_hit, n_acc
+    return counts, request_hit, n_acc
 
 
 # ------------------------------------------------------------------------------------------ registry

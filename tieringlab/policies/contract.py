@@ -130,7 +130,8 @@ def trace_result(capacities, *, policy: str, source: str, requests: int, hits, c
     for k, v in (extra or {}).items():
         ds[k] = v if isinstance(v, tuple) else over_caps(k, v)
     ds[CAPACITY_DIM].attrs["units"] = "bytes"
-    ds["hit_ratio"].attrs.update(units="1", long_name="IO hit ratio (requests all of whose units were in the fast tier)")
+    ds["hit_ratio"].attrs.update(units="1",
+                                 long_name="IO hit ratio (requests all of whose units were in the fast tier)")
     for k in counts:
         if k != "dirty_evictions" and k not in CONTINUATION_NAMES:
             size = io_bytes if k in ACCESS_NAMES else (cost_model.update_io_bytes if cost_model else io_bytes)

@@ -249,7 +249,8 @@ def binned(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=
 
 
 def capacity_bins(capacities, bin_bytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(capacities in bytes, whole bins that fit)``, both int64 (:func:`~tieringlab.policies.contract.check_capacities`)."""
+    """``(capacities in bytes, whole bins that fit)``, both int64
+    (:func:`~tieringlab.policies.contract.check_capacities`)."""
     fs = check_capacities(capacities)
     return fs, fs // int(bin_bytes)
 
