@@ -72,7 +72,10 @@ class VfrmSingleVmParams:
     uses = ("traces",)
 
     fig6_traces: tuple[str, ...] = param(FIG6_TRACES, "vFRM Fig. 6/7 (Sec. 5.2): the eight Table 1 traces, each "
-                                    "replayed alone as one VM", choices=tuple(twins.TWINS))
+                                    "replayed alone as one VM; the thesis' Fig. 20/21 use Table 9's six instead "
+                                    "(TABLE9_TRACES: web_0 and prn_0 for the four cache-unfriendly ones), selectable "
+                                    "here, and the ledger's paper rows name the set they ran on",
+                                    choices=tuple(twins.TWINS))
     include_cloudphysics: bool = param(True, "add the real CloudPhysics VM trace as an extra single-VM case "
                                        "(issue 5; not in the paper)")
     cloudphysics_max_requests: int = param(0, "use only the first N CloudPhysics requests (0 = all 113,872); "
