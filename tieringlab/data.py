@@ -174,6 +174,14 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
         check_url(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
+    def http_error_302(self, req, fp, code, msg, headers):
+        location = headers.get("location") or headers.get("uri")
+        if location:  # before urllib's own check, which would answer with an HTTPError
+            check_url(urllib.parse.urljoin(req.full_url, location))
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
 
 def _opener() -> urllib.request.OpenerDirector:
     """An opener with the HTTP and HTTPS handlers only: no file, ftp or data handler to reach."""

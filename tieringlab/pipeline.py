@@ -14,13 +14,15 @@
    what an interrupted one left in its staging folder.
 4. makes the executed notebook reproducible: papermill's and the kernel's wall-clock metadata (start
    and end times, durations) are moved out of it into ``results/logs/<stage>.json`` (not a DVC output),
-   so the same parameters and seed give the same bytes in every output.
+   and progress bars are off inside the notebook (``TIERINGLAB_PROGRESS=0`` for its kernel), so the
+   same parameters and seed give the same bytes in every output (tests/test_pipeline_atomic.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -104,19 +106,42 @@ def _install(staged: Path, target: Path) -> None:
         os.replace(staged, target)
 
 
-def normalize_executed(nb: dict, output_path: str) -> dict:
-    """Strip wall-clock metadata from an executed notebook (in place) and return it as a log entry:
-    ``{"stage_seconds": ..., "cells": [{"cell": i, "seconds": ...}, ...], "start_time": ...}``.
+@contextlib.contextmanager
+def _kernel_env(**env: str):
+    """Set environment variables for the notebook's kernel (a child process) while it runs. Progress bars are
+    off inside a stage's notebook: their rates and times would be wall-clock output in the executed notebook
+    (the stage's own bar, over cells, still shows on a terminal)."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
-    Removed: papermill's notebook and cell ``start_time``/``end_time``/``duration`` and the kernel's cell
-    ``execution`` timestamps; papermill's ``output_path`` (a staging path) becomes ``output_path``.
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def normalize_executed(nb: dict, output_path: str, replace: dict[str, str] | None = None) -> tuple[dict, dict]:
+    """An executed notebook without what differs between two runs of the same stage, and that as a log entry.
+
+    Returns ``(notebook, log)``; the log is ``{"stage_seconds", "start_time", "end_time", "cells": [{"cell",
+    "seconds"}]}``. Normalized: papermill's notebook and cell ``start_time``/``end_time``/``duration`` and the
+    kernel's cell ``execution`` timestamps (moved to the log); the random id of papermill's injected
+    parameters cell (``injected-parameters``); the random UUIDs of HTML reprs (xarray's ``section-<uuid>``
+    element ids: numbered in order of appearance, each UUID keeping its number, so the links inside a repr
+    still work); ``replace``'s strings (the staging folder -> the results folder), and papermill's
+    ``output_path``.
     """
     meta = nb.setdefault("metadata", {}).setdefault("papermill", {})
     log: dict = {"stage_seconds": meta.get("duration"), "start_time": meta.get("start_time"),
                  "end_time": meta.get("end_time"), "cells": []}
     for k in _VOLATILE_NB:
         meta.pop(k, None)
-    meta["output_path"] = output_path
     for i, cell in enumerate(nb.get("cells", [])):
         cmeta = cell.get("metadata", {})
         pm = cmeta.get("papermill", {})
@@ -125,7 +150,16 @@ def normalize_executed(nb: dict, output_path: str) -> dict:
         for k in _VOLATILE_CELL:
             pm.pop(k, None)
         cmeta.pop("execution", None)
-    return log
+        if "injected-parameters" in cmeta.get("tags", []) and "id" in cell:
+            cell["id"] = "injected-parameters"
+    text = json.dumps(nb, ensure_ascii=False)
+    for old, new in (replace or {}).items():
+        text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+    numbers: dict[str, str] = {}
+    text = _UUID.sub(lambda m: numbers.setdefault(m.group(0), f"00000000-0000-4000-8000-{len(numbers):012d}"), text)
+    nb = json.loads(text)
+    nb["metadata"]["papermill"]["output_path"] = output_path
+    return nb, log
 
 
 def run(notebook: str | Path, *, params_path: str | Path | None = None, results: str | Path = "results",
@@ -149,16 +183,17 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
     staged_nb = stage / "notebooks" / nb.name
     staged_nb.parent.mkdir(parents=True, exist_ok=True)
     try:
-        papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
-                                   progress_bar=progress_enabled(), log_output=False)
+        with _kernel_env(TIERINGLAB_PROGRESS="0"):
+            papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
+                                       progress_bar=progress_enabled(), log_output=False)
     except BaseException as exc:
         if isinstance(exc, Exception):
             exc.add_note(f"tieringlab run: results/ is unchanged; the failed run's outputs are in {stage} "
                          f"(removed by the next run of this stage)")
         raise
-    executed = nbformat.read(staged_nb, as_version=nbformat.NO_CONVERT)
-    timing = normalize_executed(executed, str(out))
-    fileio.write_text(staged_nb, nbformat.writes(executed) + "\n")
+    executed = json.loads(staged_nb.read_text(encoding="utf-8"))
+    executed, timing = normalize_executed(executed, str(out), {str(stage): str(results_root)})
+    fileio.write_text(staged_nb, nbformat.writes(nbformat.from_dict(executed)) + "\n")
     update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})
     for rel in STAGE_OUTPUTS:
         rel = rel.format(stem=nb.stem)
