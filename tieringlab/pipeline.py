@@ -175,10 +175,10 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
         raise FileNotFoundError(f"{nb}: no such notebook")
     results_root = paths.results_dir(results)
     stage = staging_dir(results_root, nb)
+    parameters = notebook_parameters(nb, params_path or root / "params.yaml", stage)  # a bad value stops here
     if stage.exists():  # what an interrupted run of this stage left
         _remove(stage)
     stage.mkdir(parents=True)
-    parameters = notebook_parameters(nb, params_path or root / "params.yaml", stage)
     out = Path(output) if output else results_root / "notebooks" / nb.name
     staged_nb = stage / "notebooks" / nb.name
     staged_nb.parent.mkdir(parents=True, exist_ok=True)
