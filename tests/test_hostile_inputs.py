@@ -315,3 +315,20 @@ def test_temporary_names_are_hidden_and_end_in_tmp(tmp_path):
         assert fileio.is_temp_name(tmp.name) and not list((tmp_path / "metrics").glob("[!.]*.json"))
         tmp.write_text("{}")
     assert np.array_equal(sorted(p.name for p in (tmp_path / "metrics").iterdir()), ["x.json"])
+
+
+def test_a_stage_run_first_removes_what_an_interrupted_run_of_it_left(tmp_path):
+    results = tmp_path / "results"
+    ours = [results / ".staging/00_quickstart/figures/00_quickstart/a.png",   # the staging folder
+            results / "figures/.00_quickstart.old-4242/a.png",               # an output set aside mid-replace
+            results / "metrics/.00_quickstart.json.tmp-abcd1234.tmp",        # fileio temporaries, new and old names
+            results / "notebooks/.00_quickstart.ipynb.tmp-x1y2z3.ipynb"]
+    theirs = [results / "metrics/.01_trace_characterization.json.tmp-zz.tmp",  # another stage's live write
+              results / "metrics/00_quickstart.json", results / "figures/00_quickstart/a.png"]
+    for p in ours + theirs:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    pipeline._remove_leftovers(results, "00_quickstart")
+    assert [p for p in ours if p.exists()] == [] and not (results / ".staging/00_quickstart").exists()
+    assert not (results / "figures/.00_quickstart.old-4242").exists()
+    assert all(p.exists() for p in theirs)

@@ -126,6 +126,20 @@ def _kernel_env(**env: str):
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+def _remove_leftovers(results_root: Path, stem: str) -> None:
+    """Delete what an interrupted run of stage ``stem`` can leave: its staging folder, an output set aside
+    while being replaced (``.<name>.old-<pid>``) and temporary files of its outputs (fileio)."""
+    stage = results_root / STAGING / stem
+    if stage.exists():
+        _remove(stage)
+    for rel in STAGE_OUTPUTS:
+        target = results_root / rel.format(stem=stem)
+        if target.parent.is_dir():
+            for old in target.parent.glob(f".{target.name}.old-*"):
+                _remove(old)
+            fileio.remove_stale_temps(target.parent, names=(target.name,))
+
+
 def normalize_executed(nb: dict, output_path: str, replace: dict[str, str] | None = None) -> tuple[dict, dict]:
     """An executed notebook without what differs between two runs of the same stage, and that as a log entry.
 
@@ -176,8 +190,7 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
     results_root = paths.results_dir(results)
     stage = staging_dir(results_root, nb)
     parameters = notebook_parameters(nb, params_path or root / "params.yaml", stage)  # a bad value stops here
-    if stage.exists():  # what an interrupted run of this stage left
-        _remove(stage)
+    _remove_leftovers(results_root, nb.stem)  # what an interrupted run of this stage left
     stage.mkdir(parents=True)
     out = Path(output) if output else results_root / "notebooks" / nb.name
     staged_nb = stage / "notebooks" / nb.name

@@ -370,7 +370,7 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
 
             if extra:
                 fail(chunk["_extra"].notna().to_numpy(), None,
-                 f"wrong number of fields: too many (expected {len(columns)}: {', '.join(columns)})")
+                     f"wrong number of fields: too many (expected {len(columns)}: {', '.join(columns)})")
             # A short line leaves trailing fields missing: check the last field first.
             last = columns[-1]
             fail(chunk[last].isna().to_numpy(), last,
