@@ -43,10 +43,14 @@ def require_cloudphysics(root: Path = REPO, *, ci: bool = CI) -> Path:
     try:
         return data.locate("cloudphysics", root=root)
     except (FileNotFoundError, data.ChecksumError) as exc:
-        reason = f"the CloudPhysics trace is needed: {exc}"
-        if ci:
-            pytest.fail(f"{reason} (CI=true: a test that needs the trace fails instead of skipping)")
-        pytest.skip(reason)
+        skip_or_fail(f"the CloudPhysics trace is needed: {exc}", ci=ci)
+
+
+def skip_or_fail(reason: str, *, ci: bool = CI) -> None:
+    """``pytest.skip(reason)``, except under ``CI=true``, where a test that cannot run FAILS with the reason."""
+    if ci:
+        pytest.fail(f"{reason} (CI=true: a test that cannot run fails instead of skipping)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

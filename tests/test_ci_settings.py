@@ -26,7 +26,8 @@ def test_the_trace_is_found_in_data_first_then_in_shared(tmp_path, cloudphysics_
     with pytest.raises(pytest.fail.Exception, match="md5 .* does not match"):
         require_cloudphysics(checkout, ci=True)
     shutil.rmtree(tmp_path / "shared")
-    with pytest.raises(pytest.fail.Exception, match="CI=true: a test that needs the trace fails instead of skipping"):
+    with pytest.raises(pytest.fail.Exception,
+                       match=r"the CloudPhysics trace is needed: .* \(CI=true: a test that cannot run fails instead of skipping"):
         require_cloudphysics(checkout, ci=True)
     with pytest.raises(pytest.skip.Exception, match="dataset 'cloudphysics' not found .* run `make data`"):
         require_cloudphysics(checkout, ci=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_or_fail
 from tieringlab import data, paths
 from tieringlab.traces import read_cloudphysics, read_msr
 
@@ -129,7 +130,7 @@ def _dvc() -> list[str] | None:
 def test_dvc_import_url_then_verify(served, tmp_path):
     dvc = _dvc()
     if dvc is None:
-        pytest.skip("dvc is not installed")
+        skip_or_fail("dvc is not installed (it is in requirements.lock: run `make venv`)")
     base, _ = served
     repo = tmp_path / "repo"
     repo.mkdir()
