@@ -96,6 +96,16 @@ class AraLoadBalancingParams:
     fig6_seconds: float = param(600.0, "length of the predictor illustration of Fig. 6 (our choice)",
                                 bounds=(10.0, None))
 
+    def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter): every K and threshold is a number of sites,
+        so it is at most ``n_sites`` (ARA's K and th_s, th_l range over 1..N, thesis Sec. 3.2)."""
+        for name in ("ks", "th_l_grid", "th_s_grid", "fig8_th_l"):
+            vals = getattr(self, name)
+            too_big = [v for v in (vals if isinstance(vals, tuple) else (vals,)) if v > self.n_sites]
+            if too_big:
+                raise ValueError(f"{name}: {too_big} exceed n_sites = {self.n_sites} (K and the thresholds count "
+                                 f"sites: each must be in [1, n_sites])")
+
 
 # ------------------------------------------------------------------------------------------ experiments
 
