@@ -326,6 +326,39 @@ class MMPP2:
         """Counts in ``n_intervals`` windows of ``dt`` seconds; see :meth:`MMPP.sample_counts`."""
         return self.to_mmpp().sample_counts(key, n_intervals, dt)
 
+    def window_transition(self, dt):
+        """Transition matrix of the phase chain over ``dt`` seconds, ``P(dt) = e^{Q dt}``; for two phases
+        ``P(dt) = 1 pi + e^{-s dt} (Id - 1 pi)`` with ``s = r12 + r21`` (rows: from phase 1, 2)."""
+        pi = self.stationary()
+        one_pi = jnp.stack([pi, pi])
+        return one_pi + jnp.exp(-self._s() * jnp.asarray(dt, jnp.float64)) * (jnp.eye(2) - one_pi)
+
+    def sample_window_phases(self, key, n_windows: int, dt: float, shape: tuple[int, ...] = ()):
+        """The phase in force at the start of each of ``n_windows`` windows of ``dt`` seconds, for
+        ``shape`` independent copies of the process: int array ``(n_windows,) + shape``, 0 = phase 1
+        (rate ``lam1``), 1 = phase 2 (rate ``lam2``).
+
+        The phase process seen on a grid of step ``dt`` is the Markov chain with transition matrix
+        :meth:`window_transition`; the first window's phase is drawn from ``pi`` (stationary start).
+        Use it to modulate a per-window rate (an MMPP observed at the window grid, the rate held over
+        each window). One ``lax.scan`` over the windows, all copies at once; same key -> same phases.
+        """
+        n = int(n_windows)
+        if n < 1 or not dt > 0:
+            raise ValueError(f"need n_windows >= 1 and dt > 0 seconds; got {n_windows!r}, {dt!r}")
+        P = self.window_transition(dt)
+        pi1 = self.stationary()[0]
+        u = jax.random.uniform(key, (n,) + tuple(shape), dtype=jnp.float64)
+        first = jnp.where(u[0] < pi1, 0, 1)
+
+        def step(ph, ui):
+            to1 = jnp.where(ph == 0, P[0, 0], P[1, 0])
+            nxt = jnp.where(ui < to1, 0, 1)
+            return nxt, nxt
+
+        _, rest = jax.lax.scan(step, first, u[1:])
+        return jnp.concatenate([first[None], rest], axis=0)
+
 
 jax.tree_util.register_dataclass(MMPP2, data_fields=["lam1", "lam2", "r12", "r21"], meta_fields=[])
 

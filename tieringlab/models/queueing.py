@@ -1,4 +1,5 @@
-"""Queueing models as array operations: FCFS (Lindley) by prefix sums, closed forms, LMST Eq. 3, 6-9.
+"""Queueing models as array operations: FCFS (Lindley) by prefix sums, closed forms (M/M/1, M/G/1,
+M/M/c), LMST Eq. 3, 6-9.
 
 FCFS single server (thesis Sec. 3.1: every computing site "runs the First-In-First-Out (FIFO)
 policy"; thesis Sec. 4.1.2.2: FIFO within each logical buffer). Job n arrives at ``a_n``
@@ -50,6 +51,9 @@ __all__ = [
     "lmst_response_time",
     "lmst_sla_constraint",
     "priority_mean_response",
+    "erlang_c",
+    "mmc_mean_wait",
+    "mmc_mean_response",
 ]
 
 
@@ -443,3 +447,70 @@ def priority_mean_response(lam, mean_s, scv_s):
     sigma = jnp.cumsum(rho)
     sigma_prev = sigma - rho
     return es + R / ((1.0 - sigma_prev) * (1.0 - sigma))
+
+
+# ----------------------------------------------------------------------------- M/M/c (Erlang C)
+
+def _c_max(c, c_max):
+    if c_max is not None:
+        if isinstance(c_max, bool) or not isinstance(c_max, (int, np.integer)) or int(c_max) < 1:
+            raise ValueError(f"c_max must be a positive Python int (static); got {c_max!r}")
+        return int(c_max)
+    if not is_concrete(c):
+        raise ValueError("c_max (the largest number of servers, a static int) is needed when c is traced")
+    return int(np.max(np.asarray(c)))
+
+
+def erlang_c(c, rho, c_max: int | None = None):
+    """Erlang's C formula: the probability ``P_W`` that an arrival waits in an M/M/c queue.
+
+    ``c`` servers (int >= 1, array), utilisation ``rho = lam E[S] / c`` in [0, 1) (array; they
+    broadcast). With the offered load ``a = c rho`` (Erlangs), Erlang B is
+    ``B(c, a) = (a^c / c!) / sum_{k=0..c} a^k / k!`` and ``C(c, a) = B / (1 - rho (1 - B))``.
+    B is evaluated in log space over ``k = 0 .. c_max`` with the terms above ``c`` masked out: one
+    vectorized ``logsumexp``, no loop, exact for every ``c <= c_max`` (``c_max`` static; taken from a
+    concrete ``c`` when not given). ``rho >= 1`` gives 1 (every arrival waits).
+    """
+    K = _c_max(c, c_max)
+    if is_concrete(c, rho):
+        c_, r_ = np.asarray(c), np.asarray(rho, float)
+        if np.any(c_ < 1) or np.any(c_ > K) or not np.all(np.equal(np.mod(c_, 1), 0)):
+            raise ValueError(f"c must be whole numbers of servers in [1, c_max={K}]; got {c!r}")
+        if np.any(~(r_ >= 0)):
+            raise ValueError(f"rho must be >= 0; got {rho!r}")
+    return _erlang_c(jnp.asarray(c, jnp.float64), jnp.asarray(rho, jnp.float64), K)
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _erlang_c(c, rho, K):
+    c, rho = jnp.broadcast_arrays(c, rho)
+    r = jnp.clip(rho, 0.0, 1.0 - 1e-15)
+    a = c * r
+    k = jnp.arange(K + 1, dtype=jnp.float64)
+    loga = jnp.log(jnp.where(a > 0, a, 1.0))[..., None]
+    terms = jnp.where(k == 0, 0.0, jnp.where(a[..., None] > 0, k * loga, -jnp.inf)) - jax.scipy.special.gammaln(k + 1)
+    terms = jnp.where(k <= c[..., None], terms, -jnp.inf)
+    log_b = jnp.sum(jnp.where(k == c[..., None], terms, 0.0), axis=-1) - jax.scipy.special.logsumexp(terms, axis=-1)
+    b = jnp.exp(log_b)
+    pw = b / (1.0 - r * (1.0 - b))
+    return jnp.where(rho >= 1.0, 1.0, pw)
+
+
+def mmc_mean_wait(lam, mean_s, c, c_max: int | None = None):
+    """M/M/c mean waiting time in queue ``W_q = C(c, a) E[S] / (c (1 - rho))`` (seconds),
+    ``rho = lam E[S] / c``; ``inf`` when ``rho >= 1``. ``c = 1`` is the M/M/1 ``rho E[S] / (1 - rho)``.
+    Rates in 1/s, ``E[S]`` in s; ``c`` int >= 1 (see :func:`erlang_c` for ``c_max``)."""
+    lam = jnp.asarray(lam, jnp.float64)
+    es = jnp.asarray(mean_s, jnp.float64)
+    cf = jnp.asarray(c, jnp.float64)
+    if is_concrete(lam, es) and (np.any(np.asarray(lam) < 0) or np.any(~(np.asarray(es) >= 0))):
+        raise ValueError(f"need lam >= 0 and mean_s >= 0; got lam={lam!r}, mean_s={mean_s!r}")
+    rho = lam * es / cf
+    pw = erlang_c(c, jnp.minimum(rho, 1.0), c_max)
+    gap = jnp.where(rho < 1, cf * (1.0 - rho), 1.0)
+    return jnp.where(rho < 1, pw * es / gap, jnp.inf)
+
+
+def mmc_mean_response(lam, mean_s, c, c_max: int | None = None):
+    """M/M/c mean response time ``W = W_q + E[S]`` (seconds); see :func:`mmc_mean_wait`."""
+    return mmc_mean_wait(lam, mean_s, c, c_max) + jnp.asarray(mean_s, jnp.float64)

@@ -48,7 +48,7 @@ import xarray as xr
 
 from tieringlab.arrays import bucket, choice
 from tieringlab.policies import arc, car, lru
-from tieringlab.policies._arraylist import NF, init_state, native_loop, native_state, scan_chunk, unit_capacities
+from tieringlab.policies._arraylist import NF, init_state, native_state, scan_chunk, unit_capacities
 from tieringlab.policies.contract import check_capacities, trace_result
 from tieringlab.policies.iocost import CACHE_COST, CostModel
 from tieringlab.policies.registry import PolicySpec, register
@@ -127,7 +127,7 @@ def replay(policy: str, keys, capacities, is_write=None, engine: str = "auto") -
     hit = np.zeros((caps.size, n), bool)
     wb = np.zeros((caps.size, n), bool)
     if engine == "numba":
-        kernel = native_loop(algo.native_step)
+        kernel = algo.native_loop()
         ids = ids.astype(np.int32) if u < np.iinfo(np.int32).max else ids
         for k in progress(range(caps.size), total=caps.size, desc=f"{policy} cache (numba)", unit="size", leave=False):
             kernel(ids, is_write, int(caps[k]), *native_state(int(u)), hit[k], wb[k])

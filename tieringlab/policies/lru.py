@@ -3,7 +3,7 @@
 A hit moves the page to the MRU end; a miss admits it there, evicting the LRU page when the cache
 holds ``c`` pages; a write marks the page dirty, and evicting a dirty page writes it back (vFRM
 Table 2(b)). Two engines on the shared lists of :mod:`tieringlab.policies._arraylist`
-(:func:`jax_step`, :func:`native_step`), and the scan-free :func:`lru_counts` from exact stack
+(:func:`jax_step`, :func:`native_loop`), and the scan-free :func:`lru_counts` from exact stack
 distances (LRU is a stack algorithm, Mattson et al. 1970). Trace mode and the registry entry "LRU"
 are in :mod:`tieringlab.policies.caching`.
 """
@@ -14,9 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from tieringlab.models.stackdist import stack_distances
-from tieringlab.policies._arraylist import DIRTY, LIST, META, T1, dirty, unit_capacities
+from tieringlab.policies._arraylist import DIRTY, LIST, META, T1, dirty, native_kernel, unit_capacities
 
-__all__ = ["jax_step", "native_step", "lru_counts"]
+__all__ = ["jax_step", "native_loop", "lru_counts"]
 
 
 def jax_step(S, x, w, c):
@@ -38,26 +38,29 @@ def jax_step(S, x, w, c):
     return S
 
 
-def native_step(nb):
-    """LRU's per-access step for the numba engine (protocol: :func:`tieringlab.policies._arraylist.native_loop`)."""
-    remove, admit = nb.remove, nb.admit
+@native_kernel
+def native_loop(remove, push, admit):  # noqa: ARG001  (LRU needs no push)
+    """LRU, one list T1 (the same decisions as :func:`jax_step`)."""
 
-    def step(x, w, c, p, prev, nxt, meta, head, tail, size, nil):
-        """LRU, one list T1 (the same decisions as :func:`jax_step`)."""
-        mx = meta[x]
-        hit = (mx & LIST) == T1
-        wb = False
-        if hit:
-            remove(x, T1, prev, nxt, head, tail, size, nil)
-        elif size[T1] >= c:
-            v = tail[T1]
-            wb = (meta[v] & DIRTY) != 0
-            remove(v, T1, prev, nxt, head, tail, size, nil)
-            meta[v] = 0
-        admit(x, T1, mx, DIRTY if w else 0, prev, nxt, meta, head, tail, size, nil)
-        return hit, wb, p
+    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, hit_out, wb_out):
+        nil = prev.size - 1
+        for t in range(ids.size):
+            x = ids[t]
+            mx = meta[x]
+            hit = (mx & LIST) == T1
+            wb = False
+            if hit:
+                remove(x, T1, prev, nxt, head, tail, size, nil)
+            elif size[T1] >= c:
+                v = tail[T1]
+                wb = (meta[v] & DIRTY) != 0
+                remove(v, T1, prev, nxt, head, tail, size, nil)
+                meta[v] = 0
+            admit(x, T1, mx, DIRTY if is_write[t] else 0, prev, nxt, meta, head, tail, size, nil)
+            hit_out[t] = hit
+            wb_out[t] = wb
 
-    return step
+    return kernel
 
 
 def lru_counts(keys, capacities, is_write=None) -> tuple[np.ndarray, np.ndarray]:

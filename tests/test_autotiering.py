@@ -1,0 +1,319 @@
+"""AutoTiering (Alg. 1-2, Eq. 6-7), IDT and EDT against plain Python references of the paper's loops,
+hypothesis properties of the matching, and the closed loop's invariants."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tieringlab.models import allflash as af
+from tieringlab.models.devices import autotiering_tier_table
+from tieringlab.models.workloads import autotiering as wl
+from tieringlab.policies import autotiering as at
+from tieringlab.policies import registry
+from tieringlab.units import GB, MB
+
+TIERS = af.tier_arrays(autotiering_tier_table(), (2, 2, 2))
+
+
+# ----------------------------------------------------------------------------- plain references
+
+def scores_reference(m, b, conf, L, cal_tier, cur_tier, io, size, read_bps, used, hist, caps, spc, wet, sla, aging,
+                     wet_mig, floor, mig_epoch, history="A"):
+    """Alg. 1 lines 22-35 and Alg. 2 lines 1-18 written as the paper's loops (all tiers x all VMs)."""
+    T, V = len(L), len(m)
+    maxP, maxB, maxS = caps.P, caps.B, caps.S
+    remR = [caps.B_rw[t][0] - used[t][0] for t in range(T)]
+    remW = [caps.B_rw[t][1] - used[t][1] for t in range(T)]
+    score = np.zeros((T, V))
+    hist_next = np.zeros((T, V))
+    for t in range(T):
+        for v in range(V):
+            lat = m[v] * (L[t] - L[cal_tier[v]]) + b[v]                      # estimateAvgLat
+            iops = 1.0 / lat if lat > 0 else 0.0                              # 10^6 / Lat (seconds here)
+            P, B, S = iops, iops * io[v], size[v]
+            if t == cur_tier[v]:
+                cost = 0.0
+            else:
+                spd = max(min(remR[cur_tier[v]] + read_bps[v], remW[t]), floor)
+                cost = size[v] / spd / mig_epoch
+            if maxP[t] < P or maxB[t] < B or maxS[t] < S:
+                score[t, v] = -1
+                hist_next[t, v] = 0.0 if history == "A" else aging * hist[t, v]
+                continue
+            ratio = (P / maxP[t], B / maxB[t], S / maxS[t])
+            omega = sum(spc[t][k] * wet[t][k] * ratio[k] for k in range(3)) * sla * conf[v] / sum(wet[t])
+            if history == "A":
+                score[t, v] = aging * hist[t, v] + omega - wet_mig * cost
+                hist_next[t, v] = score[t, v]
+            else:
+                hist_next[t, v] = aging * hist[t, v] + omega
+                score[t, v] = hist_next[t, v] - wet_mig * cost
+    return score, hist_next
+
+
+def greedy_reference(score, eligible, usage, caps, pinned):
+    """triggerMigration (Alg. 2 lines 19-25) literally, with pinned VMDKs counted first."""
+    T, V = score.shape
+    K = usage.shape[2]
+    dest = [int(p) for p in pinned]
+    load = [[0.0] * K for _ in range(T)]
+    for v in range(V):
+        if pinned[v] >= 0:
+            for k in range(K):
+                load[pinned[v]][k] += usage[pinned[v], v, k]
+    for t in range(T):
+        order = sorted(range(V), key=lambda v: (-score[t, v], v))
+        for v in order:
+            if dest[v] >= 0 or not eligible[t, v]:
+                continue
+            if all(load[t][k] + usage[t, v, k] <= caps[t, k] for k in range(K)):
+                for k in range(K):
+                    load[t][k] += usage[t, v, k]
+                dest[v] = t
+    return dest, load
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def _random_inputs(rng, V, heavy=False):
+    T = 3
+    caps = af.capacity_caps(TIERS, 0.9, 0.9)
+    return dict(
+        m=rng.uniform(-0.5, 3.0, V), b=rng.uniform(50e-6, 3e-3, V) * (0.01 if heavy else 1),
+        conf=rng.uniform(0.05, 1.0, V), L=rng.uniform(100e-6, 3e-3, T), cal_tier=rng.integers(0, T, V),
+        cur_tier=rng.integers(0, T, V), io=rng.choice([4096.0, 8192.0, 65536.0], V),
+        size=rng.uniform(10, 900, V) * GB, read_bps=rng.uniform(0, 400, V) * MB,
+        used=rng.uniform(0, 2500, (T, 2)) * MB, hist=rng.uniform(-0.2, 1.0, (T, V)), caps=caps)
+
+
+@pytest.mark.parametrize("history", ["A", "B"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scores_equal_the_paper_loops(history, seed):
+    rng = np.random.default_rng(seed)
+    d = _random_inputs(rng, 40, heavy=seed == 2)
+    spc = np.array([[1, 1, 0], [1, 1, 1], [0, 0, 1]], float)
+    wet = np.array([[1, 2, 1], [1, 1, 1], [0.5, 1, 3]], float)
+    ref_score, ref_hist = scores_reference(d["m"], d["b"], d["conf"], d["L"], d["cal_tier"], d["cur_tier"], d["io"],
+                                           d["size"], d["read_bps"], d["used"], d["hist"], d["caps"], spc, wet, 1.0,
+                                           0.5, 0.1, 1 * MB, 900.0, history)
+    sc = at.autotiering_scores(
+        jnp.asarray(d["m"]), jnp.asarray(d["b"]), jnp.asarray(d["conf"]), jnp.asarray(d["L"]),
+        jnp.asarray(d["cal_tier"]), jnp.asarray(d["cur_tier"]), jnp.asarray(d["io"]), jnp.asarray(d["size"]),
+        jnp.asarray(d["read_bps"]), jnp.asarray(d["used"]), jnp.asarray(d["hist"]), caps=d["caps"], spc=spc, wet=wet,
+        sla=1.0, aging_factor=0.5, wet_mig=0.1, mig_speed_floor=1 * MB, migration_epoch_s=900.0, history=history)
+    np.testing.assert_allclose(sc.score, ref_score, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sc.hist, ref_hist, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(np.asarray(sc.eligible), ref_score != -1)
+    if seed == 2:   # tiny latencies: the predicted IOPS exceed maxP on some tiers (score -1, ratios 0)
+        assert (~np.asarray(sc.eligible)).any()
+        assert np.all(np.asarray(sc.ratio)[~np.asarray(sc.eligible)] == 0)
+
+
+def test_fig2_example_orders_vms_by_sensitivity():
+    """Fig. 2: t1 is 2,000 µs faster than t2, t2 2,000 µs faster than t3; v1 (steep) on t1, v3 (flat) on
+    t3. Only P (throughput) matters here: v1 gains most from the fast tier and ranks first on it."""
+    L = jnp.array([1000e-6, 3000e-6, 5000e-6])
+    m = jnp.array([1.5, 0.8, 0.1])
+    b = jnp.array([1000e-6, 3000e-6, 5000e-6])
+    tier = jnp.array([0, 1, 2])
+    caps = af.capacity_caps(TIERS, 0.9, 0.9)
+    sc = at.autotiering_scores(m, b, jnp.ones(3), L, tier, tier, jnp.full(3, 4096.0), jnp.full(3, 1 * GB),
+                               jnp.zeros(3), jnp.zeros((3, 2)), jnp.zeros((3, 3)), caps=caps,
+                               spc=[[1, 0, 0]] * 3, wet=[[1, 1, 1]] * 3, sla=1.0, aging_factor=0.0, wet_mig=0.0,
+                               mig_speed_floor=1 * MB, migration_epoch_s=900.0)
+    lat = np.asarray(sc.lat) * 1e6
+    np.testing.assert_allclose(lat[:, 0], [1000, 4000, 7000])        # v1 on t1, t2, t3
+    np.testing.assert_allclose(lat[:, 2], [4600, 4800, 5000])        # v3 barely changes
+    gain = np.asarray(sc.omega)[0] / np.asarray(sc.omega)[2]         # speed-up of moving to t1
+    assert gain[0] > gain[1] > gain[2]
+
+
+def test_migration_cost_is_zero_on_the_own_tier_and_uses_the_bottleneck():
+    caps = af.capacity_caps(TIERS, 0.9, 0.9)
+    used = jnp.array([[500 * MB, 100 * MB], [0.0, 1000 * MB], [0.0, 0.0]])
+    sc = at.autotiering_scores(jnp.ones(1), jnp.full(1, 1e-3), jnp.ones(1), jnp.full(3, 1e-3), jnp.array([0]),
+                               jnp.array([0]), jnp.full(1, 4096.0), jnp.full(1, 100 * GB), jnp.full(1, 200 * MB), used,
+                               jnp.zeros((3, 1)), caps=caps, spc=[[1, 1, 1]] * 3, wet=[[1, 1, 1]] * 3, sla=1.0,
+                               aging_factor=0.5, wet_mig=0.1, mig_speed_floor=1 * MB, migration_epoch_s=900.0)
+    cost = np.asarray(sc.mig_cost)[:, 0] * 900.0
+    rem_read_src = 0.9 * 2 * 1000 * MB - 500 * MB + 200 * MB
+    assert cost[0] == 0.0
+    assert cost[1] == pytest.approx(100 * GB / min(rem_read_src, 0.9 * 2 * 930 * MB - 1000 * MB))
+    assert cost[2] == pytest.approx(100 * GB / min(rem_read_src, 0.9 * 2 * 480 * MB))
+
+
+# ----------------------------------------------------------------------------- matching
+
+
+@st.composite
+def matching_case(draw):
+    V = draw(st.integers(1, 12))
+    K = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    score = rng.choice([0.1, 0.2, 0.5, 0.7, 1.0, 2.0], (3, V))      # ties happen
+    eligible = rng.random((3, V)) < 0.85
+    usage = rng.integers(1, 6, (3, V, K)).astype(float)
+    caps = rng.integers(2, 20, (3, K)).astype(float)
+    pinned = np.where(rng.random(V) < 0.2, rng.integers(0, 3, V), -1)
+    return score, eligible, usage, caps, pinned
+
+
+def _pad(score, eligible, usage, caps, pinned, n=12):
+    """Pad the VMDK axis to one shape (ineligible, zero-usage, free VMDKs change nothing)."""
+    p = n - score.shape[1]
+    return (np.pad(score, ((0, 0), (0, p))), np.pad(eligible, ((0, 0), (0, p))),
+            np.pad(usage, ((0, 0), (0, p), (0, 0))), caps, np.pad(pinned, (0, p), constant_values=-1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(matching_case())
+def test_greedy_equals_reference_and_respects_caps(case):
+    score, eligible, usage, caps, pinned = case
+    V = score.shape[1]
+    dest, load = at.tier_major_greedy(*_pad(score, eligible, usage, caps, pinned))
+    dest = np.asarray(dest)[:V]
+    ref_dest, ref_load = greedy_reference(score, eligible, usage, caps, pinned)
+    assert list(dest) == ref_dest
+    np.testing.assert_allclose(load, ref_load)
+    for t in range(3):
+        mine = dest == t
+        free = mine & (pinned < 0)
+        # caps hold for everything placed on t, unless the VMDKs pinned there already exceed them
+        if np.all(usage[t, pinned == t].sum(axis=0) <= caps[t]):
+            assert np.all(usage[t, mine].sum(axis=0) <= caps[t] + 1e-12)
+        else:
+            assert not free.any()
+        assert np.all(eligible[t, free])
+    # a VMDK left out had, on every tier it was eligible for, no room even at the end
+    for v in np.flatnonzero(dest < 0):
+        for t in range(3):
+            if eligible[t, v]:
+                assert np.any(np.asarray(ref_load[t]) + usage[t, v] > caps[t])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_final_placement_one_tier_each_and_storage_caps_hold(seed, V):
+    rng = np.random.default_rng(seed)
+    size = rng.integers(1, 10, V).astype(float)
+    cap_s = np.full(3, max(size.sum() / 2, size.max()) + 2 * size.max())   # room for first fit to succeed
+    assert size.sum() <= cap_s.sum() - 3 * size.max()
+    score = rng.random((3, V))
+    eligible = rng.random((3, V)) < 0.5
+    usage = size[None, :, None] * np.ones((3, 1, 1))
+    dest, _ = at.tier_major_greedy(*_pad(score, eligible, usage, cap_s[:, None], np.full(V, -1)))
+    current = rng.integers(0, 3, V)
+    final = np.asarray(at.place_leftovers(jnp.asarray(np.asarray(dest)[:V]), jnp.asarray(current), jnp.asarray(size),
+                                          jnp.asarray(cap_s)))
+    assert final.shape == (V,) and np.all((final >= 0) & (final < 3))
+    for t in range(3):
+        assert size[final == t].sum() <= cap_s[t]
+
+
+def test_idt_and_edt_inputs_by_hand():
+    caps = af.capacity_caps(TIERS, 0.9, 0.9)
+    iops = jnp.array([[1000.0, 0.0], [0.0, 5000.0], [300.0, 300.0]])
+    size = jnp.array([100 * GB, 10 * GB, 1 * GB])
+    s_idt, _, u_idt, c_idt = at.greedy_baseline_decide(False, False, caps, iops, size)
+    np.testing.assert_allclose(s_idt[0], [1000, 5000, 600])
+    assert np.isinf(np.asarray(c_idt)[:, 0]).all()
+    s_edt, _, u_edt, c_edt = at.greedy_baseline_decide(True, True, caps, iops, size)
+    np.testing.assert_allclose(s_edt[2], [1000 / (100 * GB), 5000 / (10 * GB), 600 / GB])
+    # mixed budget on T1: 5000 writes / (0.9 * 2 * 19K)
+    assert float(u_edt[0, 1, 0]) == pytest.approx(5000 / (0.9 * 2 * 19e3))
+    assert float(u_edt[2, 2, 0]) == pytest.approx(300 / (0.9 * 2 * 99e3) + 300 / (0.9 * 2 * 18e3))
+    np.testing.assert_allclose(np.asarray(c_edt)[:, 0], 1.0)
+    np.testing.assert_allclose(np.asarray(c_edt)[:, 1], caps.S)
+
+
+# ----------------------------------------------------------------------------- params and registry
+
+
+def test_registry_names_and_fixed_fields():
+    assert registry.names("controller") == ["AutoTiering", "EDT", "IDT"]
+    assert registry.get("AutoTiering").kind == "controller" and registry.get("AutoTiering").random
+    assert registry.get("at").name == "AutoTiering"
+    assert registry.make_params("IDT", {"rank": "density", "gamma": 0.8}) == at.GreedyTieringParams(
+        rank="iops", iops_budget=False, gamma=0.8)
+    assert registry.make_params("EDT", {"rank": "iops"}).rank == "iops"
+    assert registry.make_params("EDT").rank == "density"
+
+
+def test_bad_params_name_the_field():
+    with pytest.raises(ValueError, match="migration_epoch_s must be a whole multiple"):
+        at.AutoTieringParams(migration_epoch_s=450.0)
+    with pytest.raises(ValueError, match="aging_factor"):
+        at.AutoTieringParams(aging_factor=1.0)
+    with pytest.raises(ValueError, match="levels_s"):
+        at.AutoTieringParams(levels_s=(0.0,))
+    with pytest.raises(ValueError, match="spc"):
+        at.AutoTieringParams(spc=((1, 1),))
+    with pytest.raises(ValueError, match="history"):
+        at.AutoTieringParams(history="C")
+    with pytest.raises(ValueError, match="cadence"):
+        at.GreedyTieringParams(cadence="daily")
+
+
+# ----------------------------------------------------------------------------- the closed loop
+
+
+@pytest.fixture(scope="module")
+def small_scenario():
+    kw = dict(tier_table=autotiering_tier_table(), n_disks=(2, 2, 2), n_epochs=9)
+    return xr.concat([wl.scenario(jax.random.key(s), **kw) for s in (11, 12)], dim="seed").assign_coords(seed=[0, 1])
+
+
+@pytest.fixture(scope="module")
+def runs(small_scenario):
+    return {name: registry.run(name, small_scenario, key=jax.random.key(5)) for name in ("AutoTiering", "IDT", "EDT")}
+
+
+def test_closed_loop_shapes_cadence_and_physical_capacity(runs, small_scenario):
+    size = small_scenario["size_bytes"]
+    raw = (small_scenario["n_disks"] * small_scenario["disk_size_bytes"]).isel(seed=0).values
+    for name, r in runs.items():
+        assert r.attrs["policy"] == name
+        assert r.sizes["epoch"] == 9 and r.sizes["tier"] == 3 and r.sizes["direction"] == 2
+        # decisions at the end of monitor epochs 2, 5, 8 (migration epoch = 3 monitor epochs)
+        np.testing.assert_array_equal(r["decided"].isel(seed=0).values, [e % 3 == 2 for e in range(9)])
+        started = r["started"].values
+        assert not started[:, [e for e in range(9) if e % 3 != 2]].any()
+        # a VMDK is served by exactly one tier per epoch, and no tier ever holds more than its disks
+        tier_of = r["tier_of"].values
+        assert tier_of.min() >= 0 and tier_of.max() <= 2
+        for k in range(3):
+            held = ((tier_of == k) * size.values[:, None, :]).sum(axis=-1)
+            assert np.all(held <= raw[k])
+        # copies move at most the VMDK's size in all
+        assert np.all(r["moved_bytes"].sum("epoch").values <= 2 * size.values + 1)
+    assert runs["AutoTiering"]["started"].values.any()
+
+
+def test_closed_loop_is_deterministic(runs, small_scenario):
+    again = registry.run("AutoTiering", small_scenario, key=jax.random.key(5))
+    assert again.identical(runs["AutoTiering"])
+    other = registry.run("AutoTiering", small_scenario, key=jax.random.key(6))
+    assert not np.array_equal(other["slope"].values, runs["AutoTiering"]["slope"].values)
+
+
+def test_first_epochs_are_identical_across_policies(runs):
+    """Same scenario, same initial placement and no migration before the first decision: every policy
+    measures the same thing in epochs 0-2 (the shared mechanics)."""
+    a, i, e = runs["AutoTiering"], runs["IDT"], runs["EDT"]
+    for v in ("iops", "bytes_per_s"):
+        np.testing.assert_allclose(a[v].isel(epoch=slice(0, 3)), i[v].isel(epoch=slice(0, 3)), rtol=1e-12)
+        np.testing.assert_allclose(a[v].isel(epoch=slice(0, 3)), e[v].isel(epoch=slice(0, 3)), rtol=1e-12)
+
+
+def test_autotiering_needs_a_key_and_matching_epochs(small_scenario):
+    with pytest.raises(ValueError, match="key"):
+        registry.get("AutoTiering").fn(at.AutoTieringParams(), small_scenario, None)
+    with pytest.raises(ValueError, match="monitor_epoch_s"):
+        registry.run("IDT", small_scenario, knobs={"monitor_epoch_s": 60.0, "migration_epoch_s": 180.0})

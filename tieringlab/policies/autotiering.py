@@ -1,0 +1,600 @@
+"""AutoTiering (AutoTiering paper Sec. IV, Alg. 1-2, Eq. 6-7) and its baselines IDT and EDT (Sec. V-A),
+per VMDK, as epoch controllers in a closed loop with the all-flash datacenter model.
+
+Controller kind (:mod:`tieringlab.policies.contract`): ``fn(params, observations, key) -> Dataset`` over
+``epoch``. A tiering controller changes what it later measures, so ``observations`` here is the
+*environment* (:func:`tieringlab.models.workloads.autotiering.scenario`: the tier table, the VMDKs and
+their offered demand per epoch); a ``jax.lax.scan`` over monitor epochs runs, in each epoch,
+
+1. the in-flight VMDK copies (:func:`tieringlab.models.allflash.migration_step`, same for every policy);
+2. the contention fixed point (:func:`tieringlab.models.allflash.serve`);
+3. the IO Filter's view, :class:`~tieringlab.models.allflash.Measured`: per VMDK and per tier, served
+   IOPS, bytes/s and mean latency; for AutoTiering also its TSSCS probe samples
+   (:func:`tieringlab.models.allflash.probe_samples`);
+4. the policy's monitor step and, at migration epochs, its placement. The decision functions
+   (:func:`autotiering_monitor`, :func:`greedy_baseline_decide`, :func:`tier_major_greedy`) take only
+   :class:`~tieringlab.models.allflash.Measured` fields and the datasheet caps: **no policy sees the
+   offered demand or the simulator's true latencies**; AutoTiering knows only what its calibration measures.
+
+AutoTiering, line by line (reading notes ``autotiering.md`` Sec. 2-3 and 6.2; readings marked [R]):
+
+- A1.9-21 ``tierSpdSenCalibration``: for every VMDK on its tier, the CV rule and least-squares line of
+  :func:`tieringlab.models.regression.calibrate` over the probe samples (``levels_s`` x ``n_samples``);
+- A1.22-35 ``calCapacityMatrices``, ``estimateAvgLat``: ``Lat[t,v] = m_v (L_t - L_{t_v}) + b_v`` for
+  **every** tier and VMDK ([R] the printed loop over ``VMSet[t]`` could never move a VM);
+  ``P = 1/Lat`` (0 if ``Lat <= 0``), ``B = P s_v``, ``S = size``;
+- A2.1-13 ``calScore``: ineligible (any ``X > maxX``) -> score -1 and ratios 0; ``VMCapRatMat = X / maxX``
+  ([R] A2.11 ``maxI`` and A2.12 ``B / maxP`` read as ``maxP`` and ``maxB``);
+- Eq. 6 ``currCapScore = (spc . wet) . VMCapRatMat x SLA x conf / sum(wet)``;
+- A2.14 / Eq. 7 ``score = agingFactor x hist + currCapScore - wetMig x migCost``; reading A (default):
+  ``hist`` is last epoch's score with -1 entries as 0; reading B: ``hist = a hist + currCapScore`` and
+  the penalty is subtracted outside the history;
+- A2.16-18 ``migCost = size / min(remReadThrput(src) + currReadThrpt(v), remWriteThrput(t))``, in units of
+  ``migration_epoch_s`` ([R] dimensionless ``wetMig``), floored speed, 0 for the VMDK's own tier ([R]);
+- A2.19-25 ``triggerMigration``: tiers in priority order, VMDKs by descending score, assigned while
+  ``tierHasCapacityForVM`` (Eq. 5 with predicted usage, counted from 0 each round [R]) holds.
+
+IDT ("greedy IOPS-only criteria where higher IOPS extents move to higher IOPS tiers") and EDT (Guerra
+et al.'s extent-based dynamic tiering "based on both VM capacity and IOPS requirements"), "slightly
+modified to support per-VMDK-based operation" (Sec. V-A): the same tier-major greedy, ranking VMDKs by
+the measured IOPS of the last decision window (IDT) or by IOPS density, IOPS per byte (EDT), with the
+storage cap (both) and a mixed read/write IOPS budget (EDT). No history, prediction or migration cost.
+
+Shared mechanics [R]: a VMDK with a copy in flight is pinned to its destination (its usage counted
+there first); a VMDK that no tier accepts is placed by storage alone (its current tier if the storage
+cap allows, else the first tier with room; :func:`tieringlab.models.allflash.first_fit`).
+
+Scoring and matching are array code over tiers x VMDKs; the only sequential part is the greedy's
+capacity check, a ``lax.scan`` over the VMDKs of each tier with the tier's loads as its carry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+
+from tieringlab.arrays import choice
+from tieringlab.models import allflash as af
+from tieringlab.models.regression import calibrate
+from tieringlab.models.temperature import perf_score
+from tieringlab.policies.registry import PolicySpec, register
+from tieringlab.units import KiB, MB, US
+
+__all__ = [
+    "AutoTieringParams", "GreedyTieringParams", "AtScores",
+    "autotiering_scores", "tier_major_greedy", "place_leftovers", "autotiering_monitor",
+    "greedy_baseline_decide", "run_autotiering", "run_idt", "run_edt", "simulate",
+]
+
+SOURCE = "AutoTiering paper (Yang et al.) Sec. IV, Alg. 1-2, Eq. 6-7"
+SOURCE_BASELINES = "AutoTiering paper Sec. V-A (IDT; EDT after Guerra et al., FAST 2011), per VMDK"
+
+_DIRECTIONS = ("read", "write")
+
+
+def _pos(name, v, *, strict=True):
+    ok = (v > 0) if strict else (v >= 0)
+    if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not ok
+            or not math.isfinite(v)):
+        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} 0; got {v!r}")
+
+
+def _check_epochs(monitor_epoch_s, migration_epoch_s, who):
+    _pos(f"{who}.monitor_epoch_s", monitor_epoch_s)
+    _pos(f"{who}.migration_epoch_s", migration_epoch_s)
+    r = migration_epoch_s / monitor_epoch_s
+    if r < 1 or abs(r - round(r)) > 1e-9:
+        raise ValueError(f"{who}.migration_epoch_s must be a whole multiple (>= 1) of monitor_epoch_s "
+                         f"(Alg. 1: migrationEpoch > monitorEpoch); got {migration_epoch_s} and {monitor_epoch_s}")
+
+
+@dataclass(frozen=True)
+class AutoTieringParams:
+    """AutoTiering's knobs. The paper prints none of their values (Sec. V-A gives the specialties in
+    words only); every default is a documented choice of the reading notes (Sec. 6.1-6.3).
+
+    - ``monitor_epoch_s`` = 300, ``migration_epoch_s`` = 900 (3 monitor epochs): Alg. 1 lines 3, 7
+      (``migrationEpoch > monitorEpoch``); the first migration then falls at epoch 3, the "warm-up
+      periods from 0-3 epochs" of Sec. V-C.
+    - ``gamma`` = ``gamma_s`` = 0.9: ``Gamma_k`` of Eq. 5 ("preset percentage").
+    - ``spc`` (P, B, S) per tier = T1 (1,1,0), T2 (1,1,1), T3 (0,0,1): Sec. V-A "tier 1 is good for
+      throughput and bandwidth ..., tier 2 is the secondary performance tier but with larger capacity,
+      and tier 3 is the capacity tier"; ``wet`` = 1 for every tier and resource; ``sla`` = 1 (Eq. 1 w).
+    - ``aging_factor`` = 0.5, ``wet_mig`` = 0.1 (migration time in migration epochs): Eq. 7.
+    - ``history`` "A" (Eq. 7: the aged term is last epoch's score) or "B" (A2.14: an aged capacity score).
+    - TSSCS (Sec. IV-2): ``levels_s`` = (0, 50, 100, 200) µs injected, ``n_samples`` = 5 per level, each
+      sample the mean latency over a ``probe_window_s`` = 1 s window.
+    - ``mig_speed_floor`` = 1 MB/s: migration speed floor (A2.17 on a saturated tier: large, finite cost).
+    - ``tier_latency`` "measured": ``L_t`` of A1.35 is the IO-weighted mean latency the tier's VMDKs
+      measured (notes 6.2 item 8); "datasheet": the tier's unloaded 4 KiB latency (Table II's "original"
+      latency read as the device's own). ``fallback_qd`` = 32: the datasheet latency uses
+      ``qd / IOPS + 4 KiB / BW`` at the measured global read mix (also for a tier that served no IO).
+    """
+
+    monitor_epoch_s: float = 300.0
+    migration_epoch_s: float = 900.0
+    gamma: float = 0.9
+    gamma_s: float = 0.9
+    spc: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0))
+    wet: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 1.0), (1.0, 1.0, 1.0), (1.0, 1.0, 1.0))
+    sla: float = 1.0
+    aging_factor: float = 0.5
+    wet_mig: float = 0.1
+    history: str = "A"
+    levels_s: tuple[float, ...] = (0.0, 50 * US, 100 * US, 200 * US)
+    n_samples: int = 5
+    probe_window_s: float = 1.0
+    mig_speed_floor: float = 1 * MB
+    tier_latency: str = "measured"
+    fallback_qd: int = 32
+
+    def __post_init__(self):
+        _check_epochs(self.monitor_epoch_s, self.migration_epoch_s, "AutoTieringParams")
+        for name in ("gamma", "gamma_s"):
+            v = getattr(self, name)
+            if not 0 < v <= 1:
+                raise ValueError(f"AutoTieringParams.{name} (Gamma of Eq. 5) must lie in (0, 1]; got {v!r}")
+        for name in ("spc", "wet"):
+            m = np.asarray(getattr(self, name), dtype=float)
+            if m.ndim != 2 or m.shape[1] != 3 or m.shape[0] < 1 or np.any(~np.isfinite(m)) or np.any(m < 0):
+                raise ValueError(f"AutoTieringParams.{name} must be one (P, B, S) triple of numbers >= 0 per tier; "
+                                 f"got {getattr(self, name)!r}")
+        if np.asarray(self.spc).shape != np.asarray(self.wet).shape:
+            raise ValueError("AutoTieringParams.spc and .wet must have one row per tier each")
+        if np.any(np.asarray(self.wet, float).sum(axis=1) <= 0):
+            raise ValueError("AutoTieringParams.wet: every tier needs a positive weight sum (Eq. 6 divides by it)")
+        _pos("AutoTieringParams.sla", self.sla)
+        if not 0 <= self.aging_factor < 1:
+            raise ValueError(f"AutoTieringParams.aging_factor must lie in [0, 1); got {self.aging_factor!r}")
+        _pos("AutoTieringParams.wet_mig", self.wet_mig, strict=False)
+        choice("AutoTieringParams.history", self.history, ("A", "B"), what="Eq. 7 vs Alg. 2 line 14")
+        choice("AutoTieringParams.tier_latency", self.tier_latency, ("measured", "datasheet"))
+        lv = np.asarray(self.levels_s, float)
+        if lv.ndim != 1 or lv.size < 2 or np.any(lv < 0) or np.unique(lv).size != lv.size:
+            raise ValueError(f"AutoTieringParams.levels_s must be >= 2 distinct injected latencies >= 0 s "
+                             f"(Sec. IV-2: several latencies per session); got {self.levels_s!r}")
+        if isinstance(self.n_samples, bool) or not isinstance(self.n_samples, (int, np.integer)) or self.n_samples < 2:
+            raise ValueError(f"AutoTieringParams.n_samples must be an int >= 2 (several samples per latency); "
+                             f"got {self.n_samples!r}")
+        _pos("AutoTieringParams.probe_window_s", self.probe_window_s)
+        _pos("AutoTieringParams.mig_speed_floor", self.mig_speed_floor)
+        _pos("AutoTieringParams.fallback_qd", self.fallback_qd)
+
+    @property
+    def every(self) -> int:
+        """Monitor epochs per migration epoch."""
+        return int(round(self.migration_epoch_s / self.monitor_epoch_s))
+
+
+@dataclass(frozen=True)
+class GreedyTieringParams:
+    """IDT and EDT (Sec. V-A), per VMDK. The paper gives only one sentence each; the readings are the
+    reading notes' Sec. 3 (documented choices):
+
+    - ``rank``: "iops" (IDT: measured IOPS, descending) or "density" (EDT: measured IOPS per byte of
+      VMDK, descending; "iops" is EDT's ranking sensitivity variant);
+    - ``iops_budget``: False (IDT: storage cap only) or True (EDT: also the mixed read/write IOPS budget
+      ``sum_u IOPS_R,u / maxP_R[t] + IOPS_W,u / maxP_W[t] <= 1``);
+    - ``cadence``: "migration" (decide every ``migration_epoch_s``, as AutoTiering: the fair default) or
+      "monitor" (every monitor epoch; EDT "updates VM-tier assignment for every epoch");
+    - ``gamma``, ``gamma_s`` = 0.9, epochs as :class:`AutoTieringParams`.
+    """
+
+    rank: str = "density"
+    iops_budget: bool = True
+    cadence: str = "migration"
+    monitor_epoch_s: float = 300.0
+    migration_epoch_s: float = 900.0
+    gamma: float = 0.9
+    gamma_s: float = 0.9
+
+    def __post_init__(self):
+        choice("GreedyTieringParams.rank", self.rank, ("iops", "density"))
+        if not isinstance(self.iops_budget, (bool, np.bool_)):
+            raise ValueError(f"GreedyTieringParams.iops_budget must be a bool; got {self.iops_budget!r}")
+        choice("GreedyTieringParams.cadence", self.cadence, ("migration", "monitor"))
+        _check_epochs(self.monitor_epoch_s, self.migration_epoch_s, "GreedyTieringParams")
+        for name in ("gamma", "gamma_s"):
+            v = getattr(self, name)
+            if not 0 < v <= 1:
+                raise ValueError(f"GreedyTieringParams.{name} must lie in (0, 1]; got {v!r}")
+
+    @property
+    def every(self) -> int:
+        return 1 if self.cadence == "monitor" else int(round(self.migration_epoch_s / self.monitor_epoch_s))
+
+
+# ============================================================================ what a controller sees
+
+
+# ============================================================================ AutoTiering scoring
+
+
+class AtScores(NamedTuple):
+    """Alg. 1-2 matrices for one monitor epoch, laid out ``[t][v]`` like the paper's."""
+
+    lat: jax.Array        #: (T, V) estimateAvgLat, s
+    cap: jax.Array        #: (T, V, 3) VMCapMat [P IO/s, B bytes/s, S bytes]
+    ratio: jax.Array      #: (T, V, 3) VMCapRatMat
+    eligible: jax.Array   #: (T, V) bool: no resource over its cap (A2.4)
+    omega: jax.Array      #: (T, V) currCapScore, Eq. 6
+    mig_cost: jax.Array   #: (T, V) migCost in migration epochs
+    score: jax.Array      #: (T, V) tierVMPerfScore, -1 where not eligible
+    hist: jax.Array       #: (T, V) history carried to the next epoch
+
+
+def autotiering_scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, used_bps, hist, *,
+                       caps: af.Caps, spc, wet, sla, aging_factor, wet_mig, mig_speed_floor, migration_epoch_s,
+                       history="A") -> AtScores:
+    """Alg. 1 lines 22-35 and Alg. 2 lines 1-18 over all tiers x VMDKs at once.
+
+    ``m, b, conf`` (V,): the TSSCS line and confidence; ``tier_lat`` (T,): ``L_t``; ``cal_tier`` (V,):
+    the tier the calibration ran on (``VM[v].tier`` of A1.35); ``cur_tier`` (V,): the VMDK's tier now
+    (source of a migration, A2.17); ``io_bytes`` (V,) ``avgIOSize``; ``size`` (V,) bytes; ``read_bps``
+    (V,) ``currReadThrpt`` bytes/s; ``used_bps`` (T, 2) measured read/write bytes/s of each tier;
+    ``hist`` (T, V) the history term. ``spc``, ``wet`` (T, 3). ``history``: "A" (Eq. 7) or "B"
+    (A2.14's aged capacity score), or a traced bool (True = "B").
+    """
+    hb = (history == "B") if isinstance(history, str) else history
+    return _scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, used_bps, hist, caps,
+                   jnp.asarray(spc, jnp.float64), jnp.asarray(wet, jnp.float64), sla, aging_factor, wet_mig,
+                   mig_speed_floor, migration_epoch_s, jnp.asarray(hb))
+
+
+@jax.jit
+def _scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, used_bps, hist, caps, spc, wet, sla,
+            aging_factor, wet_mig, mig_speed_floor, migration_epoch_s, history_b) -> AtScores:
+    n_t = tier_lat.shape[0]
+    t_idx = jnp.arange(n_t)[:, None]
+    # A1.34-35 estimateAvgLat(v, t) = m_v (L_t - L_{VM[v].tier}) + b_v
+    lat = m[None, :] * (tier_lat[:, None] - tier_lat[cal_tier][None, :]) + b[None, :]
+    # A1.26-32
+    p = jnp.where(lat > 0, 1.0 / jnp.where(lat > 0, lat, 1.0), 0.0)
+    cap = jnp.stack([p, p * io_bytes[None, :], jnp.broadcast_to(size[None, :], p.shape)], axis=-1)
+    maxes = jnp.stack([caps.P, caps.B, caps.S], axis=-1)                    # (T, 3)
+    # A2.4-13
+    eligible = jnp.all(cap <= maxes[:, None, :], axis=-1)
+    ratio = jnp.where(eligible[..., None], cap / maxes[:, None, :], 0.0)
+    # Eq. 6 orthogonal match
+    omega = jnp.einsum("tk,tvk->tv", spc * wet, ratio) * sla * conf[None, :] / jnp.sum(wet, axis=1)[:, None]
+    # A2.16-18 migCost, in migration epochs; 0 on the own tier
+    rem = caps.B_rw - used_bps                                              # (T, 2) remaining bytes/s
+    spd = jnp.minimum(rem[cur_tier, 0][None, :] + read_bps[None, :], rem[:, 1][:, None])
+    spd = jnp.maximum(spd, mig_speed_floor)
+    mig_cost = jnp.where(t_idx == cur_tier[None, :], 0.0, size[None, :] / spd / migration_epoch_s)
+    # Eq. 7 (reading A) / A2.14 (reading B)
+    s_a = perf_score(hist, omega, aging_factor, wet_mig, mig_cost)
+    h_b = aging_factor * hist + jnp.where(eligible, omega, 0.0)
+    s_b = perf_score(h_b, 0.0, 1.0, wet_mig, mig_cost)
+    score = jnp.where(eligible, jnp.where(history_b, s_b, s_a), -1.0)
+    hist_next = jnp.where(history_b, h_b, jnp.where(eligible, s_a, 0.0))
+    return AtScores(lat, cap, ratio, eligible, omega, mig_cost, score, hist_next)
+
+
+# ============================================================================ matching
+
+
+@jax.jit
+def tier_major_greedy(score, eligible, usage, caps, pinned=None):
+    """``triggerMigration`` (Alg. 2 lines 19-25): for each tier ``t`` in priority order, the VMDKs in
+    descending ``score[t]`` (ties to the lower index) are assigned to ``t`` when not yet assigned,
+    ``eligible[t, v]`` and ``tierHasCapacityForVM(t, v)``: every resource ``k`` of the tier's load plus
+    ``usage[t, v, k]`` within ``caps[t, k]`` (Eq. 5), loads counted from zero each round.
+
+    ``score``, ``eligible`` (T, V); ``usage`` (T, V, K); ``caps`` (T, K); ``pinned`` (V,) int: a tier
+    the VMDK is fixed to beforehand (its usage counted there first), -1 for free VMDKs.
+    Returns ``(dest (V,) int, -1 for VMDKs no tier accepted; load (T, K))``. One ``lax.scan`` over the
+    VMDKs per tier, with the tier's K loads as the carry.
+    """
+    score = jnp.asarray(score, jnp.float64)
+    usage = jnp.asarray(usage, jnp.float64)
+    caps = jnp.asarray(caps, jnp.float64)
+    n_t, n_v = score.shape
+    pin = jnp.full((n_v,), -1) if pinned is None else jnp.asarray(pinned)
+    assigned = pin >= 0
+    dest = pin
+    pin_oh = (pin[:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)   # (V, T)
+    load = jnp.einsum("vt,tvk->tk", pin_oh, usage)
+    for t in range(n_t):  # the few tiers, in priority order (static)
+        order = jnp.argsort(-score[t], stable=True)
+        free = (~assigned) & eligible[t]
+        u_t, cap_t = usage[t], caps[t]
+
+        def step(ld, v, free=free, u_t=u_t, cap_t=cap_t):
+            new = ld + u_t[v]
+            ok = free[v] & jnp.all(new <= cap_t)
+            return jnp.where(ok, new, ld), ok
+
+        ld, ok_sorted = jax.lax.scan(step, load[t], order)
+        ok = jnp.zeros(n_v, bool).at[order].set(ok_sorted)
+        dest = jnp.where(ok, t, dest)
+        assigned = assigned | ok
+        load = load.at[t].set(ld)
+    return dest, load
+
+
+@jax.jit
+def place_leftovers(dest, current, size, cap_s):
+    """VMDKs the greedy left unassigned (``dest == -1``) are placed by storage alone, in index order: the
+    current tier if its storage cap allows, else the first tier in priority order with room, else the
+    current tier ([R]: the paper keeps them where they are). Returns the final tier of every VMDK."""
+    left = dest < 0
+    oh = (dest[:, None] == jnp.arange(cap_s.shape[0])[None, :]).astype(jnp.float64)
+    load0 = oh.T @ size
+    tier, _, _ = af.first_fit(current, jnp.where(left, size, 0.0), cap_s, load0)
+    return jnp.where(left, tier, dest)
+
+
+# ============================================================================ policy steps
+
+
+def at_calibrate(levels, samples):
+    """A1.9-21 for every VMDK: ``(m, b, conf, r2)``; ``r2`` is the coefficient of determination of the
+    line over the level means (C18, a diagnostic, not used by the policy)."""
+    m, b, conf, _ = calibrate(levels, samples)
+    y = jnp.mean(samples, axis=-1)
+    fit = m[:, None] * levels[None, :] + b[:, None]
+    ss_res = jnp.sum((y - fit) ** 2, axis=-1)
+    ss_tot = jnp.sum((y - jnp.mean(y, axis=-1, keepdims=True)) ** 2, axis=-1)
+    r2 = jnp.where(ss_tot > 0, 1.0 - ss_res / jnp.where(ss_tot > 0, ss_tot, 1.0), 1.0)
+    return m, b, conf, r2
+
+
+def autotiering_monitor(num, tiers, caps, meas: af.Measured, samples, hist, cur_tier):
+    """One AutoTiering monitor step (A1.3-6): calibration, capacity matrices, scores. Sees only ``meas``
+    and the probe ``samples`` (V, L, S). Returns ``(AtScores, (m, b, conf, r2))``."""
+    m, b, conf, r2 = at_calibrate(num["levels"], samples)
+    lt = af.tier_latency(meas, tiers, num["fallback_qd"], num["tier_latency_datasheet"])
+    x = jnp.sum(meas.iops_rw, axis=1)
+    bts = jnp.sum(meas.bytes_rw, axis=1)
+    io = jnp.where(x > 0, bts / jnp.where(x > 0, x, 1.0), 4.0 * KiB)      # avgIOSize, measured
+    n_t = tiers.n_disks.shape[0]
+    oh = (meas.tier[:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
+    used = oh.T @ meas.bytes_rw                                             # (T, 2)
+    sc = autotiering_scores(m, b, conf, lt, meas.tier, cur_tier, io, meas.size, meas.bytes_rw[:, 0], used, hist,
+                            caps=caps, spc=num["spc"], wet=num["wet"], sla=num["sla"],
+                            aging_factor=num["aging_factor"], wet_mig=num["wet_mig"],
+                            mig_speed_floor=num["mig_speed_floor"], migration_epoch_s=num["migration_epoch_s"],
+                            history=num["history_b"])
+    return sc, (m, b, conf, r2)
+
+
+@jax.jit
+def greedy_baseline_decide(rank_density, iops_budget, caps: af.Caps, iops_rw, size):
+    """IDT / EDT placement inputs from the measured mean IOPS ``iops_rw`` (V, 2) of the decision window,
+    for :func:`tier_major_greedy`: ``(score (T, V), eligible (T, V), usage (T, V, 2), caps (T, 2))``.
+
+    The ranking key is the total IOPS (IDT; ``rank_density`` false) or IOPS per byte (EDT); the usage
+    is ``[mixed IOPS utilisation IOPS_R / maxP_R[t] + IOPS_W / maxP_W[t], size]`` against the caps
+    ``[1, maxS[t]]``; without ``iops_budget`` (IDT) the IOPS cap is infinite. Both flags may be traced."""
+    n_t = caps.S.shape[0]
+    tot = jnp.sum(iops_rw, axis=1)
+    key = jnp.where(rank_density, tot / size, tot)
+    score = jnp.broadcast_to(key[None, :], (n_t, key.shape[0]))
+    mixed = iops_rw[None, :, 0] / caps.P_rw[:, 0][:, None] + iops_rw[None, :, 1] / caps.P_rw[:, 1][:, None]
+    usage = jnp.stack([mixed, jnp.broadcast_to(size[None, :], mixed.shape)], axis=-1)
+    cap = jnp.stack([jnp.where(iops_budget, 1.0, jnp.inf) * jnp.ones(n_t), caps.S], axis=-1)
+    return score, jnp.ones(score.shape, bool), usage, cap
+
+
+# ============================================================================ the closed loop
+
+
+class Env(NamedTuple):
+    """The environment of one run (one seed): VMDKs and their offered demand per epoch."""
+
+    size: jax.Array        #: (V,) bytes
+    io_bytes: jax.Array    #: (V,) bytes per IO
+    window: jax.Array      #: (V,) outstanding IOs
+    lam: jax.Array         #: (E, V) offered IO/s
+    read: jax.Array        #: (E, V) read fraction
+    place0: jax.Array      #: (V,) initial tier
+
+
+def _numeric(kind: str, p):
+    """All numbers of a run as traced arrays (one compiled program serves AutoTiering, IDT and EDT and
+    their variants): the policy's own values, the other kind's defaults for the rest."""
+    f = lambda v: jnp.asarray(v, jnp.float64)  # noqa: E731
+    a = p if kind == "AutoTiering" else AutoTieringParams()
+    g = p if kind != "AutoTiering" else GreedyTieringParams()
+    return {"is_at": jnp.asarray(kind == "AutoTiering"), "every": jnp.asarray(p.every, jnp.int64),
+            "gamma": f(p.gamma), "gamma_s": f(p.gamma_s),
+            "spc": f(a.spc), "wet": f(a.wet), "sla": f(a.sla), "aging_factor": f(a.aging_factor),
+            "wet_mig": f(a.wet_mig), "levels": f(a.levels_s), "probe_window_s": f(a.probe_window_s),
+            "mig_speed_floor": f(a.mig_speed_floor), "migration_epoch_s": f(a.migration_epoch_s),
+            "fallback_qd": f(a.fallback_qd), "history_b": jnp.asarray(a.history == "B"),
+            "tier_latency_datasheet": jnp.asarray(a.tier_latency == "datasheet"),
+            "rank_density": jnp.asarray(g.rank == "density"), "iops_budget": jnp.asarray(bool(g.iops_budget))}
+
+
+@partial(jax.jit, static_argnames=("n_samples", "sim", "epoch_s"))
+def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
+    """The closed loop of one run (see the module docstring): a ``lax.scan`` over monitor epochs. The
+    policy is chosen by ``num["is_at"]`` (a ``lax.cond``: only the chosen branch runs)."""
+    n_t = tiers.n_disks.shape[0]
+    n_v = env.size.shape[0]
+    n_e = env.lam.shape[0]
+    caps = af.capacity_caps(tiers, num["gamma"], num["gamma_s"])
+    cap3 = jnp.stack([caps.P, caps.B, caps.S], axis=-1)
+    zeros_tv = jnp.zeros((n_t, n_v))
+
+    carry0 = dict(place=env.place0.astype(jnp.int64), rem=jnp.zeros(n_v), dst=env.place0.astype(jnp.int64),
+                  hist=zeros_tv, acc=jnp.zeros((n_v, 2)), n_acc=jnp.float64(0.0))
+
+    def step(c, xs):
+        e, lam_e, read_e = xs
+        # 1. in-flight copies (served from their source during the whole epoch) take the device time the
+        #    VMDKs' own IO leaves, at least mig_min_share of a tier
+        r0 = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, jnp.zeros(n_t))
+        moved, mig_util, done = af.migration_step(tiers, sim, c["rem"], c["place"], c["dst"], r0.rho, epoch_s)
+        # 2. contention fixed point with the copies
+        r = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, mig_util)
+        # 3. the IO Filter's view
+        meas = af.Measured(tier=c["place"], iops_rw=r.x_rw, bytes_rw=r.x_rw * env.io_bytes[:, None], lat=r.lat,
+                        size=env.size)
+        # copies that finished switch tier at the end of the epoch
+        place = jnp.where(done, c["dst"], c["place"])
+        rem = jnp.where(done, 0.0, c["rem"] - moved)
+        in_flight = rem > 0
+        pinned = jnp.where(in_flight, c["dst"], -1)
+        decide = ((e + 1) % num["every"]) == 0
+
+        # 4. the policy: sees meas (and AutoTiering its probe samples) only
+        def autotiering(_):
+            samples, _n = af.probe_samples(jax.random.fold_in(key, e), tiers, sim, c["place"], lam_e, read_e,
+                                           env.io_bytes, env.window, mig_util, num["levels"], n_samples,
+                                           num["probe_window_s"])
+            sc, (m, b, conf, r2) = autotiering_monitor(num, tiers, caps, meas, samples, c["hist"], place)
+            dest, _ = tier_major_greedy(sc.score, sc.eligible, sc.cap, cap3, pinned)
+            diag = dict(pred_lat=sc.lat, score=sc.score, slope=m, intercept=b, conf=conf, r2=r2, samples=samples)
+            return dest, sc.hist, c["acc"], c["n_acc"], diag
+
+        def greedy(_):
+            acc = c["acc"] + r.x_rw
+            n_acc = c["n_acc"] + 1.0
+            score, elig, usage, cap = greedy_baseline_decide(num["rank_density"], num["iops_budget"], caps,
+                                                             acc / n_acc, env.size)
+            usage3 = jnp.concatenate([usage, jnp.zeros(usage.shape[:2] + (1,))], axis=-1)
+            cap_ = jnp.concatenate([cap, jnp.full((n_t, 1), jnp.inf)], axis=-1)
+            dest, _ = tier_major_greedy(score, elig, usage3, cap_, pinned)
+            diag = dict(pred_lat=zeros_tv, score=score, slope=jnp.zeros(n_v), intercept=jnp.zeros(n_v),
+                        conf=jnp.zeros(n_v), r2=jnp.zeros(n_v),
+                        samples=jnp.zeros((n_v, num["levels"].shape[0], n_samples)))
+            return dest, c["hist"], jnp.where(decide, 0.0, acc), jnp.where(decide, 0.0, n_acc), diag
+
+        dest, hist, acc, n_acc, diag = jax.lax.cond(num["is_at"], autotiering, greedy, None)
+        final = place_leftovers(dest, place, env.size, caps.S)
+        start = decide & (~in_flight) & (final != place)
+        dst = jnp.where(in_flight, c["dst"], jnp.where(start, final, place))
+        rem = jnp.where(start, env.size, rem)
+        oh = (c["place"][:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
+        iops_t = oh.T @ r.x_rw                                            # (T, 2)
+        bytes_t = oh.T @ (r.x_rw * env.io_bytes[:, None])
+        latw_t = oh.T @ (r.x_rw * r.lat_rw)
+        lat_t = jnp.where(iops_t > 0, latw_t / jnp.where(iops_t > 0, iops_t, 1.0), jnp.nan)
+        out = dict(diag, iops=iops_t, bytes_per_s=bytes_t, latency_s=lat_t, tier_of=c["place"], moved_bytes=moved,
+                   started=start, dst=dst, vmdk_iops=r.x_rw, vmdk_latency_s=r.lat, rho=r.rho, mig_util=mig_util,
+                   decided=decide)
+        new = dict(place=place, rem=rem, dst=dst, hist=hist, acc=acc, n_acc=n_acc)
+        return new, out
+
+    _, outs = jax.lax.scan(step, carry0, (jnp.arange(n_e), env.lam, env.read))
+    return outs
+
+
+def _env_from(obs: xr.Dataset):
+    """Env arrays (seed axis first when present), TierArrays and epoch length of a scenario Dataset."""
+    from tieringlab.models.workloads.autotiering import tiers_from_scenario  # noqa: PLC0415
+
+    tiers = tiers_from_scenario(obs)
+    has_seed = "seed" in obs.dims
+    lead = ("seed",) if has_seed else ()
+
+    def g(name, dims):
+        da = obs[name]
+        if has_seed and "seed" not in da.dims:
+            da = da.expand_dims(seed=obs["seed"].values)
+        return jnp.asarray(da.transpose(*(lead + dims)).values)
+
+    env = Env(size=g("size_bytes", ("vmdk",)), io_bytes=g("io_bytes", ("vmdk",)), window=g("window", ("vmdk",)),
+              lam=g("offered_iops", ("epoch", "vmdk")), read=g("read_fraction", ("epoch", "vmdk")),
+              place0=g("initial_tier", ("vmdk",)))
+    return tiers, env, has_seed, float(obs.attrs["epoch_s"])
+
+
+def simulate(kind: str, params, observations: xr.Dataset, key=None, sim: af.DatacenterParams | None = None,
+             *, policy: str | None = None) -> xr.Dataset:
+    """Run one controller (``kind`` "AutoTiering" or "greedy" for IDT/EDT) over a scenario, optionally
+    with a ``seed`` dimension (one run per seed, ``vmap``-ed, each with its own key from ``key``), and
+    label the result: dims ``[seed,] epoch, tier, direction, vmdk``.
+
+    ``sim`` is the datacenter model (:class:`~tieringlab.models.allflash.DatacenterParams`); its disks per
+    tier are taken from the scenario's tier table."""
+    sim = af.DatacenterParams() if sim is None else sim
+    tiers, env, has_seed, epoch_s = _env_from(observations)
+    nd = tuple(int(x) for x in np.asarray(tiers.n_disks))
+    if tuple(sim.n_disks) != nd:
+        sim = dataclasses.replace(sim, n_disks=nd)
+    who = policy or kind
+    if abs(params.monitor_epoch_s - epoch_s) > 1e-9:
+        raise ValueError(f"{who}: monitor_epoch_s = {params.monitor_epoch_s} s must equal the scenario's "
+                         f"epoch_s = {epoch_s} s (the simulator steps one monitor epoch at a time)")
+    if kind == "AutoTiering":
+        if len(params.spc) != len(nd):
+            raise ValueError(f"{who}: spc and wet have {len(params.spc)} rows; the tier table has {len(nd)} tiers")
+        if key is None:
+            raise ValueError(f"{who} is randomised (TSSCS sampling noise): pass key=jax.random.key(...)")
+        n_samples = int(params.n_samples)
+    else:
+        n_samples = AutoTieringParams().n_samples
+        key = jax.random.key(0) if key is None else key
+    num = _numeric(kind, params)
+    run = partial(_simulate_one, n_samples, sim, epoch_s, num, tiers)
+    if has_seed:
+        outs = jax.vmap(run)(env, jax.random.split(key, env.size.shape[0]))
+    else:
+        outs = run(env, key)
+    return _label(outs, observations, has_seed, who, kind, np.asarray(num["levels"]))
+
+
+def _label(outs, obs, has_seed, policy, kind, levels_s):
+    lead = ("seed",) if has_seed else ()
+    e, t, d, v = "epoch", "tier", "direction", "vmdk"
+    dims = {"iops": (e, t, d), "bytes_per_s": (e, t, d), "latency_s": (e, t, d), "tier_of": (e, v),
+            "moved_bytes": (e, v), "started": (e, v), "dst": (e, v), "vmdk_iops": (e, v, d),
+            "vmdk_latency_s": (e, v), "rho": (e, t), "mig_util": (e, t), "decided": (e,),
+            "pred_lat": (e, t, v), "score": (e, t, v), "slope": (e, v), "intercept": (e, v), "conf": (e, v),
+            "r2": (e, v), "samples": (e, v, "level", "sample")}
+    data = {k: (lead + dims[k], np.asarray(val)) for k, val in outs.items()}
+    coords = {"epoch": obs["epoch"].values, "tier": obs["tier"].values, "direction": list(_DIRECTIONS),
+              "vmdk": obs["vmdk"].values, "level": levels_s}
+    if has_seed:
+        coords["seed"] = obs["seed"].values
+    ds = xr.Dataset(data, coords=coords)
+    for c in ("vm", "workload", "is_data", "label"):
+        if c in obs.coords or c in obs:
+            da = obs[c] if obs[c].dims == ("vmdk",) else obs[c].isel(seed=0)
+            ds = ds.assign_coords({c: ("vmdk", da.values)})
+    units = {"iops": "IO/s", "bytes_per_s": "bytes/s", "latency_s": "s", "moved_bytes": "bytes", "vmdk_iops": "IO/s",
+             "vmdk_latency_s": "s", "pred_lat": "s", "intercept": "s", "rho": "1", "mig_util": "1", "samples": "s",
+             "level": "s"}
+    for k, u in units.items():
+        if k in ds:
+            ds[k].attrs["units"] = u
+    ds.attrs.update(policy=policy, source=SOURCE if kind == "AutoTiering" else SOURCE_BASELINES,
+                    epoch_s=float(obs.attrs["epoch_s"]), simulated="yes (declared device model, not the testbed)")
+    return ds
+
+
+def run_autotiering(params: AutoTieringParams, observations: xr.Dataset, key, sim: af.DatacenterParams | None = None):
+    """Registered as "AutoTiering" (controller kind): Alg. 1-2 in the closed loop."""
+    return simulate("AutoTiering", params, observations, key, sim, policy="AutoTiering")
+
+
+def run_idt(params: GreedyTieringParams, observations: xr.Dataset, sim: af.DatacenterParams | None = None):
+    """Registered as "IDT" (controller kind): greedy by measured IOPS, storage cap only."""
+    return simulate("greedy", params, observations, None, sim, policy="IDT")
+
+
+def run_edt(params: GreedyTieringParams, observations: xr.Dataset, sim: af.DatacenterParams | None = None):
+    """Registered as "EDT" (controller kind): greedy by IOPS density, IOPS budget and storage cap."""
+    return simulate("greedy", params, observations, None, sim, policy="EDT")
+
+
+register(PolicySpec(name="AutoTiering", kind="controller", fn=run_autotiering, params_type=AutoTieringParams,
+                    source=SOURCE, random=True, aliases=("AT",),
+                    description="TSSCS regression, Eq. 6-7 scores, tier-major greedy migration (per VMDK)"))
+register(PolicySpec(name="IDT", kind="controller", fn=run_idt, params_type=GreedyTieringParams,
+                    source=SOURCE_BASELINES, fixed={"rank": "iops", "iops_budget": False},
+                    description="IOPS Dynamic Tiering: greedy by measured IOPS, storage cap only"))
+register(PolicySpec(name="EDT", kind="controller", fn=run_edt, params_type=GreedyTieringParams,
+                    source=SOURCE_BASELINES, fixed={"iops_budget": True},
+                    description="Extent-based Dynamic Tiering: greedy by IOPS density, IOPS budget and storage cap"))
