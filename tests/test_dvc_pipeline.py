@@ -6,49 +6,21 @@ nothing, changing one of its parameters reruns it, and a bad value stops the sta
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from repo_copy import copy_repo, sh
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 STAGE = "00_quickstart"
 
 pytestmark = pytest.mark.slow
 
 
-def sh(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "TIERINGLAB_PROGRESS": "0"}
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
 @pytest.fixture()
 def repo_copy(tmp_path, cloudphysics_path) -> Path:
-    dest = tmp_path / "repo"
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=REPO, capture_output=True, text=True, check=True).stdout.split("\0")
-    for rel in filter(None, files):
-        src = REPO / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    (dest / "data/cloudphysics").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(cloudphysics_path, dest / "data/cloudphysics/cloudPhysicsIO.csv")
-    params = yaml.safe_load((dest / "params.yaml").read_text())
-    params["quickstart"].update(max_requests=3000, cache_sizes_mb=[1, 4])
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
-        sh(cmd, dest)
-    return dest
+    return copy_repo(tmp_path / "repo", cloudphysics_path, max_requests=3000, cache_sizes_mb=[1, 4])
 
 
 def ran(proc: subprocess.CompletedProcess) -> bool:

@@ -23,7 +23,8 @@ LAYERS = [
     {"tieringlab.policies"},
     {"tieringlab.claims"},
     {"tieringlab.experiments"},
-    {"tieringlab.results", "tieringlab.report", "tieringlab.pipeline", "tieringlab.cli", "tieringlab.__main__"},
+    {"tieringlab.results", "tieringlab.report", "tieringlab.pipeline", "tieringlab.cli", "tieringlab.__main__",
+     "tieringlab.site", "tieringlab.sweep"},
 ]
 
 

@@ -1,9 +1,11 @@
-"""``tieringlab`` command line: run a notebook stage, build the ledger, fetch data, check params."""
+"""``tieringlab`` command line: run a notebook stage, sweep it, build the ledger, fetch data, check params."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from tieringlab import params
 
@@ -16,6 +18,24 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("notebook")
     p_run.add_argument("--params", default=None, help="params file (default: params.yaml at the repo root)")
     p_run.add_argument("--results", default="results")
+
+    p_sw = sub.add_parser("sweep", help="run a notebook over a grid of parameters on Dask distributed -> DIR/sweep.nc",
+                          description="Run NOTEBOOK once per point of the grid (the product of the -p lists), every "
+                                      "value validated against the params.yaml schema first; write each executed "
+                                      "notebook under DIR/notebooks/ and every run's scalar metrics to DIR/sweep.nc.")
+    p_sw.add_argument("notebook")
+    p_sw.add_argument("-p", "--param", dest="grid", nargs="+", action="append", required=True,
+                      metavar="NAME VALUE",
+                      help="a parameter and its values (read as YAML: 8192, 0.5, true, [1, 4]); repeat for a grid. "
+                           "NAME: a field of the notebook's section, seed, or SECTION.FIELD of a shared section")
+    p_sw.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
+                      help="a running Dask scheduler (tcp://host:8786) or local:N, a LocalCluster of N workers "
+                           "(default: local:N, N = min(points, CPUs))")
+    p_sw.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p_sw.add_argument("--params", default=None, help="params file the values not swept come from "
+                                                     "(default: params.yaml at the repo root)")
+    p_sw.add_argument("--base", choices=["params", "notebook"], default="params",
+                      help="values not swept: from the params file (default) or the notebook's own small defaults")
 
     p_rep = sub.add_parser("report", help="build results/REPORT.md and results/report.csv")
     p_rep.add_argument("--results", default="results")
@@ -34,6 +54,22 @@ def main(argv: list[str] | None = None) -> int:
             from tieringlab import pipeline  # noqa: PLC0415
 
             print(pipeline.run(args.notebook, params_path=args.params, results=args.results))
+        elif args.cmd == "sweep":
+            from tieringlab import sweep  # noqa: PLC0415  (imports Dask only when sweeping)
+
+            grid = {}
+            for name, *values in args.grid:
+                if not values:
+                    raise sweep.SweepError(f"sweep: -p {name}: give at least one value")
+                if name in grid:
+                    raise sweep.SweepError(f"sweep: -p {name}: given twice")
+                grid[name] = [sweep.parse_value(v) for v in values]
+            ds = sweep.sweep(args.notebook, grid, out=args.out, scheduler=args.scheduler,
+                             params_path=args.params, base=args.base)
+            failed = json.loads(ds.attrs["failed_points"])
+            print(f"{Path(args.out) / sweep.SWEEP_FILE}: {int(ds.attrs['points']) - len(failed)} of "
+                  f"{ds.attrs['points']} points ran" + (f"; failed: {', '.join(failed)}" if failed else ""))
+            return 1 if failed else 0
         elif args.cmd == "report":
             from tieringlab import report  # noqa: PLC0415
 

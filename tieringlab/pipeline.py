@@ -33,18 +33,28 @@ def section_of(notebook: str | Path) -> str:
 
 def notebook_parameters(notebook: str | Path, params_path: str | Path, results: str | Path) -> dict:
     """The papermill parameters for ``notebook`` from a validated ``params.yaml``."""
-    loaded = params.load(params_path)
+    return parameters_from(params.load(params_path), notebook, results, source=str(params_path))
+
+
+def parameters_from(loaded: dict, notebook: str | Path, results: str | Path | None, *,
+                    source: str = "params.yaml") -> dict:
+    """The papermill parameters for ``notebook`` from validated params (:func:`tieringlab.params.load`'s
+    ``{"seed": ..., section: instance}``): the notebook's section, the shared sections it uses, the seed
+    and ``results_dir`` (left out when ``results`` is None)."""
     name = section_of(notebook)
     if name not in loaded:
-        raise params.ParamsError(f"{params_path}: no section {name!r} for {notebook}")
+        raise params.ParamsError(f"{source}: no section {name!r} for {notebook}")
     section_obj = loaded[name]
     values = plain(dataclasses.asdict(section_obj))
     # Sections shared by several notebooks (for example ``traces``) are passed as one dict parameter
     # each, named after the section; a notebook lists them in its section class as ``uses = ("traces",)``.
     for shared in getattr(type(section_obj), "uses", ()):
-        shared_obj = loaded.get(shared) or params.validate_section(shared, {}, source=str(params_path))
+        shared_obj = loaded.get(shared) or params.validate_section(shared, {}, source=source)
         values[shared] = plain(dataclasses.asdict(shared_obj))
-    return {**values, "seed": loaded["seed"], "results_dir": str(paths.results_dir(results))}
+    values["seed"] = loaded["seed"]
+    if results is not None:
+        values["results_dir"] = str(paths.results_dir(results))
+    return values
 
 
 

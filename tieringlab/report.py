@@ -2,7 +2,8 @@
 
 One row per claim defined in :mod:`tieringlab.claims`, with paper, table or figure, claim, paper
 value, reproduced value, tolerance and a computed verdict. Run as ``python -m tieringlab.report``
-(the ``report`` stage of ``dvc.yaml``) or ``tieringlab report``.
+(the ``report`` stage of ``dvc.yaml``) or ``tieringlab report``, which also write the results site
+``results/index.html`` (:mod:`tieringlab.site`).
 """
 
 from __future__ import annotations
@@ -128,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ledger = write(args.results)
     print(f"{summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
+    from tieringlab import site  # noqa: PLC0415  (site builds on this module)
+
+    print(f"results site -> {site.write(args.results)}")
     return 0
 
 

@@ -9,6 +9,13 @@
 
 Every file is written atomically (temporary file, then rename). Figures are written without
 timestamps so the same inputs give the same bytes.
+
+Captions. ``figure`` and ``table`` take an optional ``caption`` (one sentence saying what is shown) and
+``reproduces`` (the paper figure or table it regenerates, e.g. ``"vFRM Fig. 6"``; None for a figure of
+our own). Both are recorded, in the order the notebook saves them, in a small manifest beside the
+files (``figures/<notebook>/manifest.json``, ``tables/<notebook>/manifest.json``) that the results
+site (:mod:`tieringlab.site`) reads. A figure saved without a caption gets its matplotlib title
+(its suptitle, or the title of its only titled panel).
 """
 
 from __future__ import annotations
@@ -43,6 +50,26 @@ def plain(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in metrics JSON")
 
 
+#: The caption manifest beside each notebook's figures and tables (see the module docstring).
+MANIFEST = "manifest.json"
+
+
+def _figure_title(fig) -> str | None:
+    """The figure's suptitle, else the title of its one titled axes (None otherwise: the titles of
+    several panels do not make a caption)."""
+    sup = getattr(fig, "_suptitle", None)
+    if sup is not None and sup.get_text().strip():
+        return sup.get_text().strip()
+    titles = [ax.get_title().strip() for ax in fig.get_axes() if ax.get_title().strip()]
+    return titles[0] if len(titles) == 1 else None
+
+
+def _check_caption(kind: str, name: str, caption, reproduces) -> None:
+    for what, text in (("caption", caption), ("reproduces", reproduces)):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"{kind} {name!r}: {what} must be a string or None, got {type(text).__name__}")
+
+
 class Outputs:
     """Saves one notebook's figures, tables, metrics and claim values under a results directory."""
 
@@ -55,13 +82,21 @@ class Outputs:
         self.tables_dir = self.root / "tables" / notebook
         self.metrics_path = self.root / "metrics" / f"{notebook}.json"
         self._metrics: dict[str, Any] = {"notebook": notebook, "values": {}, "claims": {}}
+        # Caption manifests, written on the first save of each kind (so a run replaces the last run's).
+        self._manifests: dict[str, list[dict[str, Any]]] = {"figures": [], "tables": []}
         self._write_metrics()
 
     def __repr__(self) -> str:
         return f"Outputs({self.notebook!r}, root={str(self.root)!r})"
 
-    def figure(self, fig, name: str, *, formats: tuple[str, ...] = ("png", "svg"), dpi: int = 150) -> list[Path]:
-        """Save a matplotlib figure as PNG and SVG (no timestamps in the files)."""
+    def figure(self, fig, name: str, *, formats: tuple[str, ...] = ("png", "svg"), dpi: int = 150,
+               caption: str | None = None, reproduces: str | None = None) -> list[Path]:
+        """Save a matplotlib figure as PNG and SVG (no timestamps in the files).
+
+        ``caption`` (default: the figure's title, see the module docstring) and ``reproduces`` (the
+        paper figure, e.g. ``"vFRM Fig. 6"``) go to ``figures/<notebook>/manifest.json`` for the site.
+        """
+        _check_caption("figure", name, caption, reproduces)
         written = []
         for fmt in formats:
             meta = {"Date": None} if fmt == "svg" else {"Software": None} if fmt == "png" else None
@@ -69,10 +104,19 @@ class Outputs:
             fileio.write_with(path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(
                 tmp, format=fmt, dpi=dpi, bbox_inches="tight", metadata=meta))
             written.append(path)
+        if caption is None:
+            caption = _figure_title(fig)
+        self._record("figures", name, caption, reproduces, [p.name for p in written])
         return written
 
-    def table(self, data, name: str, *, index: bool = False, floatfmt: str = ".4g") -> list[Path]:
-        """Save a DataFrame (or an xarray Dataset/DataArray, flattened) as CSV and Markdown."""
+    def table(self, data, name: str, *, index: bool = False, floatfmt: str = ".4g", caption: str | None = None,
+              reproduces: str | None = None) -> list[Path]:
+        """Save a DataFrame (or an xarray Dataset/DataArray, flattened) as CSV and Markdown.
+
+        ``caption`` and ``reproduces`` (the paper table, e.g. ``"vFRM Table 1"``) go to
+        ``tables/<notebook>/manifest.json`` for the results site.
+        """
+        _check_caption("table", name, caption, reproduces)
         if hasattr(data, "to_dataframe") and not isinstance(data, pd.DataFrame):
             data = data.to_dataframe().reset_index() if hasattr(data, "dims") else data.to_dataframe()
         if not isinstance(data, pd.DataFrame):
@@ -80,6 +124,7 @@ class Outputs:
         csv_path = fileio.write_text(self.tables_dir / f"{name}.csv", data.to_csv(index=index, lineterminator="\n"))
         md_path = fileio.write_text(self.tables_dir / f"{name}.md",
                                     data.to_markdown(index=index, floatfmt=floatfmt) + "\n")
+        self._record("tables", name, caption, reproduces, [csv_path.name, md_path.name])
         return [csv_path, md_path]
 
     def metric(self, key: str, value: Any) -> None:
@@ -103,6 +148,18 @@ class Outputs:
             value = float(value)
         self._metrics["claims"][claim_id] = {"value": value, "note": note}
         self._write_metrics()
+
+    def _record(self, kind: str, name: str, caption: str | None, reproduces: str | None, files: list[str]) -> None:
+        """Add ``name`` to the ``kind`` manifest (in place when saved again) and write it atomically."""
+        entry = {"name": name, "caption": caption or None, "reproduces": reproduces or None, "files": files}
+        entries = self._manifests[kind]
+        at = next((i for i, e in enumerate(entries) if e["name"] == name), None)
+        if at is None:
+            entries.append(entry)
+        else:
+            entries[at] = entry
+        folder = self.figures_dir if kind == "figures" else self.tables_dir
+        fileio.write_text(folder / MANIFEST, json.dumps({"notebook": self.notebook, kind: entries}, indent=2) + "\n")
 
     def _write_metrics(self) -> None:
         fileio.write_text(self.metrics_path, json.dumps(plain(self._metrics), indent=2, sort_keys=True) + "\n")
