@@ -24,7 +24,9 @@ def small_trace(seed=0, n=300):
 
 
 def test_every_paper_name_is_registered_once_with_its_kind():
-    assert registry.names("trace") == ["ARC", "CAR", "G1-vFRM", "G2-vFRM", "LRU", "vFRM"]
+    assert registry.names("trace") == ["ARC", "CAR", "FlashCache", "FlashCache pass 2", "G1-vFRM", "G2-vFRM",
+                                       "HDD only", "LRU", "OTF-AST", "OTF-AST without write-back", "static tiering",
+                                       "vFRM"]
     assert registry.names("queueing") == ["ARA", "ARA_OPT", "ARA_PRED", "Qlen", "Rand"]
     for name in registry.names():
         spec = registry.get(name)

@@ -33,6 +33,14 @@ arrays. A jitted ``lax.scan`` over accesses with a Fenwick tree (the other candi
 during development at 7.7 s for 10^5 Zipf accesses on this project's 2-core CPU machine, against
 0.06 s for these whole-array passes, so numpy it is. The functions are deterministic and take no key.
 
+Resizing LRU (:func:`resizing_lru_hits`, :func:`resizing_lru_from_distances`): an LRU whose
+capacity may change at every access, the SSD partition of the EAFC paper (Sec. III: "one LRU per
+workload, where LRU size can be changed"). Its resident set is always the top ``m`` entries of the LRU
+stack (proof in :mod:`tieringlab.models._resizing`), so from the stack distances a hit is
+``d(i) < min(m, capacity[i])`` with ``m`` a scalar recursion; from the keys a compiled one-pass LRU
+with a hash table sized by the largest capacity needs no sort at all. Both are sequential one-pass
+loops compiled by numba (a per-access recursion has no array form).
+
 Sentinel: a first access to a key has no previous access; its distance is :data:`COLD`
 (``np.iinfo(np.int64).max``), so ``d < C`` is false at every capacity and cold misses need no special
 case. Distances are int64.
@@ -50,6 +58,8 @@ __all__ = [
     "lru_hit_ratios",
     "request_stack_distances",
     "lru_request_hits",
+    "resizing_lru_hits",
+    "resizing_lru_from_distances",
 ]
 
 #: Stack distance of a first (cold) access: larger than any capacity, so it misses at every size.
@@ -341,3 +351,74 @@ def lru_request_hits(unit_keys, request_index, sizes) -> np.ndarray:
     (Sec. 5.1: "an IO request [is] Flash hit only when all of its associated pages are cached").
     """
     return hit_counts_from_distances(request_stack_distances(unit_keys, request_index), sizes)
+
+
+def _per_access_capacity(capacity, n: int) -> np.ndarray:
+    cap = np.asarray(capacity)
+    if cap.ndim == 0:
+        cap = np.broadcast_to(cap, (n,))
+    if cap.ndim != 1 or cap.size != n:
+        raise ValueError(f"capacity must have one entry per access ({n}) or be one number; got shape {cap.shape}")
+    if cap.size and not np.issubdtype(cap.dtype, np.integer):
+        if np.issubdtype(cap.dtype, np.floating) and np.all(np.isfinite(cap)) and np.all(cap == np.round(cap)):
+            cap = cap.astype(np.int64)
+        else:
+            raise TypeError(f"capacity must be whole numbers of items (keys/units), got dtype {cap.dtype}")
+    if cap.size and cap.min() < 0:
+        i = int(np.argmin(cap))
+        raise ValueError(f"capacity must be >= 0 items; capacity[{i}] = {int(cap[i])}")
+    # more than n items can never be resident: clipping changes nothing and bounds the state
+    return np.ascontiguousarray(np.minimum(cap.astype(np.int64, copy=False), n))
+
+
+def resizing_lru_hits(keys, capacity) -> np.ndarray:
+    """Hit flag of every access of unit-size ``keys`` in an LRU whose capacity changes per access.
+
+    ``capacity`` has one entry per access (items; a single number is used for every access). Before
+    access ``i`` is served, least recently used items are evicted until at most ``capacity[i]``
+    remain; then a hit refreshes the key and a miss inserts it, evicting the least recently used item
+    if the cache is full; at capacity 0 nothing is kept. The cache starts empty. At a constant
+    capacity this is the plain LRU of :func:`tieringlab.policies.caching.hits` (and libcachesim's).
+
+    This is the SSD partition of the EAFC paper (Sec. III, IV.A: a per-workload LRU resized by its
+    controller; the eviction engine frees space ahead of insertions). One compiled pass, no sort: see
+    :mod:`tieringlab.models._resizing`.
+
+    >>> resizing_lru_hits([1, 2, 1, 2, 1], [2, 2, 2, 1, 1]).tolist()
+    [False, False, True, True, False]
+    """
+    keys = _as_keys(keys)
+    cap = _per_access_capacity(capacity, keys.size)
+    hit = np.zeros(keys.size, dtype=bool)
+    if keys.size == 0:
+        return hit
+    from tieringlab.models import _resizing  # numba compiles on first use only
+
+    bits = max(4, int(int(cap.max()) + 1).bit_length() + 1)
+    _resizing.resizing_lru_keys(keys.astype(np.int64, copy=False), cap, bits, hit,
+                                np.empty(keys.size, dtype=np.int64))
+    return hit
+
+
+def resizing_lru_from_distances(distances, capacity) -> tuple[np.ndarray, np.ndarray]:
+    """``(hit, occupancy)`` of the resizing LRU of :func:`resizing_lru_hits` from exact stack distances.
+
+    ``distances`` are :func:`stack_distances` of the keys (``COLD`` for first accesses); ``occupancy[i]``
+    is the number of items resident after access ``i``. The resident set is the top ``m`` of the LRU
+    stack, so ``hit_i = d_i < min(m, capacity[i])`` and ``m <- min(capacity[i], m' + miss_i)``: one
+    scalar pass (:mod:`tieringlab.models._resizing`). Use it when the distances are needed anyway
+    (hit-ratio curves at every size, as the EAFC hybrid-store model does).
+    """
+    d = np.asarray(distances)
+    if d.ndim != 1:
+        raise ValueError(f"distances must be 1-D, got shape {d.shape}")
+    if d.size and (not np.issubdtype(d.dtype, np.integer) or d.min() < 0):
+        raise ValueError("distances must be integers >= 0 (stack distances; COLD for first accesses)")
+    cap = _per_access_capacity(capacity, d.size)
+    hit = np.zeros(d.size, dtype=bool)
+    occ = np.zeros(d.size, dtype=np.int64)
+    if d.size:
+        from tieringlab.models import _resizing
+
+        _resizing.resizing_lru_distances(np.ascontiguousarray(d, dtype=np.int64), cap, hit, occ)
+    return hit, occ

@@ -9,8 +9,9 @@ kind           call shape                                                 system
                ``capacity_bytes`` with the counts ``iocost`` prices       G2-vFRM
 ``queueing``   ``fn(params, arrivals, services[, key], **inputs)``        Qlen, Rand, ARA, ARA_PRED, ARA_OPT
                ``-> Dataset`` over ``job`` (and ``replication``)
-``controller`` ``fn(params, observations[, key]) -> Dataset`` over        (AutoTiering, IDT, EDT, EAFC: next)
-               ``epoch``
+``controller`` ``fn(params, observations[, key]) -> Dataset`` over        AutoTiering, IDT, EDT, EAFC,
+               ``epoch``                                                  static-partition, vanilla, EAFC-master,
+                                                                          EAFC-proportional
 =============  =========================================================  =======================================
 
 Parameters are one frozen dataclass per system with the paper's defaults, each default with the
@@ -30,6 +31,8 @@ policy module for its functions.
 - :mod:`~tieringlab.policies.gvfrm`    GLB-vFRM (G1-vFRM) and G2-vFRM (vFRM paper Alg. 1, thesis Alg. 1-2)
 - :mod:`~tieringlab.policies.ara`      ARA (static, ARA_PRED, ARA_OPT), Qlen and Rand (thesis Ch. 3)
 - :mod:`~tieringlab.policies.iocost`   vFRM Eq. 4 IO cost from the Table 3 latencies
+- :mod:`~tieringlab.policies.eafc`     EAFC (EAFC paper Fig. 3), vanilla, static partitions, and the master
+  controller (ours) over the hybrid store of :mod:`tieringlab.models.hybridstore`
 
 CONTRIBUTING.md ("add a paper system") gives the layers a new system adds, in order.
 """

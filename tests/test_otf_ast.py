@@ -1,0 +1,421 @@
+"""OTF-AST, static tiering, FlashCache and HDD only (tieringlab.policies.otf_ast) against plain references
+written here: an event-by-event OTF-AST controller, brute-force hot sets, top-k placement, an OrderedDict
+LRU with write-back; hypothesis invariants; bad input."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tieringlab.policies import otf_ast as oa
+from tieringlab.policies import registry
+from tieringlab.traces.readers import make_dataset
+from tieringlab.units import GiB, KiB, MiB
+
+# A small system with the paper's structure: 12 sub-LUNs of 1 MiB, 10-s intervals, 12 intervals.
+S, SUB, T, K = 12, 1 * MiB, 10, 12
+SMALL = dict(lun_subluns=S, sublun_bytes=SUB, t_s=T, m_window=T, n_top=3, i_pct=50.0, c_intervals=2, o_intervals=3,
+             copy_up=2.5, copy_down=6.5, copy_share_floor=1.0)
+CAP = 4
+
+
+def _trace(seed: int, n: int, write_share: float = 0.3, hot_share: float = 0.7):
+    """Random small traces with a drifting hot pair of sub-LUNs (so that promotions and timeouts happen)."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.uniform(0, K * T, n))
+    hot = (t // 25).astype(int) % (S - 1)
+    sub = np.where(rng.random(n) < hot_share, hot + rng.integers(0, 2, n), rng.integers(0, S, n))
+    off = sub * SUB + rng.integers(0, SUB // 4096 - 2, n) * 4096
+    size = rng.choice([4096, 8192], n)
+    w = rng.random(n) < write_share
+    return make_dataset(t, off, size, w, name="small", source="test", replay_start_s=0.0, replay_end_s=float(K * T))
+
+
+# ----------------------------------------------------------------------------- reference controller
+
+def _hot_plain(cnt_row, n, i_pct):
+    order = sorted(range(len(cnt_row)), key=lambda s: (-cnt_row[s], s))
+    top = [s for s in order[:n] if cnt_row[s] > 0]
+    total = sum(cnt_row)
+    conc = total > 0 and sum(cnt_row[s] for s in top) >= i_pct / 100 * total
+    return {s for s in top} if conc else set()
+
+
+def _reference(ds, p: oa.OtfAstParams, cap: int):
+    """Event-by-event OTF-AST (notes Sec. 1.4, recommended reading; copies at the no-load pace)."""
+    t = ds["time"].values
+    sub = (ds["offset"].values // p.sublun_bytes).tolist()
+    w = ds["is_write"].values.tolist()
+    up_s, down_s = p.copy_s
+    tier = [0] * p.lun_subluns
+    busy = [False] * p.lun_subluns
+    streak = [0] * p.lun_subluns
+    tmo = [0] * p.lun_subluns
+    log = []            # dicts: sub, up, tq, ts, tc, te, rem, nbw, phase
+    head = 0
+
+    def occupancy():
+        return sum(1 for s in range(p.lun_subluns) if tier[s] == 1) + sum(
+            1 for m in log if m["up"] and m["phase"] in ("copy", "sync"))
+
+    def writes_in(s, a, b):
+        """The engine's estimate: writes of each second, weighted by its overlap with [a, b)."""
+        tot = 0.0
+        for ti, si, wi in zip(t, sub, w):
+            if wi and si == s:
+                sec = np.floor(ti)
+                tot += max(0.0, min(b, sec + 1) - max(a, sec))
+        return tot
+
+    for k in range(K):
+        x, end = float(k * T), float((k + 1) * T)
+        while True:
+            while (head < len(log) and sum(m["phase"] in ("copy", "sync") for m in log) < p.move_concurrency
+                   and (not log[head]["up"] or occupancy() < cap)):
+                log[head].update(phase="copy", ts=x)
+                head += 1
+            copying = [m for m in log if m["phase"] == "copy"]
+            rate = 1.0 / max(len(copying), 1)
+            ev = [x + m["rem"] / rate for m in copying] + [m["te"] for m in log if m["phase"] == "sync"]
+            e = min(ev + [end])
+            for m in copying:
+                m["rem"] = max(m["rem"] - rate * (e - x), 0.0)
+            for m in copying:
+                if m["rem"] <= 1e-12:
+                    m.update(phase="sync", tc=e)
+                    m["nbw"] = writes_in(m["sub"], m["ts"], e)
+                    m["te"] = e + m["nbw"] / p.testbed.sync_max_iops
+            for m in log:
+                if m["phase"] == "sync" and m["te"] <= e + 1e-12:
+                    m["phase"] = "done"
+                    s = m["sub"]
+                    tier[s] = 1 if m["up"] else 0
+                    busy[s] = False
+                    tmo[s] = 0
+                    streak[s] = 0
+            x = e
+            if x >= end - 1e-12 and not any(m["phase"] == "copy" and m["rem"] <= 1e-12 for m in log):
+                break
+        # decision at the end of interval k
+        cnt = [0] * p.lun_subluns
+        for ti, si in zip(t, sub):
+            if end - p.m_window <= ti < end:
+                cnt[si] += 1
+        hot = _hot_plain(cnt, p.n_top, p.i_pct)
+        for s in range(p.lun_subluns):
+            if not busy[s]:
+                if tier[s] == 0:
+                    streak[s] = streak[s] + 1 if s in hot else 0
+                else:
+                    tmo[s] = 0 if s in hot else tmo[s] + 1
+        demote = [s for s in range(p.lun_subluns) if not busy[s] and tier[s] == 1 and tmo[s] >= p.o_intervals]
+        cand = [s for s in range(p.lun_subluns) if not busy[s] and tier[s] == 0 and streak[s] >= p.c_intervals]
+        pending_up = sum(1 for m in log if m["up"] and m["phase"] != "done")
+        staying = sum(1 for s in range(p.lun_subluns) if not busy[s] and tier[s] == 1 and s not in demote)
+        slots = max(cap - staying - pending_up, 0)
+        promote = sorted(cand, key=lambda s: (-cnt[s], s))[:slots]
+        for s in demote:
+            log.append(dict(sub=s, up=False, tq=end, ts=np.inf, tc=np.inf, te=np.inf,
+                            rem=0.0 if p.skip_demotion_copy else down_s, nbw=0.0, phase="queued"))
+            busy[s] = True
+        for s in promote:
+            log.append(dict(sub=s, up=True, tq=end, ts=np.inf, tc=np.inf, te=np.inf, rem=up_s, nbw=0.0, phase="queued"))
+            busy[s] = True
+            streak[s] = 0
+    return log
+
+
+def _run(ds, p, cap=CAP, key=0):
+    return oa.otf_ast(ds, [cap * p.sublun_bytes], p, key=jax.random.key(key))
+
+
+def _log_of(r):
+    m = r["move_sub"].values[0] >= 0
+    g = lambda v: r[v].values[0][m]  # noqa: E731
+    return g("move_sub"), g("move_up"), g("move_queued_s"), g("move_start_s"), g("move_copy_end_s"), g("move_sync_end_s")
+
+
+def _compare(ds, p, cap=CAP):
+    ref = _reference(ds, p, cap)
+    sub, up, tq, ts, tc, te = _log_of(_run(ds, p, cap))
+    assert sub.tolist() == [m["sub"] for m in ref]
+    assert up.tolist() == [m["up"] for m in ref]
+    nan = lambda v: np.where(np.isfinite(v), v, np.nan)  # noqa: E731
+    for got, name in ((tq, "tq"), (ts, "ts"), (tc, "tc"), (te, "te")):
+        np.testing.assert_allclose(nan(got), nan(np.array([m[name] for m in ref], float)), rtol=0, atol=1e-7,
+                                   err_msg=name)
+    return ref
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(80, 400))
+def test_controller_matches_event_by_event_reference(seed, n):
+    """Recommended reading (n1, m1, c1, f1, one move at a time): the move log equals the plain reference."""
+    ds = _trace(seed, n)
+    _compare(ds, oa.OtfAstParams(**SMALL))
+
+
+def test_controller_reference_variants():
+    """Skipped demotion copies (Table 5 variant) and two concurrent moves, on a few fixed traces."""
+    for seed in (1, 2, 3):
+        ds = _trace(seed, 300)
+        ref = _compare(ds, oa.OtfAstParams(**SMALL, skip_demotion_copy=True))
+        assert any(not m["up"] for m in ref)           # the case is exercised
+        _compare(ds, oa.OtfAstParams(**SMALL, move_concurrency=2))
+
+
+# ----------------------------------------------------------------------------- invariants
+
+def _check_invariants(ds, p, cap=CAP):
+    r = _run(ds, p, cap)
+    sub, up, tq, ts, tc, te = _log_of(r)
+    # moves start in queue order (FIFO), each after it was queued, copy before sync
+    started = np.isfinite(ts)
+    assert np.all(np.diff(ts[started]) >= 0) and np.all(started[:started.sum()])
+    assert np.all(ts[started] >= tq[started]) and np.all(tc[started] >= ts[started]) and np.all(te[started] >= tc[started])
+    # one move at a time: copy/sync windows do not overlap
+    assert np.all(ts[started][1:] >= te[started][:-1] - 1e-9)
+    # the SSD never holds more than its sub-LUNs: promoted-and-arrived plus arriving, at every event
+    events = np.unique(np.r_[ts[started], te[np.isfinite(te)]])
+    for x in events:
+        arrived = np.sum(up & (te <= x)) - np.sum(~up & (te <= x))
+        arriving = np.sum(up & (ts <= x) & (te > x))
+        assert arrived + arriving <= cap
+    # a sub-LUN is demoted only after it was promoted, and moves of one sub-LUN alternate up/down
+    for s in np.unique(sub):
+        seq = up[sub == s]
+        assert seq[0] and np.all(seq[1:] != seq[:-1])
+    # buffer: writes to a sub-LUN while it copies are served by the buffer
+    rt = r["route"].values[0]
+    tt, w, rs = ds["time"].values, ds["is_write"].values, ds["offset"].values // SUB
+    for m in np.flatnonzero(started & np.isfinite(tc)):
+        inside = (rs == sub[m]) & (tt >= ts[m]) & (tt < tc[m]) & w
+        assert np.all(rt[inside] == 2)
+    # SSD hits are requests served by the SSD; the counts add up
+    assert int(r["hits"][0]) == int((rt == 1).sum())
+    assert 0 <= float(r["hit_ratio"][0]) + float(r["buffer_ratio"][0]) <= 1
+    return sub, up
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(100, 400), st.floats(0.05, 1.0), st.sampled_from([1, 2, 4]))
+def test_invariants(seed, n, floor, cap):
+    """FIFO moves, one at a time, never more sub-LUNs on the SSD than it holds, alternating moves, writes to
+    a moving sub-LUN in the buffer, for any copy share floor (user load) and SSD size."""
+    _check_invariants(_trace(seed, n), oa.OtfAstParams(**{**SMALL, "copy_share_floor": floor}), cap)
+
+
+def test_invariants_eviction_and_history_readings():
+    """f2 (evict the resident with the largest timeout count) and c2 (c hot intervals among the last m):
+    the same invariants, and f2 does evict when candidates wait."""
+    evicted = 0
+    p = oa.OtfAstParams(**{**SMALL, "m_window": 4, "copy_share_floor": 0.5}, full_policy="evict_max_timeout",
+                        c_reading="within_m")
+    for seed in range(4):
+        sub, up = _check_invariants(_trace(seed, 400, hot_share=0.9), p, cap=2)
+        evicted += int((~up).sum())
+    assert evicted > 0
+
+
+def test_fig6_resident_count_follows_the_move_log():
+    ds = _trace(5, 400)
+    r = _run(ds, oa.OtfAstParams(**SMALL))
+    sub, up, tq, ts, tc, te = _log_of(r)
+    res = r["resident_per_minute"].values[0]
+    for m, x in enumerate(np.arange(res.size) * 60.0):
+        assert res[m] == np.sum(up & (te <= x)) - np.sum(~up & (te <= x))
+
+
+# ----------------------------------------------------------------------------- monitoring readings
+
+def _cnt_matrix(seed):
+    rng = np.random.default_rng(seed)
+    return rng.poisson(rng.gamma(0.3, 20, (6, S)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hot_matrix_readings_match_brute_force(seed):
+    cnt = _cnt_matrix(seed)
+    base = dict(lun_subluns=S, n_top=3, i_pct=50.0)
+    hot, conc = oa.hot_matrix(cnt, oa.OtfAstParams(**base))
+    for k in range(cnt.shape[0]):
+        assert set(np.flatnonzero(hot[k])) == _hot_plain(cnt[k].tolist(), 3, 50.0)
+    # n2: the smallest prefix reaching i %, concentrated when it has at most n members
+    hot2, _ = oa.hot_matrix(cnt, oa.OtfAstParams(**base, hot_rule="prefix_to_i"))
+    for k in range(cnt.shape[0]):
+        order = sorted(range(S), key=lambda s: (-cnt[k, s], s))
+        tot, acc, pre = cnt[k].sum(), 0, []
+        for s in order:
+            if acc >= 0.5 * tot:
+                break
+            pre.append(s)
+            acc += cnt[k, s]
+        exp = set(pre) if tot > 0 and len(pre) <= 3 else set()
+        assert set(np.flatnonzero(hot2[k])) == {s for s in exp if cnt[k, s] > 0}
+    # n3: n as a percentage of the sub-LUNs (25 % of 12 = 3) equals n1 with n = 3
+    hot3, _ = oa.hot_matrix(cnt, oa.OtfAstParams(**{**base, "n_top": 25}, hot_rule="pct_of_subluns"))
+    np.testing.assert_array_equal(hot3, hot)
+    # m3: a hot sub-LUN needs at least m IOs; m2: the interval needs at least m IOs
+    hot_m3, _ = oa.hot_matrix(cnt, oa.OtfAstParams(**base, m_reading="sublun_floor", m_window=5))
+    np.testing.assert_array_equal(hot_m3, hot & (cnt >= 5))
+    hot_m2, _ = oa.hot_matrix(cnt, oa.OtfAstParams(**base, m_reading="total_floor", m_window=40))
+    np.testing.assert_array_equal(hot_m2, hot & (cnt.sum(axis=1) >= 40)[:, None])
+    # i2: a top-n sub-LUN with at least i IOs
+    hot_i2, _ = oa.hot_matrix(cnt, oa.OtfAstParams(**{**base, "i_pct": 7.0}, i_reading="absolute"))
+    for k in range(cnt.shape[0]):
+        order = sorted(range(S), key=lambda s: (-cnt[k, s], s))[:3]
+        assert set(np.flatnonzero(hot_i2[k])) == {s for s in order if cnt[k, s] >= 7}
+
+
+def test_interval_counts_window():
+    t = np.array([0.5, 9.9, 10.0, 15.0, 19.99, 25.0])
+    sub = np.array([0, 1, 1, 2, 2, 0])
+    c = oa.interval_counts(sub, t, 3, 10, 10, 3)
+    np.testing.assert_array_equal(c, [[1, 1, 0], [0, 1, 2], [1, 0, 0]])
+    c2 = oa.interval_counts(sub, t, 3, 10, 20, 3)            # m = 2 t: the last 20 s
+    np.testing.assert_array_equal(c2, [[1, 1, 0], [1, 2, 2], [1, 1, 2]])
+
+
+# ----------------------------------------------------------------------------- baselines
+
+def test_static_tiering_places_the_previous_windows_top_k():
+    rng = np.random.default_rng(8)
+    n = 3000
+    t = np.sort(rng.uniform(0, 240, n))
+    sub = np.where(t < 120, rng.choice(S, n, p=np.arange(1, S + 1) / np.arange(1, S + 1).sum()), rng.integers(0, S, n))
+    off = sub * SUB + rng.integers(0, 200, n) * 4096
+    ds = make_dataset(t, off, np.full(n, 4096), rng.random(n) < 0.5, name="s", source="test",
+                      replay_start_s=120.0, replay_end_s=240.0)
+    p = oa.StaticTieringParams(lun_subluns=S, sublun_bytes=SUB)
+    r = oa.static_tiering(ds, [3 * SUB, 5 * SUB], p, key=jax.random.key(0))
+    train = np.bincount(sub[t < 120], minlength=S)
+    for j, k in enumerate((3, 5)):
+        top = sorted(range(S), key=lambda s: (-train[s], s))[:k]
+        assert set(np.flatnonzero(r["placed"].values[j])) == set(top)
+        rep = sub[t >= 120]
+        assert float(r["hit_ratio"][j]) == pytest.approx(np.isin(rep, top).mean())
+    with pytest.raises(ValueError, match="replay_start_s"):
+        oa.static_tiering(_trace(0, 50), [SUB], p)
+
+
+def _lru_writeback_plain(keys, writes, cap, dcap):
+    """OrderedDict LRU with write-back; the dirty set is the dcap most recently written cached blocks."""
+    cache, dirty = OrderedDict(), OrderedDict()
+    hit, dhit = [], []
+    for k, w in zip(keys, writes):
+        h = k in cache
+        hit.append(h)
+        dhit.append(bool(w and h and k in dirty))
+        cache[k] = True
+        cache.move_to_end(k)
+        if len(cache) > cap:
+            old, _ = cache.popitem(last=False)
+            dirty.pop(old, None)
+        if w:
+            dirty[k] = True
+            dirty.move_to_end(k)
+            if len(dirty) > dcap:
+                dirty.popitem(last=False)
+    return np.array(hit), np.array(dhit)
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_flashcache_hits_and_dirty_write_hits_match_a_plain_lru(passes):
+    rng = np.random.default_rng(12 + passes)
+    n = 2500
+    t = np.sort(rng.uniform(0, 100, n))
+    blocks = rng.zipf(1.3, n) % 400
+    off = blocks * 4096
+    off[::50] += 512                                  # unaligned: FlashCache's uncached path
+    w = rng.random(n) < 0.6
+    ds = make_dataset(t, off, np.full(n, 4096), w, name="f", source="test")
+    cap_blocks = 100
+    p = oa.FlashCacheParams(lun_subluns=S, sublun_bytes=SUB, pass_number=passes, dirty_thresh_pct=20.0)
+    r = oa.flashcache(ds, [cap_blocks * 4096], p, key=jax.random.key(0))
+    ok = off % 4096 == 0
+    keys = np.tile(blocks[ok], passes)
+    ws = np.tile(w[ok], passes)
+    hit, dhit = _lru_writeback_plain(keys.tolist(), ws.tolist(), cap_blocks, 20)
+    m = ok.sum()
+    assert int(r["hits"][0]) == int(hit[-m:].sum())
+    # the dirty set here is the 20 most recently written blocks (FlashCache cleans beyond 20 %)
+    assert int(r["dirty_write_hits"][0]) == int(dhit[-m:].sum())
+    assert int(r["uncacheable"][0]) == int((~ok).sum())
+
+
+def test_flashcache_pass2_is_the_second_replay_of_the_same_window():
+    ds = _trace(3, 2000)
+    base = dict(lun_subluns=S, sublun_bytes=SUB)
+    one = registry.run("FlashCache", ds, [2 * SUB], knobs=base, key=jax.random.key(0))
+    two = registry.run("FlashCache pass 2", ds, [2 * SUB], knobs=base, key=jax.random.key(0))
+    assert int(two["hits"][0]) >= int(one["hits"][0])
+    assert two.attrs["policy"] == "FlashCache pass 2" and one.attrs["policy"] == "FlashCache"
+
+
+def test_hdd_only_and_registry():
+    ds = _trace(4, 300)
+    r = registry.run("HDD only", ds, [0, CAP * SUB], knobs=dict(lun_subluns=S, sublun_bytes=SUB), key=jax.random.key(0))
+    assert np.all(r["hits"].values == 0) and np.all(r["route"].values == 0)
+    for name in ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "FlashCache pass 2", "HDD only"):
+        assert registry.get(name).kind == "trace"
+    with pytest.raises(ValueError, match="skip_demotion_copy"):
+        registry.run("OTF-AST", ds, [SUB], params=oa.OtfAstParams(**SMALL, skip_demotion_copy=True), key=jax.random.key(0))
+
+
+def test_paper_defaults():
+    p = oa.OtfAstParams()
+    assert (p.t_s, p.i_pct, p.n_top, p.m_window, p.c_intervals, p.o_intervals) == (60, 50.0, 20, 60, 3, 10)
+    assert (p.lun_subluns, p.sublun_bytes) == (300, GiB) and p.copy_s == (2.5, 6.5)
+    assert oa.OtfAstParams(copy_unit="minutes").copy_s == (150.0, 390.0)
+    f = oa.FlashCacheParams()
+    assert f.block_bytes == 4 * KiB
+
+
+# ----------------------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(n_top=301), r"n_top \(n\) must be an integer in \[1, 300\]"),
+    (dict(n_top=0), r"n_top"),
+    (dict(c_intervals=0), r"c_intervals \(c\) must be an integer >= 1"),
+    (dict(i_pct=0.0), r"i_pct \(i\) must be in \(0, 100\]"),
+    (dict(i_pct=100.5), r"i_pct \(i\) must be in \(0, 100\]"),
+    (dict(o_intervals=0), r"o_intervals"),
+    (dict(t_s=0), r"t_s"),
+    (dict(hot_rule="top"), r"hot_rule must be one of"),
+    (dict(m_reading="x"), r"m_reading must be one of"),
+    (dict(copy_unit="hours"), r"copy_unit"),
+    (dict(move_concurrency=0), r"move_concurrency"),
+])
+def test_bad_parameters_name_the_parameter(kw, match):
+    with pytest.raises(ValueError, match=match):
+        oa.OtfAstParams(**kw)
+
+
+def test_bad_capacity_and_trace():
+    ds = _trace(0, 50)
+    p = oa.OtfAstParams(**SMALL)
+    with pytest.raises(ValueError, match="capacities: an SSD of .* is larger than the LUN"):
+        oa.otf_ast(ds, [(S + 1) * SUB], p)
+    with pytest.raises(ValueError, match="capacities"):
+        oa.flashcache(ds, [(S + 1) * SUB], oa.FlashCacheParams(lun_subluns=S, sublun_bytes=SUB))
+    big = make_dataset([0.0], [S * SUB], [4096], [False], name="b", source="test")
+    with pytest.raises(ValueError, match="beyond the LUN"):
+        oa.otf_ast(big, [SUB], p)
+
+
+def test_flashcache_cleaning_merges_contiguous_dirty_blocks():
+    """A sequential write stream: every write beyond the dirty threshold cleans the block written
+    d_cap writes earlier; contiguous cleaned blocks merge into writes of at most 128 KiB (32 blocks)."""
+    n = 1000
+    ds = make_dataset(np.arange(n) * 0.01, np.arange(n) * 4096, np.full(n, 4096), np.ones(n, bool),
+                      name="seq", source="test")
+    p = oa.FlashCacheParams(lun_subluns=S, sublun_bytes=SUB, dirty_thresh_pct=20.0)
+    r = oa.flashcache(ds, [100 * 4096], p, key=jax.random.key(0))
+    assert int(r["md_writes"][0]) == n - 20                  # every block beyond the 20 dirty ones is cleaned
+    assert int(r["cleaning_writes"][0]) == -(-(n - 20) // 32)
+    assert int(r["hits"][0]) == 0 and int(r["dirty_write_hits"][0]) == 0

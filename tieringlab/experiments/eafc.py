@@ -1,0 +1,609 @@
+"""notebooks/07_eafc.ipynb: SLO-driven SSD cache sizing, EAFC against vanilla caching (EAFC paper Sec. V).
+
+The hybrid store (:mod:`tieringlab.models.hybridstore`: RAM buffer cache -> SSD read cache -> HDD, a
+closed queueing network, 5 s samples), the workloads (:mod:`tieringlab.models.workloads.eafc`) and the
+systems (``"EAFC"``, ``"vanilla"``, ``"static-partition"``, ``"EAFC-master"``, ``"EAFC-proportional"``
+of :mod:`tieringlab.policies.eafc`, called by name) give:
+
+- **Fig. 4 (a)-(d)**: per cwnd the mean observed latency, the partition size and the SSD used, for
+  FileBench 40 GB at 10 ms (a) and 5 ms (b), FileBench 30 GB at 10 ms (c), SPECsfs2008-like at 3 ms
+  with 2000/4000/5000 ops/s phases (d); vanilla beside each;
+- **the savings table** ("Table S" of the notes: the paper prints 11 %, 6 % and about 50 % in the text);
+- **the gain sweep**: Kp_inc, Kp_dec, T_inc, T_dec, T_util one at a time around the defaults (the paper
+  gives none of them), and the ablations of the notes' claims C16-C20 (percentile, band, aggressive
+  decrease, controller window);
+- **readings side by side**: the latency model calibrated on one anchor or not, the normalized error
+  of U2(b), FileBench's rotation popularity (stress), a 14 GB RAM in front of FileBench too;
+- **the master controller** (beyond the paper) on a contended mix.
+
+Documented choices (parameters below, reasons at each):
+
+1. **One calibration anchor** (notes §7.6): vanilla FileBench with its working set in the SSD
+   "resulted in approximately 1ms observed latency" (Sec. V.A). ``calibration = "vanilla_1ms"`` sets the
+   SSD service time ``s_ssd`` so that the model's all-SSD-hit FileBench read latency is exactly
+   ``anchor_ms``; every other device constant is the notes' §7.4 datasheet choice, and the ledger's
+   vanilla-latency row is labelled a calibration. ``"none"`` keeps ``s_ssd_ms`` (a reading).
+2. **Warm-up and averages** (notes U14, U15): warm-up ends at the first cwnd whose mean latency is at
+   most the target; "average partition" is the mean partition from that cwnd on; conformance is the
+   fraction of those cwnds whose mean latency meets the target.
+3. **Savings** (notes U18): FileBench, ``1 - P_EAFC / P_vanilla`` with ``P_vanilla = Used_vanilla / 0.9``
+   at the end of the run (the paper's 40 GB / 0.9 = 44 GB); SPECsfs, reading (a): ``1 - mean_t P_EAFC /
+   mean_t (Used_vanilla(t) / 0.9)``.
+4. Replications: ``n_seeds`` traces and noise streams per configuration (``jax.random.fold_in`` of the
+   notebook's key); numbers are means with the min-max over seeds.
+5. Oscillation (C16, C17): partition changes per hour (cwnds whose Fig. 3 decision changed the size).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from tieringlab.claims import eafc as C
+from tieringlab.models import hybridstore as hys
+from tieringlab.models.intervals import mean_ci
+from tieringlab.models.workloads import eafc as wl
+from tieringlab.params import param, section
+from tieringlab.policies import registry
+from tieringlab.progress import progress
+from tieringlab.units import GB, HOUR, MB, MS, MiB
+
+__all__ = ["EafcSection", "PAPER", "calibrated_store", "workload_params", "observations", "knobs",
+           "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table", "gain_sweep", "ablations", "readings", "master_mix",
+           "claim_values"]
+
+#: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
+PAPER = {"a": {"partition_gb": 39.0, "saving_pct": 11.0, "target_ms": 10.0, "ws_gb": 40.0},
+         "b": {"partition_gb": 41.0, "saving_pct": 6.0, "target_ms": 5.0, "ws_gb": 40.0},
+         "c": {"partition_gb": 28.0, "saving_pct": None, "target_ms": 10.0, "ws_gb": 30.0},
+         "d": {"partition_gb": None, "saving_pct": 50.0, "target_ms": 3.0, "ws_gb": None}}
+PANELS = ("a", "b", "c", "d")
+
+
+@section("eafc")
+@dataclass(frozen=True)
+class EafcSection:
+    # scale and replication
+    n_seeds: int = param(5, "replications (trace + noise seeds) per configuration (notes §7.6 item 6)",
+                         bounds=(1, 64))
+    fb_unit_mib: float = param(2.0, "FileBench cache unit (scale-down, notes §7.2): one key = 2 MiB of files",
+                               bounds=(0.0625, 4096.0))
+    sfs_unit_mib: float = param(1.0, "SPECsfs cache unit (scale-down): one key = 1 MiB of data",
+                                bounds=(0.0625, 4096.0))
+    fb_duration_h: float = param(8.0, "FileBench run length: not given (notes U13), 48 cwnds", bounds=(0.5, 48.0))
+    sfs_phase_h: float = param(5.0, "Sec. V.B: the SPECsfs load is raised every 5 hours (15 h, 90 cwnds)",
+                               bounds=(0.25, 48.0))
+    n_sizes: int = param(129, "candidate SSD sizes of the stack-distance hit curves", bounds=(9, 4097))
+    max_blocks: int = param(32768, "access blocks of the cumulative hit curves (time resolution)",
+                            bounds=(64, 1 << 20))
+    # the hybrid store (Sec. V; device constants: notes §7.4)
+    ssd_gb: float = param(160.0, "Sec. V: 160 GB SSD read cache", bounds=(1.0, None))
+    sfs_ram_gb: float = param(14.0, "RAM buffer cache in front of SPECsfs: 16 GB RAM (Sec. V) minus the OS (U10)",
+                              bounds=(0.0, None))
+    fb_ram_gb: float = param(0.0, "RAM buffer cache for FileBench: none (the issue: the SPECsfs case); "
+                                  "14 GB is a reading", bounds=(0.0, None))
+    s_ssd_ms: float = param(0.25, "SSD service time before calibration (notes §7.4)", bounds=(0.001, 100.0))
+    k_ssd: int = param(8, "SSD internal parallelism (notes §7.4)", bounds=(1, 1024))
+    s_hdd_ms: float = param(8.0, "HDD random-read service time, 7.2K rpm class (notes §7.4)", bounds=(0.01, 1000.0))
+    k_hdd: int = param(4, "HDD spindles behind the 1 TB volume (notes §7.4)", bounds=(1, 1024))
+    l_ram_ms: float = param(0.05, "RAM buffer-cache hit time (notes §7.4)", bounds=(0.0001, 100.0))
+    noise_sigma: float = param(0.25, "lognormal noise of a 5 s latency sample (notes U20)", bounds=(0.0, 2.0))
+    calibration: str = param("vanilla_1ms", "one anchor: s_ssd such that vanilla FileBench reads take anchor_ms "
+                                            "(Sec. V.A: ~1 ms); 'none' keeps s_ssd_ms",
+                             choices=("vanilla_1ms", "none"))
+    anchor_ms: float = param(1.0, "Sec. V.A: vanilla 'resulted in approximately 1ms observed latency'",
+                             bounds=(0.1, 100.0))
+    # workloads
+    fb_popularity: str = param("uniform", "FileBench popularity: IRM over files (notes §6.3); 'rotation' is the "
+                                          "stress reading", choices=wl.POPULARITY)
+    fb_rpc_slots: int = param(16, "NFS RPC slots per client mount: 32 requests at the server (notes §7.4)",
+                              bounds=(1, 1024))
+    sfs_zipf_alpha: float = param(0.8, "SPECsfs popularity skew (notes U17)", bounds=(0.0, 4.0))
+    sfs_mb_per_op: float = param(6.0, "SPECsfs working set per op/s: 12/24/30 GB (notes §7.3)", bounds=(0.1, 1000.0))
+    # EAFC (Fig. 3; gains are documented choices, notes §2.4)
+    cwnd_s: float = param(600.0, "Fig. 3: 10-minute controller window", bounds=(5.0, None))
+    percentile: float = param(75.0, "Fig. 3: the 75th percentile of the cwnd's latency samples", bounds=(1.0, 100.0))
+    lat_min_frac: float = param(0.5, "Sec. IV.A: latency_min = half the target", bounds=(0.01, 1.0))
+    kp_inc: float = param(20.0, "Kp_inc per second of error (0.02 per ms, notes §2.4)", bounds=(0.001, 1000.0))
+    kp_dec: float = param(20.0, "Kp_dec per second of error (0.02 per ms, notes §2.4)", bounds=(0.001, 1000.0))
+    t_inc: float = param(0.25, "T_inc: at most +25 % per cwnd (notes §2.4)", bounds=(0.001, 1.0))
+    t_dec: float = param(0.05, "T_dec: at most -5 % per cwnd (notes §2.4)", bounds=(0.001, 0.999))
+    t_util: float = param(0.8, "T_util, below the 0.9 usage cap (notes §2.4)", bounds=(0.01, 0.899))
+    p_init_gb: float = param(10.0, "initial partition: Sec. V.B's 10 GB, reused for FileBench (notes U7)",
+                             bounds=(0.001, None))
+    p_floor_gb: float = param(1.0, "smallest partition (notes U6)", bounds=(0.001, None))
+    error_mode: str = param("absolute", "Fig. 3's error in absolute latency; 'normalized' (U2 b) is a reading",
+                            choices=("absolute", "normalized"))
+    # targets (Sec. V)
+    fb_targets_ms: tuple[float, ...] = param((10.0, 5.0), "Fig. 4a/4b targets (Sec. V.A)", bounds=(0.01, None))
+    fb30_target_ms: float = param(10.0, "Fig. 4c target (Sec. V.A)", bounds=(0.01, None))
+    sfs_target_ms: float = param(3.0, "Fig. 4d target (Sec. V.B)", bounds=(0.01, None))
+    # sweeps and ablations
+    sweep_kp: tuple[float, ...] = param((5.0, 10.0, 20.0, 50.0, 100.0), "Kp_inc and Kp_dec values swept (per s; "
+                                        "notes §2.4: 0.005-0.1 per ms)", bounds=(0.001, 1000.0))
+    sweep_t_inc: tuple[float, ...] = param((0.1, 0.25, 0.5), "T_inc values swept (notes §2.4)", bounds=(0.001, 1.0))
+    sweep_t_dec: tuple[float, ...] = param((0.02, 0.05, 0.2), "T_dec values swept (notes §2.4)",
+                                           bounds=(0.001, 0.999))
+    sweep_t_util: tuple[float, ...] = param((0.6, 0.7, 0.8, 0.85), "T_util values swept (notes §2.4)",
+                                            bounds=(0.01, 0.899))
+    percentiles: tuple[float, ...] = param((50.0, 75.0, 90.0, 99.0), "percentile ablation (C16)",
+                                           bounds=(1.0, 100.0))
+    cwnds_s: tuple[float, ...] = param((300.0, 600.0, 1200.0), "controller-window ablation (C20)", bounds=(5.0, None))
+    fixed_partitions_gb: tuple[float, ...] = param((30.0, 36.0, 40.0, 44.0), "static partitions of Sec. IV.A",
+                                                   bounds=(0.001, None))
+    run_readings: bool = param(True, "run the readings side by side (calibration, error, popularity, RAM)")
+    readings_seeds: int = param(2, "replications of each reading that needs its own traces", bounds=(1, 64))
+    # master controller (beyond the paper)
+    mix_ssd_gb: float = param(50.0, "the SSD of the contended mix (ours; notes §8 suggests 50 GB)",
+                              bounds=(1.0, None))
+    mix_priorities: tuple[float, ...] = param((4.0, 2.0, 1.0), "knapsack values of gold FileBench 40 GB @ 5 ms, "
+                                              "silver SPECsfs @ 3 ms, bronze FileBench 30 GB @ 10 ms (ours)",
+                                              bounds=(0.001, None))
+    mix_seeds: int = param(2, "replications of the contended mix", bounds=(1, 64))
+    mix_fb_unit_mib: float = param(4.0, "FileBench cache unit in the mix (its runs last the 15 h of SPECsfs)",
+                                   bounds=(0.0625, 4096.0))
+
+    def __post_init__(self):
+        if self.p_floor_gb > self.p_init_gb:
+            raise ValueError(f"p_floor_gb ({self.p_floor_gb}) must be <= p_init_gb ({self.p_init_gb})")
+        if self.t_util >= 0.9:
+            raise ValueError(f"t_util must be below the 0.9 usage cap; got {self.t_util}")
+        for c in self.cwnds_s + (self.cwnd_s,):
+            if abs(c / hys.SAMPLE_S - round(c / hys.SAMPLE_S)) > 1e-9:
+                raise ValueError(f"cwnd_s and cwnds_s must be whole multiples of the 5 s sample; got {c}")
+        if len(self.mix_priorities) != 3:
+            raise ValueError(f"mix_priorities needs 3 values (gold, silver, bronze); got {self.mix_priorities}")
+
+
+# ------------------------------------------------------------------------------------ the store
+
+
+def _raw_store(p: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
+    return hys.HybridStoreParams(ssd_bytes=p.ssd_gb * GB, ram_bytes=ram_gb * GB, s_ssd=p.s_ssd_ms * MS,
+                                 k_ssd=p.k_ssd, s_hdd=p.s_hdd_ms * MS, k_hdd=p.k_hdd, l_ram=p.l_ram_ms * MS,
+                                 noise_sigma=p.noise_sigma, n_sizes=p.n_sizes, max_blocks=p.max_blocks)
+
+
+@functools.lru_cache(maxsize=32)
+def calibrated_store(p: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
+    """The hybrid store with ``ram_gb`` of RAM; ``s_ssd`` from the one anchor when ``calibration`` asks."""
+    h = _raw_store(p, ram_gb)
+    if p.calibration == "vanilla_1ms":
+        anchor = workload_params(p, "fb40").phases()[0]
+        h = dataclasses.replace(h, s_ssd=hys.calibrate_s_ssd(_raw_store(p, 0.0), anchor, p.anchor_ms * MS))
+    return h
+
+
+#: Workload names: FileBench Test 1 (40 GB) and Test 2 (30 GB), the SPECsfs-like run; suffixes
+#: ``_mix`` (the contended mix: as long as the SPECsfs run), ``_rotation`` (popularity reading), ``_ram`` (14 GB RAM).
+def workload_params(p: EafcSection, name: str):
+    base = name.split("_")[0]
+    if base in ("fb40", "fb30"):
+        kw = {} if base == "fb40" else dict(wl.FILEBENCH_TEST2)
+        mix = "_mix" in name
+        dur = 3 * p.sfs_phase_h * HOUR if mix else p.fb_duration_h * HOUR
+        pop = "rotation" if "_rotation" in name else p.fb_popularity
+        return wl.FileBenchParams(**kw, duration_s=dur, popularity=pop, rpc_slots_per_client=p.fb_rpc_slots,
+                                  unit_bytes=int(round((p.mix_fb_unit_mib if mix else p.fb_unit_mib) * MiB)))
+    if base == "sfs":
+        return wl.SpecSfsParams(zipf_alpha=p.sfs_zipf_alpha, bytes_per_op_per_s=p.sfs_mb_per_op * MB,
+                                unit_bytes=int(round(p.sfs_unit_mib * MiB)), phase_s=p.sfs_phase_h * HOUR)
+    raise ValueError(f"unknown workload {name!r}; known: fb40, fb30, sfs (+ _mix, _rotation, _ram)")
+
+
+def _store_for(p: EafcSection, name: str) -> hys.HybridStoreParams:
+    ram = p.sfs_ram_gb if name.startswith("sfs") else (p.sfs_ram_gb if "_ram" in name else p.fb_ram_gb)
+    return calibrated_store(p, ram)
+
+
+def _n_accesses(wp, h: hys.HybridStoreParams) -> list[int]:
+    """Per phase, the most accesses the closed loop can consume (models.hybridstore.max_ops_per_s)."""
+    if isinstance(wp, wl.FileBenchParams):
+        rpa = wp.unit_bytes / (wp.working_set_bytes / wp.n_files)
+    else:
+        rpa = wp.unit_bytes / wp.read_bytes
+    return [int(math.ceil(hys.max_ops_per_s(ph, h) * ph.read_frac * ph.duration_s / rpa * 1.001)) + 2
+            for ph in wp.phases()]
+
+
+def observations(p: EafcSection, name: str, key, n_seeds: int | None = None, cwnd_s: float | None = None,
+                 store: hys.HybridStoreParams | None = None) -> xr.Dataset:
+    """``n_seeds`` traces of workload ``name`` (``fold_in(key, seed)``), stacked along ``replication``."""
+    wp = workload_params(p, name)
+    h = store if store is not None else _store_for(p, name)
+    gen = wl.filebench_webserver if isinstance(wp, wl.FileBenchParams) else wl.specsfs2008
+    n = _n_accesses(wp, h)
+    obs = []
+    for s in progress(range(n_seeds or p.n_seeds), desc=f"EAFC traces {name}", unit="seed", leave=False):
+        w = gen(jax.random.fold_in(key, s), wp, n)
+        obs.append(hys.observations(w, h, cwnd_s or p.cwnd_s))
+        del w
+    out = hys.stack_observations(obs, dim="replication")
+    out.attrs.update(workload=name, n_phases=obs[0].attrs["n_phases"])
+    return out
+
+
+def knobs(p: EafcSection, **overrides) -> dict:
+    """The policy parameters this experiment sets, in bytes and seconds (each registered system takes
+    the ones it has: EAFC and static-partition the controller's, vanilla ``cwnd_s`` and ``ssd_bytes``)."""
+    return {"cwnd_s": p.cwnd_s, "percentile": p.percentile, "lat_min_frac": p.lat_min_frac, "kp_inc": p.kp_inc,
+            "kp_dec": p.kp_dec, "t_inc": p.t_inc, "t_dec": p.t_dec, "t_util": p.t_util, "p_init": p.p_init_gb * GB,
+            "p_floor": p.p_floor_gb * GB, "p_ceiling": p.ssd_gb * GB, "error_mode": p.error_mode,
+            "ssd_bytes": p.ssd_gb * GB, **overrides}
+
+
+# ---------------------------------------------------------------------------------------- metrics
+
+
+def metrics(ds: xr.Dataset, lat_max_s: float) -> xr.Dataset:
+    """Per replication: warm-up end, post-warm-up average partition and conformance, whole-run values,
+    partition changes per hour, the used fraction of the working set (notes U14, U15, §7.8)."""
+    lat = ds["latency_mean_s"]
+    ok = lat <= lat_max_s * (1 + 1e-12)
+    E = ds.sizes["epoch"]
+    first = xr.where(ok.any("epoch"), ok.argmax("epoch"), E)
+    post = ds["epoch"] >= first
+    n_post = post.sum("epoch")
+    part = ds["partition_bytes"]
+    hours = E * float(ds.attrs["cwnd_s"]) / HOUR
+    changed = (ds["partition_next_bytes"] != part)
+    out = xr.Dataset({
+        "warmup_cwnds": first,
+        "partition_post_gb": (part.where(post).sum("epoch") / n_post.where(n_post > 0)) / GB,
+        "partition_mean_gb": part.mean("epoch") / GB,
+        "conformance_post": ok.where(post).sum("epoch") / n_post.where(n_post > 0),
+        "conformance_all": ok.mean("epoch"),
+        "changes_per_hour": changed.sum("epoch") / hours,
+        "used_end_gb": ds["used_bytes"].isel(epoch=-1, sample=-1, drop=True) / GB,
+        "used_mean_gb": ds["used_bytes"].mean(("epoch", "sample")) / GB,
+        "used_post_gb": ds["used_bytes"].mean("sample").where(post).sum("epoch") / n_post.where(n_post > 0) / GB,
+        "latency_first_ms": lat.isel(epoch=0, drop=True) / MS,
+        "latency_post_ms": lat.where(post).sum("epoch") / n_post.where(n_post > 0) / MS,
+        "usage_cap_max": (ds["used_bytes"] / part).max(("epoch", "sample")),
+    })
+    return out
+
+
+def _spread(x) -> dict:
+    x = np.asarray(x, float)
+    if not np.isfinite(x).any():
+        return {"mean": math.nan, "min": math.nan, "max": math.nan}
+    return {"mean": float(np.nanmean(x)), "min": float(np.nanmin(x)), "max": float(np.nanmax(x))}
+
+
+# ------------------------------------------------------------------------------------------ Fig. 4
+
+
+_FIG4 = {"a": "fb40", "b": "fb40", "c": "fb30", "d": "sfs"}
+_SALT = {"fb40": 40, "fb30": 30, "sfs": 3}
+
+
+def fig4_observations(p: EafcSection, key) -> dict[str, xr.Dataset]:
+    """The traces of Fig. 4: FileBench 40 GB (panels a, b), 30 GB (c), SPECsfs (d); ``n_seeds`` each."""
+    return {name: observations(p, name, jax.random.fold_in(key, _SALT[name])) for name in ("fb40", "fb30", "sfs")}
+
+
+def fig4(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> dict[str, xr.Dataset]:
+    """Panels a-d: EAFC and vanilla over the same traces and noise (dims policy, replication, epoch,
+    sample), with ``lat_max_s``, the working sets and the phase durations in attrs."""
+    obs = obs if obs is not None else fig4_observations(p, key)
+    targets = {"a": p.fb_targets_ms[0], "b": p.fb_targets_ms[-1], "c": p.fb30_target_ms, "d": p.sfs_target_ms}
+    out, van = {}, {}
+    for panel, name in _FIG4.items():
+        k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)  # the same noise for EAFC and vanilla
+        if name not in van:
+            van[name] = registry.run("vanilla", obs[name], knobs=knobs(p), key=k)
+        e = registry.run("EAFC", obs[name], knobs=knobs(p, lat_max_s=targets[panel] * MS), key=k)
+        ds = xr.concat([e, van[name]], dim="policy", coords="minimal", compat="override",
+                       combine_attrs="override").assign_coords(policy=["EAFC", "vanilla"])
+        o0 = obs[name].isel(replication=0, phase=slice(0, int(obs[name].attrs["n_phases"])))
+        ds.attrs.update(lat_max_s=targets[panel] * MS, workload=name,
+                        working_set_gb=[float(w) / GB for w in o0["working_set_bytes"].values],
+                        phase_durations_s=[float(x) for x in o0["phase_duration_s"].values])
+        out[panel] = ds
+    return out
+
+
+def savings_table(panels: dict[str, xr.Dataset]) -> pd.DataFrame:
+    """Table S (notes §5.7): EAFC's average partition, vanilla's partition, the saving and the
+    conformance per experiment, mean [min, max] over replications, the paper's numbers beside."""
+    rows = []
+    for panel, ds in panels.items():
+        lat_max = float(ds.attrs["lat_max_s"])
+        me = metrics(ds.sel(policy="EAFC"), lat_max)
+        mv = metrics(ds.sel(policy="vanilla"), lat_max)
+        if panel == "d":  # U18 (a): time averages over the whole run
+            p_e = ds["partition_bytes"].sel(policy="EAFC").mean("epoch") / GB
+            p_v = (ds["used_bytes"].sel(policy="vanilla") / 0.9).mean(("epoch", "sample")) / GB
+        else:
+            p_e = me["partition_post_gb"]
+            p_v = mv["used_end_gb"] / 0.9
+        saving = 100 * (1 - p_e / p_v)
+        pv = PAPER[panel]
+        f = lambda x: _spread(x.values)  # noqa: E731
+        rows.append({
+            "panel": f"Fig. 4{panel}", "workload": ds.attrs["workload"], "target_ms": lat_max / MS,
+            "eafc_partition_gb": f(p_e)["mean"], "eafc_partition_min_gb": f(p_e)["min"],
+            "eafc_partition_max_gb": f(p_e)["max"], "paper_partition_gb": pv["partition_gb"],
+            "vanilla_partition_gb": f(p_v)["mean"], "saving_pct": f(saving)["mean"],
+            "saving_min_pct": f(saving)["min"], "saving_max_pct": f(saving)["max"], "paper_saving_pct": pv["saving_pct"],
+            "conformance_post": f(me["conformance_post"])["min"], "conformance_all": f(me["conformance_all"])["mean"],
+            "warmup_cwnds": f(me["warmup_cwnds"])["max"],
+        })
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------- sweeps, ablations
+
+
+def _summaries(ds: xr.Dataset, lat_max: float, label: dict) -> dict:
+    m = metrics(ds, lat_max)
+    return {**label, **{k: _spread(m[k].values)["mean"] for k in
+                        ("partition_post_gb", "partition_mean_gb", "conformance_post", "conformance_all",
+                         "changes_per_hour", "latency_post_ms", "warmup_cwnds")},
+            "conformance_post_min": _spread(m["conformance_post"].values)["min"]}
+
+
+def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+    """Kp_inc, Kp_dec, T_inc, T_dec, T_util one at a time around the defaults, on FileBench 40 GB at the
+    first target and on SPECsfs at 3 ms (the same traces as Fig. 4 when ``obs`` is given)."""
+    rows = []
+    cases = [("fb40", p.fb_targets_ms[0]), ("sfs", p.sfs_target_ms)]
+    grid = ([("kp_inc", v) for v in p.sweep_kp] + [("kp_dec", v) for v in p.sweep_kp]
+            + [("t_inc", v) for v in p.sweep_t_inc] + [("t_dec", v) for v in p.sweep_t_dec]
+            + [("t_util", v) for v in p.sweep_t_util])
+    for name, target in cases:
+        o = (obs or {}).get(name)
+        if o is None:
+            o = observations(p, name, jax.random.fold_in(key, _SALT[name]))
+        k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)
+        for gain, v in progress(grid, desc=f"gain sweep {name}", unit="run", leave=False):
+            ds = registry.run("EAFC", o, knobs=knobs(p, lat_max_s=target * MS, **{gain: v}), key=k)
+            rows.append(_summaries(ds, target * MS, {"workload": name, "target_ms": target, "gain": gain,
+                                                     "value": v, "default": v == getattr(p, gain)}))
+    return pd.DataFrame(rows)
+
+
+def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+    """The notes' C16-C20 ablations on FileBench 40 GB at each target: percentile, no band
+    (lat_min_frac = 1), aggressive decrease (T_dec 0.5, Kp_dec 500 /s), controller window, static
+    partitions."""
+    rows = []
+    o = (obs or {}).get("fb40")
+    k40 = jax.random.fold_in(key, 40)
+    if o is None:
+        o = observations(p, "fb40", k40)
+    k = jax.random.fold_in(k40, 1)
+    for target in p.fb_targets_ms:
+        lm = target * MS
+        runs = ([("percentile", q, dict(percentile=q)) for q in p.percentiles]
+                + [("band", f, dict(lat_min_frac=f)) for f in (p.lat_min_frac, 1.0)]
+                + [("decrease", "aggressive", dict(t_dec=0.5, kp_dec=500.0)),
+                   ("decrease", "conservative", {})])
+        for kind, v, over in progress(runs, desc=f"ablations {target} ms", unit="run", leave=False):
+            ds = registry.run("EAFC", o, knobs=knobs(p, lat_max_s=lm, **over), key=k)
+            rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": kind, "value": str(v)}))
+        for g in p.fixed_partitions_gb:
+            ds = registry.run("static-partition", o, knobs=knobs(p, lat_max_s=lm, p_init=g * GB,
+                                                                       p_floor=min(p.p_floor_gb, g) * GB), key=k)
+            r = _summaries(ds, lm, {"target_ms": target, "ablation": "static", "value": f"{g:g} GB"})
+            lat = ds["latency_s"] / MS  # the band of Sec. IV.A: per-cwnd P25 and P75 of the 5 s samples
+            r["sample_p25_ms"] = float(lat.quantile(0.25, "sample").mean())
+            r["sample_p75_ms"] = float(lat.quantile(0.75, "sample").mean())
+            rows.append(r)
+        for c in p.cwnds_s:
+            oc = o if c == p.cwnd_s else hys.with_cwnd(o, c)
+            ds = registry.run("EAFC", oc, knobs=knobs(p, lat_max_s=lm, cwnd_s=c), key=k)
+            rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": "cwnd_s", "value": f"{c:g}"}))
+    return pd.DataFrame(rows)
+
+
+def readings(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+    """Fig. 4a/b's headline numbers under each reading the paper leaves open, beside the default (the
+    default and the normalized error reuse Fig. 4's traces when ``obs`` is given; the others are built
+    with ``readings_seeds`` seeds)."""
+    k = jax.random.fold_in(key, _SALT["fb40"])
+    default = (obs or {}).get("fb40")
+    if default is None:
+        default = observations(p, "fb40", k)
+    variants = [
+        ("default", p, None),
+        ("no calibration (datasheet s_ssd)", dataclasses.replace(p, calibration="none"), "fb40"),
+        ("normalized error (U2 b, Kp 0.2)", dataclasses.replace(p, error_mode="normalized", kp_inc=0.2, kp_dec=0.2),
+         None),
+        ("14 GB RAM in front of FileBench", p, "fb40_ram"),
+        ("rotation popularity (stress)", p, "fb40_rotation"),
+    ]
+    rows = []
+    for label, pv, name in progress(variants, desc="readings", unit="reading", leave=False):
+        o = default if name is None else observations(pv, name, k, n_seeds=p.readings_seeds)
+        kn = jax.random.fold_in(k, 1)
+        v = registry.run("vanilla", o, knobs=knobs(p), key=kn)
+        for target in p.fb_targets_ms:
+            e = registry.run("EAFC", o, knobs=knobs(pv, lat_max_s=target * MS), key=kn)
+            r = _summaries(e, target * MS, {"reading": label, "target_ms": target,
+                                            "replications": int(o.sizes["replication"])})
+            m, mv = metrics(e, target * MS), metrics(v, target * MS)
+            r["vanilla_latency_end_ms"] = float(v["latency_mean_s"].isel(epoch=-1).mean() / MS)
+            r["saving_pct"] = float((100 * (1 - m["partition_post_gb"] / (mv["used_end_gb"] / 0.9))).mean())
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def reading_verdicts(rd: pd.DataFrame) -> pd.DataFrame:
+    """The FileBench claims' verdicts under each reading of :func:`readings` (the claims' own checks and
+    tolerances), and which of them flip against the default reading."""
+    from tieringlab.claims import registry as claims  # noqa: PLC0415
+
+    reg = claims()
+    cols = {(10.0, "partition_post_gb"): C.FIG4A_PARTITION, (5.0, "partition_post_gb"): C.FIG4B_PARTITION,
+            (10.0, "saving_pct"): C.SAVING_10MS, (5.0, "saving_pct"): C.SAVING_5MS}
+    rows = []
+    for label in dict.fromkeys(rd["reading"]):
+        r = rd[rd["reading"] == label].set_index("target_ms")
+        row = {"reading": label}
+        for (t, col), cid in cols.items():
+            if t in r.index:
+                row[cid] = reg[cid].verdict(float(r.loc[t, col]))
+        row[C.CONFORMANCE] = reg[C.CONFORMANCE].verdict(float(r["conformance_post_min"].min()))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    base = out.iloc[0]
+    out["flips_against_default"] = [", ".join(c for c in out.columns[1:] if row[c] != base[c]) or "none"
+                                    for _, row in out.iterrows()]
+    return out
+
+
+def master_mix(p: EafcSection, key) -> dict[str, xr.Dataset]:
+    """The contended mix (ours): gold FileBench 40 GB at 5 ms, silver SPECsfs at 3 ms, bronze FileBench
+    30 GB at 10 ms, for the SPECsfs run's 15 h, sharing ``mix_ssd_gb``: the knapsack master controller against proportional
+    shares (dims workload, epoch, sample; a list over replications)."""
+    names = ("gold", "silver", "bronze")
+    targets = (p.fb_targets_ms[-1] * MS, p.sfs_target_ms * MS, p.fb30_target_ms * MS)
+    res = {"knapsack": [], "proportional": []}
+    for s in range(p.mix_seeds):
+        ks = jax.random.fold_in(jax.random.fold_in(key, 77), s)
+        obs = [observations(p, n, jax.random.fold_in(ks, i), n_seeds=1).isel(replication=0, drop=True)
+               for i, n in enumerate(("fb40_mix", "sfs", "fb30_mix"))]
+        mo = hys.stack_observations(obs, names=names)
+        mp = dict(eafc=registry.make_params("EAFC", knobs(p)), lat_max_s=targets,
+                  priority=tuple(p.mix_priorities), ssd_bytes=p.mix_ssd_gb * GB)
+        for arb, name in (("knapsack", "EAFC-master"), ("proportional", "EAFC-proportional")):
+            res[arb].append(registry.run(name, mo, knobs=mp, key=jax.random.fold_in(ks, 9)))
+    return {k: xr.concat(v, dim="replication") for k, v in res.items()}
+
+
+def mix_table(mix: dict[str, xr.Dataset]) -> pd.DataFrame:
+    rows = []
+    for arb, ds in mix.items():
+        for w in ds["workload"].values:
+            d = ds.sel(workload=w)
+            lm = float(d["lat_max_s"].isel(replication=0))
+            ok = (d["latency_mean_s"] <= lm).isel(epoch=slice(6, None)).mean("epoch")  # after the first hour
+            rows.append({"arbitration": arb, "workload": str(w), "priority": float(d["priority"].isel(replication=0)),
+                         "target_ms": lm / MS, "conformance_after_1h": float(ok.mean()),
+                         "partition_mean_gb": float(d["partition_bytes"].mean() / GB),
+                         "latency_mean_ms": float(d["latency_mean_s"].mean() / MS)})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------ claims
+
+
+def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: pd.DataFrame | None = None) -> dict:
+    """The reproduced value of every claim of :mod:`tieringlab.claims.eafc` these runs can give, as
+    ``{claim_id: (value, note)}``: means over replications for "near" claims (the note gives the
+    spread), the separation of the 95 % intervals (:func:`tieringlab.models.intervals.mean_ci`) for
+    "bigger / smaller" claims, the worst replication for "always" claims."""
+    out = {}
+    m = {k: metrics(ds.sel(policy="EAFC"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
+    mv = {k: metrics(ds.sel(policy="vanilla"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
+
+    def spread_note(x, unit=""):
+        s = _spread(np.asarray(x))
+        return f"mean over {np.asarray(x).size} replications; min {s['min']:.3g}{unit}, max {s['max']:.3g}{unit}"
+
+    def interval(x):
+        mean, half = mean_ci(np.asarray(x, float))
+        return float(mean - half), float(mean + half)
+
+    for panel, cid in (("a", C.FIG4A_PARTITION), ("b", C.FIG4B_PARTITION), ("c", C.FIG4C_PARTITION)):
+        if panel in m:
+            x = m[panel]["partition_post_gb"].values
+            out[cid] = (float(np.mean(x)), spread_note(x, " GB"))
+    if "a" in m and "b" in m:
+        lo5, hi5 = interval(m["b"]["partition_post_gb"].values)
+        lo10, hi10 = interval(m["a"]["partition_post_gb"].values)
+        out[C.TIGHTER_TARGET_BIGGER] = (lo5 - hi10, f"95 % intervals: 5 ms [{lo5:.3g}, {hi5:.3g}] GB, "
+                                                    f"10 ms [{lo10:.3g}, {hi10:.3g}] GB")
+        conf = np.concatenate([m["a"]["conformance_post"].values, m["b"]["conformance_post"].values])
+        out[C.CONFORMANCE] = (float(np.min(conf)), f"worst replication; mean {np.mean(conf):.3g}")
+    if "a" in mv:
+        x = mv["a"]["used_end_gb"].values
+        out[C.VANILLA_WHOLE_WS] = (float(np.mean(x)), spread_note(x, " GB"))
+        x = mv["a"]["latency_post_ms"].values
+        out[C.VANILLA_1MS] = (float(np.mean(x)), spread_note(x, " ms"))
+        x = mv["a"]["used_end_gb"].values / 0.9
+        out[C.VANILLA_44GB] = (float(np.mean(x)), spread_note(x, " GB"))
+    rows = {r["panel"][-1]: r for _, r in table.iterrows()}
+    for panel, cid in (("a", C.SAVING_10MS), ("b", C.SAVING_5MS), ("d", C.SFS_SAVING)):
+        if panel in rows:
+            r = rows[panel]
+            out[cid] = (float(r["saving_pct"]), f"mean over replications; min {r['saving_min_pct']:.3g} %, "
+                                                f"max {r['saving_max_pct']:.3g} %")
+    fb = [q for q in ("a", "b", "c") if q in panels]
+    if fb:
+        first = all(bool((m[q]["latency_first_ms"] > panels[q].attrs["lat_max_s"] / MS).all()) for q in fb)
+        out[C.WARMUP_ABOVE] = (first, None)
+    if "a" in m and "c" in m:
+        lo30, hi30 = interval(m["c"]["partition_post_gb"].values)
+        lo40, hi40 = interval(m["a"]["partition_post_gb"].values)
+        out[C.SMALLER_WS_SMALLER] = (hi30 - lo40, f"95 % intervals: 30 GB [{lo30:.3g}, {hi30:.3g}] GB, "
+                                                  f"40 GB [{lo40:.3g}, {hi40:.3g}] GB")
+    ten = [q for q in ("a", "c") if q in m]
+    if ten:
+        fr = [m[q]["used_post_gb"].values / panels[q].attrs["working_set_gb"][-1] for q in ten]
+        out[C.FRACTION_CACHED] = (float(np.max(np.concatenate(fr))), "largest over the 10 ms runs and replications")
+    if "d" in panels:
+        d = panels["d"].sel(policy="EAFC")
+        lat, nxt = d["latency_mean_s"], d["partition_next_bytes"]
+        per = int(round(panels["d"].attrs["phase_durations_s"][0] / float(d.attrs["cwnd_s"])))
+        lm = float(panels["d"].attrs["lat_max_s"])
+        ph1 = bool((lat.isel(epoch=slice(0, per)) <= lm).all()) and bool((nxt.isel(epoch=per - 1) < 10 * GB).all())
+        out[C.SFS_PHASE1] = (ph1, None)
+        grows = bool((nxt.isel(epoch=-1) > nxt.isel(epoch=per - 1)).all()) and all(
+            bool((nxt.isel(epoch=(k + 1) * per - 1) > nxt.isel(epoch=k * per - 1)).all()) for k in (1, 2))
+        out[C.SFS_RISES] = (grows, None)
+        r = np.minimum(lat.isel(epoch=per) / lat.isel(epoch=per - 1),
+                       lat.isel(epoch=2 * per) / lat.isel(epoch=2 * per - 1))
+        out[C.SFS_SPIKES] = (float(r.min()), "smallest of the two steps over replications; "
+                                             + spread_note(r.values, "x"))
+    if len(table):
+        sv = table["saving_pct"].dropna().values
+        out[C.SAVINGS_RANGE] = (bool(np.all((sv >= 3) & (sv <= 65))),
+                                "savings: " + ", ".join(f"{v:.3g} %" for v in sv))
+    out[C.USAGE_CAP] = (max(float(m[q]["usage_cap_max"].max()) for q in m), None)
+    if ablation is not None and len(ablation):
+        out.update(_ablation_claims(ablation))
+    return out
+
+
+def _ablation_claims(a: pd.DataFrame) -> dict:
+    """C16 (percentile), C17 (band) and C20 (controller window) from :func:`ablations`' rows."""
+    ok16 = ok17 = ok20 = True
+    seen16 = seen17 = seen20 = False
+    for t in a["target_ms"].unique():
+        at = a[a["target_ms"] == t]
+        pc = {str(int(float(v))): r for v, r in at[at["ablation"] == "percentile"].set_index("value").iterrows()}
+        if {"75", "90", "99"} <= set(pc):
+            seen16 = True
+            ok16 &= all(pc["75"]["conformance_post"] >= pc[q]["conformance_post"] - 1e-12
+                        and pc[q]["changes_per_hour"] > pc["75"]["changes_per_hour"] for q in ("90", "99"))
+        bd = at[at["ablation"] == "band"].set_index("value")
+        dc = at[at["ablation"] == "decrease"].set_index("value")
+        if "1.0" in bd.index and len(bd) == 2 and "aggressive" in dc.index:
+            seen17 = True
+            band = bd.drop(index="1.0").iloc[0]["changes_per_hour"]
+            ok17 &= band < bd.loc["1.0", "changes_per_hour"] and band < dc.loc["aggressive", "changes_per_hour"]
+        cw = at[at["ablation"] == "cwnd_s"]
+        paper_p = {10.0: 39.0, 5.0: 41.0}.get(float(t))
+        other = cw[cw["value"].astype(float) != 600.0]
+        if len(other) and paper_p is not None:
+            seen20 = True
+            ok20 &= bool(((other["partition_post_gb"] - paper_p).abs() <= 3.0).all()
+                         and (other["conformance_post_min"] >= 0.95).all())
+    out = {}
+    if seen16:
+        out[C.P75_BEATS] = (bool(ok16), None)
+    if seen17:
+        out[C.BAND] = (bool(ok17), None)
+    if seen20:
+        out[C.SHORT_HISTORY] = (bool(ok20), None)
+    return out

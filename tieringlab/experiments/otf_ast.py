@@ -1,0 +1,637 @@
+"""notebooks/08_otf_ast.ipynb: OTF-AST against static tiering and FlashCache (OTF-AST paper Sec. 4).
+
+The paper (Oe et al., Fujitsu Laboratories; OCR, reading notes ``notes/otf_ast.md``) replays MSR src1_0
+minutes 1920-2020 and src1_1 minutes 480-600 (Table 2) on a 300 GB LUN of 1 GB sub-LUNs whose SSD
+holds at most 24 of them (Sec. 4.1), under OTF-AST (t=60, i=50, n=20, m=60, c=3, o=10; Table 3),
+static tiering (the top 24 sub-LUNs of the 100 / 120 minutes before, placed once), FlashCache (4 KB,
+24 GB, LRU; replayed twice), OTF-AST without the SSD->HDD write-back and the HDD alone. It reports:
+
+- **Table 4**: the SSD access ratio (IOs served by the SSD / all IOs), OTF-AST's temporary-buffer hits
+  and FlashCache's dirty write hits (:func:`table4`);
+- **Fig. 6**: the number of sub-LUNs on the SSD per minute (:func:`fig6`);
+- **Table 5**: the mean response time over the window, over its first 20 minutes and over the IOs of
+  at most 100 ms (:func:`table5`; both the raw mean and the mean of the driver's 10 us-1 s histogram);
+- **Figs. 7-9**: response-time CDFs (:func:`cdfs`).
+
+Every system runs by name through :func:`tieringlab.policies.registry.run` on the same twin and the
+same device random draws per seed (common random numbers); numbers are means over ``seeds`` with 95 %
+t-intervals (:func:`tieringlab.models.intervals.mean_ci`), comparisons are paired differences per seed.
+
+Beyond the central configuration (the notes' recommended readings, the twins' central priors):
+
+- **reading ablations** (:func:`readings`): each alternative reading of the notes (Sec. 2.2, 6.6) for
+  OTF-AST and OTF-AST without write-back, the baselines unchanged; :func:`verdict_flips` recomputes
+  every claim under each reading and says which verdicts flip;
+- **prior sweep** (:func:`priors`): the twin priors the notes list (Sec. 6.6: q, w, D, p_jump,
+  p_unaligned), every system; the band of OTF-AST's SSD ratio, and the verdicts under each prior.
+
+Data: by default the synthetic twins of :mod:`tieringlab.models.workloads.otf_ast` (``traces.source:
+twin``; ``scale`` shrinks bytes and request counts, the sub-LUN structure stays); with ``traces.source:
+msr`` the real files, windows cut at Table 2's minutes from each file's first timestamp (notes Sec. 6.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from tieringlab.claims import otf_ast as C
+from tieringlab.claims import registry as claim_registry
+from tieringlab.models import storage
+from tieringlab.models.intervals import mean_ci
+from tieringlab.models.workloads import otf_ast as twin_model
+from tieringlab.params import param, section
+from tieringlab.policies import registry
+from tieringlab.progress import progress
+from tieringlab.traces import msr_twin
+from tieringlab.traces.source import load
+from tieringlab.units import MINUTE, MS, SUBLUN_BYTES
+
+__all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "TABLE2_MIN", "knobs", "sublun_bytes",
+           "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5", "fig6", "cdfs", "util_timeline",
+           "copy_times", "claim_values", "verdict_flips", "prior_band"]
+
+TRACES = ("src1_0", "src1_1")
+POLICIES = ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "FlashCache pass 2", "HDD only")
+#: Table 2: the replayed spans in minutes from the trace's start (training: the equal span before).
+TABLE2_MIN = {"src1_0": (1920.0, 2020.0), "src1_1": (480.0, 600.0)}
+#: The alternative readings of the notes (Sec. 2.2, 6.6) as OTF-AST parameter overrides. c2 (c hot
+#: intervals among the last m) is the same rule as m4.
+READINGS = {
+    "n2 prefix_to_i": {"hot_rule": "prefix_to_i"},
+    "n3 n as % of sub-LUNs": {"hot_rule": "pct_of_subluns"},
+    "i2 i as IO count": {"i_reading": "absolute"},
+    "m2 total floor": {"m_reading": "total_floor"},
+    "m3 sub-LUN floor": {"m_reading": "sublun_floor"},
+    "m4/c2 history": {"m_reading": "history"},
+    "f2 evict": {"full_policy": "evict_max_timeout"},
+    "2 moves at once": {"move_concurrency": 2},
+    "4 moves at once": {"move_concurrency": 4},
+    "copy in minutes": {"copy_unit": "minutes"},
+    "FIFO copies": {"testbed": storage.Testbed(copy_batch_bytes=512 * 1024)},
+}
+#: The twin priors of the notes' sweep (Sec. 6.6) as twin overrides. q = 0.9 is infeasible next to the
+#: fitted background share (q + b <= 1), so its high end is 0.88.
+PRIORS = {
+    "q=0.5": {"band_share": 0.5}, "q=0.88": {"band_share": 0.88},
+    "w=3": {"band_width": 3}, "w=10": {"band_width": 10},
+    "D=1min": {"band_dwell_s": 60.0}, "D=10min": {"band_dwell_s": 600.0},
+    "p_jump=0.3": {"p_jump": 0.3},
+    "p_unaligned=0": {"p_unaligned": 0.0}, "p_unaligned=0.2": {"p_unaligned": 0.2},
+}
+_OTF = ("OTF-AST", "OTF-AST without write-back")
+
+
+@section("otf_ast")
+@dataclass(frozen=True)
+class OtfAstExperimentParams:
+    uses = ("traces",)
+
+    replays: tuple[str, ...] = param(TRACES, "Table 2: the replayed MSR traces src1_0 and src1_1 (the shared "
+                                     "'traces' section says twin or real file)", choices=TRACES)
+    policies: tuple[str, ...] = param(POLICIES, "Sec. 4.1 / Table 3-5 and Figs. 7, 9: OTF-AST, its variant without "
+                                      "SSD->HDD write-back, static tiering, FlashCache passes 1 and 2, HDD only",
+                                      choices=POLICIES)
+    scale: float = param(1.0, "twin scale: bytes (sub-LUNs, cache) and IO counts x scale, the structure kept "
+                         "(1 = paper scale)", bounds=(1e-3, 1.0))
+    seeds: int = param(5, "replications (twin and device draws) for the 95 % intervals (notes Sec. 6.5)",
+                       bounds=(2, 64))
+    ssd_subluns: int = param(24, "Sec. 4.1 (L133-137): at most 24 sub-LUNs on the SSD; static tiering places 24; "
+                             "FlashCache gets the same 24 GB", bounds=(1, 300))
+    t_s: int = param(60, "t, Table 3 / Fig. 4: the monitoring interval, seconds", bounds=(1, 3600))
+    i_pct: float = param(50.0, "i, Table 3: the concentration share threshold, % (notes reading M)", bounds=(1e-6, 100.0))
+    n_top: int = param(20, "n, Table 3: top-n sub-LUNs of the concentration test (notes reading L-M)", bounds=(1, 300))
+    m_window: int = param(60, "m, Table 3: counting window in seconds under reading m1 (= t: no effect; "
+                          "notes reading L)", bounds=(1, 100000))
+    c_intervals: int = param(3, "c, Table 3: consecutive hot intervals before promotion (notes reading M)",
+                             bounds=(1, 1000))
+    o_intervals: int = param(10, "o, Table 3 / Fig. 4: quiet intervals before demotion (timeout)", bounds=(1, 1000))
+    hot_rule: str = param("top_n", "notes Sec. 2.2 n1 (recommended): top-n share >= i %", choices=("top_n",
+                          "prefix_to_i", "pct_of_subluns"))
+    m_reading: str = param("window", "notes Sec. 2.2 m1 (recommended): m is the counting window",
+                           choices=("window", "total_floor", "sublun_floor", "history"))
+    full_policy: str = param("wait", "notes Sec. 2.2 f1 (recommended): no eviction on demand",
+                             choices=("wait", "evict_max_timeout"))
+    move_concurrency: int = param(1, "one temporary buffer the size of a sub-LUN (Sec. 3.3.2): one move at a time",
+                                  bounds=(1, 24))
+    copy_unit: str = param("seconds", "Table 1 copy times 2-3 / 6-7 read as seconds (notes Sec. 1.6)",
+                           choices=("seconds", "minutes"))
+    copy_share_floor: float = param(0.1, "documented choice: the share of disk time a copy keeps when user IO "
+                                    "saturates the HDD (the FIFO queue never starves kcopyd)", bounds=(0.01, 1.0))
+    dirty_thresh_pct: float = param(20.0, "FlashCache's default dirty threshold (its docs; the paper is silent)",
+                                    bounds=(1.0, 100.0))
+    first_window_min: float = param(20.0, "Table 5's 'first 20 minutes' row", bounds=(1.0, 120.0))
+    le_cut_ms: float = param(100.0, "Table 5's third column: IOs with response <= 100 ms", bounds=(1.0, 10000.0))
+    readings: tuple[str, ...] = param(tuple(READINGS), "the alternative readings run side by side (notes Sec. 6.6)",
+                                      choices=tuple(READINGS))
+    reading_seeds: int = param(3, "seeds per reading (the first seeds of the central run)", bounds=(2, 64))
+    priors: tuple[str, ...] = param(tuple(PRIORS), "the twin prior sweep (notes Sec. 6.6)", choices=tuple(PRIORS))
+    prior_seeds: int = param(2, "seeds per prior setting", bounds=(2, 64))
+
+    def __post_init__(self):
+        if "OTF-AST" not in self.policies:
+            raise ValueError(f"policies must include 'OTF-AST' (the system under study); got {list(self.policies)}")
+        for name in ("replays", "policies", "readings", "priors"):
+            v = getattr(self, name)
+            if len(set(v)) != len(v):
+                raise ValueError(f"{name} has duplicates: {list(v)}")
+        if self.reading_seeds > self.seeds or self.prior_seeds > self.seeds:
+            raise ValueError(f"reading_seeds ({self.reading_seeds}) and prior_seeds ({self.prior_seeds}) must be "
+                             f"<= seeds ({self.seeds})")
+        registry.make_params("OTF-AST", knobs(self))        # OtfAstExperimentParams raises naming the field
+
+
+def sublun_bytes(scale: float) -> int:
+    """The sub-LUN size of a twin at ``scale`` (the generator's rule: 1 GiB x scale, a 4 KiB multiple)."""
+    return twin_model.scaled_sublun_bytes(scale)
+
+
+def knobs(p: OtfAstExperimentParams, **overrides) -> dict:
+    """The policy parameters this experiment sets; each system takes the fields it has."""
+    k = {"sublun_bytes": sublun_bytes(p.scale), "lun_subluns": 300, "t_s": p.t_s, "i_pct": p.i_pct,
+         "n_top": p.n_top, "m_window": p.m_window, "c_intervals": p.c_intervals, "o_intervals": p.o_intervals,
+         "hot_rule": p.hot_rule, "m_reading": p.m_reading, "full_policy": p.full_policy,
+         "move_concurrency": p.move_concurrency, "copy_unit": p.copy_unit, "copy_share_floor": p.copy_share_floor,
+         "dirty_thresh_pct": p.dirty_thresh_pct, "first_window_s": p.first_window_min * MINUTE,
+         "le_cut_s": p.le_cut_ms * MS}
+    k.update(overrides)
+    return k
+
+
+def _seeds(seed: int, n: int) -> list[tuple[int, jax.Array]]:
+    """Per replication: the twin seed and the device key, both from the one ``seed``."""
+    base = jax.random.key(int(seed))
+    out = []
+    for r in range(int(n)):
+        k = jax.random.fold_in(base, r)
+        twin_seed = int(jax.random.randint(jax.random.fold_in(k, 0), (), 0, 2**31 - 1))
+        out.append((twin_seed, jax.random.fold_in(k, 1)))
+    return out
+
+
+def load_trace(p: OtfAstExperimentParams, name: str, twin_seed: int, traces=None, **prior) -> xr.Dataset:
+    """The trace of ``name`` with its replay window in attrs: the twin (``traces.source: twin``, default) or
+    the real MSR file cut at Table 2's minutes from its first timestamp (``source: msr``; scale 1)."""
+    src = (dataclasses.asdict(traces) if dataclasses.is_dataclass(traces) else dict(traces or {})).get("source", "twin")
+    if src == "twin":
+        return msr_twin(name, p.scale, seed=twin_seed, **prior)
+    if prior:
+        raise ValueError("twin priors apply to the synthetic twins only (traces.source: twin)")
+    ds = load(name, traces)
+    a, b = TABLE2_MIN[name]
+    t0 = float(ds["time"].values[0])
+    ds.attrs.update(replay_start_s=t0 + a * MINUTE, replay_end_s=t0 + b * MINUTE,
+                    train_start_s=t0 + (2 * a - b) * MINUTE, trace_offset_min=0.0,
+                    active_phases_s=[])
+    return ds
+
+
+QUANTILES = np.r_[np.arange(1, 100) / 100.0, 0.995, 0.999]
+
+
+def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **reading) -> dict:
+    """One system on one trace: the Table 4/5 numbers, response quantiles and CDF, Fig. 6's residency,
+    and (OTF-AST) the HDD utilisation during its demotion copies and the timing of its promotions."""
+    unit = sublun_bytes(p.scale) if ds.attrs.get("source") == "twin" else SUBLUN_BYTES
+    kn = knobs(p, **reading)
+    kn["sublun_bytes"] = unit
+    r = registry.run(policy, ds, [p.ssd_subluns * unit], knobs=kn, key=key).isel(capacity_bytes=0)
+    resp = r["response_s"].values
+    out = {"ssd_ratio": 100 * float(r["hit_ratio"]),
+           "buffer_ratio": 100 * float(r["buffer_ratio"]),
+           "dirty_write_hit_ratio": 100 * float(r["dirty_write_hit_ratio"]) if "dirty_write_hit_ratio" in r else 0.0,
+           "mean_ms": 1e3 * float(r["mean_response_s"]),
+           "first_ms": 1e3 * float(r["mean_response_first_s"]),
+           "le_cut_ms": 1e3 * float(r["mean_response_le_cut_s"]),
+           "hist_mean_ms": 1e3 * float(r["hist_mean_response_s"]),
+           "hist_le_cut_ms": 1e3 * float(r["hist_mean_response_le_cut_s"]),
+           "requests": int(r["requests"]),
+           "quantile_ms": 1e3 * np.quantile(resp, QUANTILES) if resp.size else np.full(QUANTILES.size, np.nan),
+           "cdf": r["response_cdf"].values,
+           "cdf_first": _cdf(resp[r["replay_time_s"].values < p.first_window_min * MINUTE], r["response_grid_s"].values),
+           "read_share": 100 * float(1 - ds["is_write"].values[_replay_slice(ds)].mean())}
+    L = float(r.attrs["replay_length_s"])
+    n_min = int(np.ceil(L / MINUTE)) + 1
+    out["resident"] = r["resident_per_minute"].values[:n_min].astype(float) if "resident_per_minute" in r else np.full(n_min, np.nan)
+    if "move_up" in r:
+        up = r["move_up"].values.astype(bool)
+        sub = r["move_sub"].values
+        ts, tc = r["move_start_s"].values, r["move_copy_end_s"].values
+        real = (sub >= 0) & np.isfinite(ts)
+        util = r["hdd_util_per_s"].values
+        dem = real & ~up & np.isfinite(tc) & (tc > ts)
+        share = [float(util[int(a):max(int(np.ceil(b)), int(a) + 1)].mean()) >= 0.95 for a, b in zip(ts[dem], tc[dem])]
+        out["demotion_saturated_share"] = float(np.mean(share)) if share else np.nan
+        pro = real & up
+        out["promotions"] = int(pro.sum())
+        out["demotions"] = int((real & ~up).sum())
+        lo, hi = (40 * MINUTE, 70 * MINUTE)
+        out["promotions_40_70_share"] = float(np.mean((ts[pro] >= lo) & (ts[pro] < hi))) if pro.any() else np.nan
+        meas = r["move_measured_copy_end_s"].values[real]
+        plan = tc[real]
+        ok = np.isfinite(meas) & np.isfinite(plan) & (plan > ts[real])
+        out["copy_overrun_s"] = float(np.mean(meas[ok] - plan[ok])) if ok.any() else np.nan
+        out["moves"] = np.stack([ts[real], np.where(np.isfinite(tc[real]), tc[real], L), up[real]], axis=1)
+    else:
+        out.update(demotion_saturated_share=np.nan, promotions=0, demotions=0, promotions_40_70_share=np.nan,
+                   copy_overrun_s=np.nan, moves=np.zeros((0, 3)))
+    out["hdd_util"] = r["hdd_util_per_s"].values[: int(np.ceil(L))]
+    return out
+
+
+def _cdf(x, grid):
+    return np.searchsorted(np.sort(x), grid, side="right") / max(x.size, 1)
+
+
+def _replay_slice(ds):
+    t = ds["time"].values
+    a, b = np.searchsorted(t, [ds.attrs["replay_start_s"], ds.attrs["replay_end_s"]])
+    return slice(int(a), int(b))
+
+
+_SCALARS = ("ssd_ratio", "buffer_ratio", "dirty_write_hit_ratio", "mean_ms", "first_ms", "le_cut_ms", "hist_mean_ms",
+            "hist_le_cut_ms", "requests", "read_share", "demotion_saturated_share", "promotions", "demotions",
+            "promotions_40_70_share", "copy_overrun_s")
+_UNITS = {"ssd_ratio": "%", "buffer_ratio": "%", "dirty_write_hit_ratio": "%", "mean_ms": "ms", "first_ms": "ms",
+          "le_cut_ms": "ms", "hist_mean_ms": "ms", "hist_le_cut_ms": "ms", "read_share": "%",
+          "copy_overrun_s": "s", "quantile_ms": "ms", "cdf": "1", "cdf_first": "1", "resident": "sub-LUNs",
+          "hdd_util": "1"}
+
+
+def _assemble(rows: dict, coords: dict) -> xr.Dataset:
+    """rows[(..coords..)] = run_one dict -> one Dataset over the coords (+ quantile, response_grid_s, minute)."""
+    dims = list(coords)
+    shape = [len(v) for v in coords.values()]
+    first = next(iter(rows.values()))
+    n_min = max(len(r["resident"]) for r in rows.values())
+    data = {k: np.full(shape, np.nan) for k in _SCALARS}
+    data["quantile_ms"] = np.full(shape + [QUANTILES.size], np.nan)
+    data["cdf"] = np.full(shape + [first["cdf"].size], np.nan)
+    data["cdf_first"] = np.full(shape + [first["cdf"].size], np.nan)
+    data["resident"] = np.full(shape + [n_min], np.nan)
+    n_sec = max(len(r["hdd_util"]) for r in rows.values())
+    n_mv = max(1, max(len(r["moves"]) for r in rows.values()))
+    data["hdd_util"] = np.full(shape + [n_sec], np.nan)
+    data["moves"] = np.full(shape + [n_mv, 3], np.nan)
+    index = {d: {v: i for i, v in enumerate(vals)} for d, vals in coords.items()}
+    for key, r in rows.items():
+        ix = tuple(index[d][k] for d, k in zip(dims, key))
+        for k in _SCALARS:
+            data[k][ix] = r[k]
+        data["quantile_ms"][ix] = r["quantile_ms"]
+        data["cdf"][ix] = r["cdf"]
+        data["cdf_first"][ix] = r["cdf_first"]
+        data["resident"][ix][: len(r["resident"])] = r["resident"]
+        data["hdd_util"][ix][: len(r["hdd_util"])] = r["hdd_util"]
+        data["moves"][ix][: len(r["moves"])] = r["moves"]
+    from tieringlab.policies.otf_ast import _GRID  # noqa: PLC0415  (the CDF grid of the trace results)
+
+    ds = xr.Dataset({k: (dims, v) for k, v in data.items() if k in _SCALARS}, coords=coords)
+    ds["quantile_ms"] = (dims + ["quantile"], data["quantile_ms"])
+    ds["cdf"] = (dims + ["response_grid_s"], data["cdf"])
+    ds["cdf_first"] = (dims + ["response_grid_s"], data["cdf_first"])
+    ds["resident"] = (dims + ["minute"], data["resident"])
+    ds["hdd_util"] = (dims + ["second"], data["hdd_util"])
+    ds["moves"] = (dims + ["move", "move_field"], data["moves"])
+    ds = ds.assign_coords(quantile=QUANTILES, response_grid_s=_GRID, minute=np.arange(n_min),
+                          second=np.arange(n_sec), move_field=["start_s", "copy_end_s", "up"])
+    for k, u in _UNITS.items():
+        ds[k].attrs["units"] = u
+    return ds
+
+
+def grid(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
+    """The central configuration: traces x policies x seeds (Tables 4-5, Figs. 6-9)."""
+    rows = {}
+    reps = _seeds(seed, p.seeds)
+    bar = progress(total=len(p.replays) * len(reps) * len(p.policies), desc="OTF-AST grid", unit="run")
+    for name in p.replays:
+        for r, (tseed, key) in enumerate(reps):
+            ds = load_trace(p, name, tseed, traces)
+            for pol in p.policies:
+                rows[(name, pol, r)] = run_one(p, ds, pol, key)
+                bar.update(1)
+    bar.close()
+    out = _assemble(rows, {"trace": list(p.replays), "policy": list(p.policies), "seed": list(range(p.seeds))})
+    out.attrs.update(seed=int(seed), scale=float(p.scale), ssd_subluns=int(p.ssd_subluns))
+    return out
+
+
+def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
+    """OTF-AST and OTF-AST without write-back under each alternative reading, on the first
+    ``reading_seeds`` replications of :func:`grid` (same twins and draws); dims (reading, trace, policy, seed)."""
+    rows = {}
+    reps = _seeds(seed, p.reading_seeds)
+    pols = [q for q in _OTF if q in p.policies]
+    bar = progress(total=len(p.replays) * len(reps) * len(p.readings) * len(pols), desc="readings", unit="run")
+    for name in p.replays:
+        for r, (tseed, key) in enumerate(reps):
+            ds = load_trace(p, name, tseed, traces)
+            for rd in p.readings:
+                for pol in pols:
+                    rows[(rd, name, pol, r)] = run_one(p, ds, pol, key, **READINGS[rd])
+                    bar.update(1)
+    bar.close()
+    return _assemble(rows, {"reading": list(p.readings), "trace": list(p.replays), "policy": pols,
+                            "seed": list(range(p.reading_seeds))})
+
+
+def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
+    """Every system on twins drawn with each prior setting; dims (prior, trace, policy, seed)."""
+    rows = {}
+    reps = _seeds(seed, p.prior_seeds)
+    bar = progress(total=len(p.priors) * len(p.replays) * len(reps) * len(p.policies), desc="priors", unit="run")
+    for pr in p.priors:
+        for name in p.replays:
+            for r, (tseed, key) in enumerate(reps):
+                ds = load_trace(p, name, tseed, traces, **PRIORS[pr])
+                for pol in p.policies:
+                    rows[(pr, name, pol, r)] = run_one(p, ds, pol, key)
+                    bar.update(1)
+    bar.close()
+    return _assemble(rows, {"prior": list(p.priors), "trace": list(p.replays), "policy": list(p.policies),
+                            "seed": list(range(p.prior_seeds))})
+
+
+# ------------------------------------------------------------------------------------------ tables, figures
+
+PAPER_TABLE4 = {("src1_0", "OTF-AST"): 24, ("src1_1", "OTF-AST"): 46, ("src1_0", "static tiering"): 1,
+                ("src1_1", "static tiering"): 1, ("src1_0", "FlashCache"): 7, ("src1_1", "FlashCache"): 37,
+                ("src1_0", "FlashCache pass 2"): 19, ("src1_1", "FlashCache pass 2"): 37}
+PAPER_TABLE5 = {("src1_0", "OTF-AST"): 45.4, ("src1_1", "OTF-AST"): 56.8, ("src1_0", "OTF-AST without write-back"): 38.2,
+                ("src1_1", "OTF-AST without write-back"): 15.3, ("src1_0", "static tiering"): 50.8,
+                ("src1_1", "static tiering"): 7.1, ("src1_0", "FlashCache"): 33.6, ("src1_1", "FlashCache"): 6.9,
+                ("src1_0", "FlashCache pass 2"): 36.6, ("src1_1", "FlashCache pass 2"): 6.9}
+PAPER_TABLE5_LE100 = {"OTF-AST": 9.9, "OTF-AST without write-back": 3.7, "static tiering": 6.6, "FlashCache": 6.4,
+                      "FlashCache pass 2": 6.4}
+
+
+def _ci_table(res: xr.Dataset, var: str, paper: dict | None = None) -> pd.DataFrame:
+    m, h = mean_ci(res[var].values, axis=-1)
+    rows = []
+    for i, tr in enumerate(res["trace"].values):
+        for j, pol in enumerate(res["policy"].values):
+            row = {"trace": str(tr), "policy": str(pol), f"{var}": float(m[i, j]), f"{var}_ci95": float(h[i, j])}
+            if paper is not None:
+                row["paper"] = paper.get((str(tr), str(pol)), np.nan)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table4(res: xr.Dataset) -> pd.DataFrame:
+    """Table 4: SSD access ratio (%), OTF-AST's buffer hits, FlashCache's dirty write hits; mean and 95 % CI."""
+    t = _ci_table(res, "ssd_ratio", PAPER_TABLE4)
+    for var in ("buffer_ratio", "dirty_write_hit_ratio"):
+        t = t.merge(_ci_table(res, var), on=["trace", "policy"])
+    return t
+
+
+def table5(res: xr.Dataset) -> pd.DataFrame:
+    """Table 5: mean response (ms) over the window, its first minutes and the IOs <= the cut; raw and
+    histogram means; mean and 95 % CI over seeds."""
+    t = _ci_table(res, "mean_ms", PAPER_TABLE5)
+    for var in ("first_ms", "le_cut_ms", "hist_mean_ms", "hist_le_cut_ms"):
+        t = t.merge(_ci_table(res, var), on=["trace", "policy"])
+    t["paper_le100"] = [PAPER_TABLE5_LE100.get(pol, np.nan) if tr == "src1_1" else np.nan
+                        for tr, pol in zip(t["trace"], t["policy"])]
+    return t
+
+
+def fig6(res: xr.Dataset) -> xr.DataArray:
+    """Fig. 6: sub-LUNs on the SSD per minute under OTF-AST (mean over seeds), per trace."""
+    return res["resident"].sel(policy="OTF-AST").mean("seed")
+
+
+def cdfs(res: xr.Dataset, first: bool = False) -> xr.DataArray:
+    """Figs. 7-9: the response CDFs (share of IOs <= grid value), mean over seeds; ``first``: over the
+    first ``first_window_min`` minutes only (Fig. 8's "OTF-AST, first 20 minutes" curve)."""
+    return res["cdf_first" if first else "cdf"].mean("seed")
+
+
+def util_timeline(res: xr.Dataset, trace: str = "src1_0", seed: int = 0) -> tuple[xr.DataArray, np.ndarray]:
+    """Sec. 4.3 (L320-322, L340-348; claim C9): OTF-AST's HDD utilisation per second (mean over the disks)
+    on one replication, and its copies as rows ``(start_s, copy_end_s, up)``."""
+    r = res.sel(trace=trace, policy="OTF-AST", seed=seed)
+    mv = r["moves"].values
+    return r["hdd_util"], mv[np.isfinite(mv[:, 0])]
+
+
+def copy_times(p: OtfAstExperimentParams) -> dict[str, float]:
+    """Table 1 (C13): a 1 GB sub-LUN copied with no user IO, through the device queues, up and down (s)."""
+    tb = registry.make_params("OTF-AST", knobs(p)).testbed
+    out = {}
+    for d, up in (("up", True), ("down", False)):
+        T = storage.no_load_copy_s(tb, d)
+        mv, t, off, nb, w = storage.copy_jobs(tb, [0], [0.0], [T], [up])
+        r = storage.serve(tb, jax.random.key(0), time=np.zeros(0), offset=np.zeros(0, np.int64),
+                          size=np.zeros(0, np.int64), is_write=np.zeros(0, bool), route=np.zeros(0, np.int64),
+                          bg_hdd=dict(time=t, offset=off, size=nb, is_write=w))
+        out[d] = float(r["bg_hdd_departure"].max())
+    return out
+
+
+# ------------------------------------------------------------------------------------------ claims
+
+def _paired(res, tr, a, b, var):
+    """Mean and 95 % half-width over seeds of ``var(a) - var(b)`` on trace ``tr`` (paired by seed)."""
+    d = res[var].sel(trace=tr, policy=a).values - res[var].sel(trace=tr, policy=b).values
+    m, h = mean_ci(d)
+    return float(m), float(h)
+
+
+def _m(res, tr, pol, var):
+    return float(res[var].sel(trace=tr, policy=pol).mean("seed"))
+
+
+def _crossing_percentile(res, tr, a, b) -> float:
+    """The percentile above which ``a``'s response quantiles exceed ``b``'s (mean quantiles over seeds):
+    the last quantile level where a <= b before it stays above (Fig. 9's crossing)."""
+    qa = res["quantile_ms"].sel(trace=tr, policy=a).mean("seed").values
+    qb = res["quantile_ms"].sel(trace=tr, policy=b).mean("seed").values
+    below = qa <= qb
+    if not below.any():
+        return 0.0
+    if below.all():
+        return 100.0
+    last = int(np.flatnonzero(below)[-1])
+    return float(100 * res["quantile"].values[last])
+
+
+def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple[float | bool, str]]:
+    """The reproduced value of each row of :mod:`tieringlab.claims.otf_ast` this result can decide."""
+    trs = set(res["trace"].values.tolist())
+    pols = set(res["policy"].values.tolist())
+    out: dict[str, tuple[float | bool, str]] = {}
+    n = res.sizes["seed"]
+    note = f"{n} seeds, twin scale {res.attrs.get('scale', 1.0):g}"
+    both = {"src1_0", "src1_1"} <= trs
+
+    def have(*ps):
+        return all(q in pols for q in ps)
+
+    if have("OTF-AST", "static tiering", "FlashCache", "FlashCache pass 2"):
+        lows = []
+        for tr in sorted(trs):
+            for rival in ("static tiering", "FlashCache", "FlashCache pass 2"):
+                m, h = _paired(res, tr, "OTF-AST", rival, "ssd_ratio")
+                lows.append((m - h, tr, rival))
+        v, tr, rival = min(lows)
+        out[C.C1_ORDER] = (v, f"tightest: {tr} vs {rival}; {note}")
+    for tr, cid in (("src1_0", C.C1_SRC10), ("src1_1", C.C1_SRC11)):
+        if tr in trs and "OTF-AST" in pols:
+            m, h = mean_ci(res["ssd_ratio"].sel(trace=tr, policy="OTF-AST").values)
+            out[cid] = (float(m), f"95 % CI ±{float(h):.2g}; {note}")
+    if "static tiering" in pols:
+        v = [_m(res, tr, "static tiering", "ssd_ratio") for tr in sorted(trs)]
+        out[C.C2_STATIC] = (max(v), ", ".join(f"{tr} {x:.2f} %" for tr, x in zip(sorted(trs), v)) + f"; {note}")
+        paper = {"src1_0": 50.8, "src1_1": 7.1}
+        dev = [(100 * abs(_m(res, tr, "static tiering", "mean_ms") - paper[tr]) / paper[tr], tr) for tr in sorted(trs)]
+        out[C.CAL_STATIC_RESP] = (max(dev)[0], ", ".join(f"{tr} {_m(res, tr, 'static tiering', 'mean_ms'):.1f} ms"
+                                                          for tr in sorted(trs)) + f"; {note}")
+    if "FlashCache" in pols:
+        paper = {"src1_0": 7.0, "src1_1": 37.0}
+        dev = [abs(_m(res, tr, "FlashCache", "ssd_ratio") - paper[tr]) for tr in sorted(trs)]
+        out[C.C3_FC1] = (max(dev), ", ".join(f"{tr} {_m(res, tr, 'FlashCache', 'ssd_ratio'):.1f} %"
+                                             for tr in sorted(trs)) + f"; {note}")
+    if have("FlashCache", "FlashCache pass 2"):
+        if "src1_0" in trs:
+            m, h = _paired(res, "src1_0", "FlashCache pass 2", "FlashCache", "ssd_ratio")
+            out[C.C3_FC2_RISE] = (m - h, f"rise {m:.2f} ± {h:.2g} points; {note}")
+            out[C.C3_DWH] = (_m(res, "src1_0", "FlashCache pass 2", "dirty_write_hit_ratio"),
+                             f"pass 1: {_m(res, 'src1_0', 'FlashCache', 'dirty_write_hit_ratio'):.2f} %; {note}")
+            m2, h2 = _paired(res, "src1_0", "FlashCache pass 2", "FlashCache", "mean_ms")
+            out[C.C15_FC] = (min(m - h, m2 - h2), f"hits +{m:.2f} ± {h:.2g} points, response +{m2:.2f} ± {h2:.2g} ms; {note}")
+        if "src1_1" in trs:
+            m, h = _paired(res, "src1_1", "FlashCache pass 2", "FlashCache", "ssd_ratio")
+            out[C.C3_FC2_FLAT] = (abs(m) + h, f"change {m:.2f} ± {h:.2g} points; {note}")
+            out[C.C3_DWH_SRC11] = (max(_m(res, "src1_1", q, "dirty_write_hit_ratio") for q in ("FlashCache", "FlashCache pass 2")),
+                                   note)
+    if "OTF-AST" in pols:
+        for tr, cid in (("src1_0", C.C4_BUF10), ("src1_1", C.C4_BUF11)):
+            if tr in trs:
+                out[cid] = (_m(res, tr, "OTF-AST", "buffer_ratio"),
+                            f"SSD + buffer {_m(res, tr, 'OTF-AST', 'ssd_ratio') + _m(res, tr, 'OTF-AST', 'buffer_ratio'):.1f} %; {note}")
+    if have("OTF-AST", "static tiering"):
+        gains = [(_m(res, tr, "OTF-AST", "ssd_ratio") - _m(res, tr, "static tiering", "ssd_ratio"), tr) for tr in sorted(trs)]
+        g, tr = max(gains)
+        out[C.C5_SSD] = (g, f"on {tr}; {note}")
+        if "src1_0" in trs:
+            st = _m(res, "src1_0", "static tiering", "mean_ms")
+            ot = _m(res, "src1_0", "OTF-AST", "mean_ms")
+            out[C.C5_RESP] = (100 * (st - ot) / st, f"static {st:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
+            out[C.C6_GAP] = (100 * (st - ot) / st, f"static {st:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
+            m, h = _paired(res, "src1_0", "OTF-AST", "static tiering", "mean_ms")
+            out[C.C6_BEATS] = (m + h, f"OTF-AST - static {m:.2f} ± {h:.2g} ms; {note}")
+    if have("OTF-AST", "FlashCache", "FlashCache pass 2") and "src1_0" in trs:
+        ups = [_paired(res, "src1_0", a, b, "mean_ms") for a, b in (("FlashCache", "OTF-AST"),
+                                                                    ("FlashCache pass 2", "OTF-AST"),
+                                                                    ("FlashCache", "FlashCache pass 2"))]
+        out[C.C7_FC_BEATS] = (max(m + h for m, h in ups), "FC1 - OTF, FC2 - OTF, FC1 - FC2: " +
+                              ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
+        # the paper's first-20-minute comparison: OTF-AST over 0-20 min against FC2 over the window
+        d = (res["first_ms"].sel(trace="src1_0", policy="OTF-AST").values
+             - res["mean_ms"].sel(trace="src1_0", policy="FlashCache pass 2").values)
+        m, h = mean_ci(d)
+        fair = _m(res, "src1_0", "FlashCache pass 2", "first_ms")
+        out[C.C8_FIRST20] = (float(m + h), f"OTF-AST 0-20 min {_m(res, 'src1_0', 'OTF-AST', 'first_ms'):.1f} ms vs FC2 "
+                             f"window {_m(res, 'src1_0', 'FlashCache pass 2', 'mean_ms'):.1f} ms (FC2 0-20 min: "
+                             f"{fair:.1f} ms); {note}")
+        qs = res["quantile"].values
+        facs = []
+        for fc in ("FlashCache", "FlashCache pass 2"):
+            for q in (0.5, 0.8):
+                i = int(np.argmin(np.abs(qs - q)))
+                a = float(res["quantile_ms"].sel(trace="src1_0", policy="OTF-AST").mean("seed")[i])
+                b = float(res["quantile_ms"].sel(trace="src1_0", policy=fc).mean("seed")[i])
+                facs.append(max(a / b, b / a) if a > 0 and b > 0 else np.inf)
+        out[C.C9_CDF] = (max(facs), f"factors at P50/P80 vs pass 1, pass 2: {np.round(facs, 2).tolist()}; {note}")
+    if "OTF-AST" in pols and "src1_0" in trs:
+        out[C.C9_UTIL] = (float(np.nanmean(res["demotion_saturated_share"].sel(trace="src1_0", policy="OTF-AST").values)),
+                          f"{_m(res, 'src1_0', 'OTF-AST', 'demotions'):.0f} demotions per run on average; {note}")
+        out[C.C12_SRC10] = (float(np.nanmean(res["promotions_40_70_share"].sel(trace="src1_0", policy="OTF-AST").values)),
+                            f"{_m(res, 'src1_0', 'OTF-AST', 'promotions'):.0f} promotions per run; {note}")
+    if have("OTF-AST", "OTF-AST without write-back") and "src1_0" in trs:
+        m, h = _paired(res, "src1_0", "OTF-AST without write-back", "OTF-AST", "mean_ms")
+        out[C.C8_SKIP] = (m + h, f"skip - OTF-AST {m:.2f} ± {h:.2g} ms; {note}")
+        if "FlashCache pass 2" in pols:
+            sk, fc = _m(res, "src1_0", "OTF-AST without write-back", "mean_ms"), _m(res, "src1_0", "FlashCache pass 2", "mean_ms")
+            out[C.C8_SKIP_FC2] = (100 * abs(sk - fc) / fc, f"skip {sk:.1f} ms, FC2 {fc:.1f} ms; {note}")
+    if "src1_1" in trs and have("OTF-AST", "static tiering", "FlashCache pass 2"):
+        ot = _m(res, "src1_1", "OTF-AST", "mean_ms")
+        ratios = [ot / _m(res, "src1_1", b, "mean_ms") for b in ("static tiering", "FlashCache pass 2")]
+        out[C.C10_WORSE] = (min(ratios), f"OTF-AST {ot:.1f} ms; x{ratios[0]:.2f} static, x{ratios[1]:.2f} FC2; {note}")
+        lows = [_paired(res, "src1_1", "OTF-AST", b, "le_cut_ms") for b in ("static tiering", "FlashCache pass 2")]
+        out[C.C10_LE100] = (min(m - h for m, h in lows), ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in lows) + f"; {note}")
+        if "OTF-AST without write-back" in pols:
+            sk = _m(res, "src1_1", "OTF-AST without write-back", "mean_ms")
+            out[C.C11_SKIP] = (sk / ot, f"skip {sk:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
+            ups = [_paired(res, "src1_1", "OTF-AST without write-back", b, "le_cut_ms") for b in ("static tiering", "FlashCache pass 2")]
+            out[C.C11_LE100] = (max(m + h for m, h in ups), ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
+            out[C.C11_CROSS] = (_crossing_percentile(res, "src1_1", "OTF-AST without write-back", "FlashCache pass 2"),
+                                f"on the mean quantiles; {note}")
+    if "src1_1" in trs and "OTF-AST" in pols:
+        res_m = res["resident"].sel(trace="src1_1", policy="OTF-AST")
+        minutes = res["minute"].values
+        win = (minutes >= 20) & (minutes < 80)
+        share = float(((res_m.values[:, win] >= 15).mean(axis=1)).mean())
+        out[C.C12_SRC11] = (share, f"mean over seeds of the share of minutes 20-79 with >= 15 sub-LUNs; {note}")
+    if "read_share" in res:
+        dev = [abs(float(res["read_share"].sel(trace=tr).mean()) - {"src1_0": 11.0, "src1_1": 99.0}[tr]) for tr in sorted(trs)]
+        out[C.C14_READS] = (max(dev), ", ".join(f"{tr} {float(res['read_share'].sel(trace=tr).mean()):.2f} %"
+                                                for tr in sorted(trs)) + f"; {note}")
+    if copy_s is not None:
+        out[C.C13_UP] = (copy_s["up"], "no-load copy through the HDD and SSD queues")
+        out[C.C13_DOWN] = (copy_s["down"], "no-load copy through the HDD and SSD queues")
+    del both
+    return out
+
+
+def verdict_flips(central: xr.Dataset, alt: xr.Dataset, dim: str) -> pd.DataFrame:
+    """Each claim's verdict in the central run and under each value of ``dim`` (``reading`` or ``prior``),
+    with the claims whose verdict flips marked. ``alt`` may hold only some policies (the readings run the
+    OTF-AST variants): the missing ones are taken from ``central``'s first seeds."""
+    reg = claim_registry()
+    base = claim_values(central)
+    rows = []
+    # the per-run series whose length depends on the run (copies, seconds) decide no claim: dropped so
+    # the runs of different readings line up along ``policy``
+    ragged = ("move", "move_field", "second")
+    central_c = central.drop_dims([d for d in ragged if d in central.dims])
+    alt = alt.drop_dims([d for d in ragged if d in alt.dims])
+    for v in alt[dim].values:
+        a = alt.sel({dim: v})
+        n = a.sizes["seed"]
+        c = central_c.isel(seed=slice(0, n))
+        missing = [q for q in c["policy"].values if q not in a["policy"].values]
+        merged = xr.concat([a, c.sel(policy=missing)], dim="policy") if missing else a
+        merged = merged.sel(policy=[q for q in central["policy"].values])
+        merged.attrs.update(central.attrs)
+        vals = claim_values(merged)
+        for cid, (val, _note) in vals.items():
+            claim = reg[cid]
+            if getattr(claim, "kind", "claim") != "claim":
+                continue
+            v0 = base.get(cid, (None, ""))[0]
+            rows.append({dim: str(v), "claim": cid, "central": claim.verdict(v0), "value_central": v0,
+                         "verdict": claim.verdict(val), "value": val})
+    df = pd.DataFrame(rows)
+    if len(df):
+        df["flips"] = df["central"] != df["verdict"]
+    return df
+
+
+def prior_band(res_priors: xr.Dataset, central: xr.Dataset) -> pd.DataFrame:
+    """OTF-AST's SSD ratio over the prior sweep (notes Sec. 6.7: report a band with the paper's value)."""
+    rows = []
+    for tr in central["trace"].values:
+        vals = [float(central["ssd_ratio"].sel(trace=tr, policy="OTF-AST").mean())]
+        vals += [float(res_priors["ssd_ratio"].sel(trace=tr, policy="OTF-AST", prior=pr).mean())
+                 for pr in res_priors["prior"].values]
+        rows.append({"trace": str(tr), "central": vals[0], "band_low": min(vals), "band_high": max(vals),
+                     "paper": PAPER_TABLE4.get((str(tr), "OTF-AST"), np.nan)})
+    return pd.DataFrame(rows)
