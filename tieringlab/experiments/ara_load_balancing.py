@@ -148,20 +148,17 @@ class AraLoadBalancingParams:
                                        "1109.33 s (the calibration of mmpp_rate_ratio)", bounds=(1.0001, None))
 
     def __post_init__(self):
-        if self.fig8_th_l > self.n_sites:
-            raise ValueError(f"fig8_th_l must be <= n_sites = {self.n_sites}; got {self.fig8_th_l}")
-        if self.fig6a_rates_per_s is not None and not self.fig6a_rates_per_s[0] < self.fig6a_rates_per_s[1]:
-            raise ValueError(f"fig6a_rates_per_s must be (idle, peak) with idle < peak; got {self.fig6a_rates_per_s}")
-
-    def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter): every K and threshold is a number of sites,
-        so it is at most ``n_sites`` (ARA's K and th_s, th_l range over 1..N, thesis Sec. 3.2)."""
+        so it is at most ``n_sites`` (ARA's K and th_s, th_l range over 1..N, thesis Sec. 3.2); Fig. 6 (a)'s
+        rates are (idle, peak)."""
         for name in ("ks", "th_l_grid", "th_s_grid", "fig8_th_l"):
             vals = getattr(self, name)
             too_big = [v for v in (vals if isinstance(vals, tuple) else (vals,)) if v > self.n_sites]
             if too_big:
                 raise ValueError(f"{name}: {too_big} exceed n_sites = {self.n_sites} (K and the thresholds count "
                                  f"sites: each must be in [1, n_sites])")
+        if self.fig6a_rates_per_s is not None and not self.fig6a_rates_per_s[0] < self.fig6a_rates_per_s[1]:
+            raise ValueError(f"fig6a_rates_per_s must be (idle, peak) with idle < peak; got {self.fig6a_rates_per_s}")
 
 
 # ------------------------------------------------------------------------------------------ workloads
