@@ -8,7 +8,7 @@ import math
 import jax
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tieringlab.models import burstiness as b
@@ -231,9 +231,10 @@ def test_predictor_is_causal_on_every_prefix(t, data):
     full = np.asarray(ara.predicted_burst_state(t))
     v = np.asarray(full_pred.valid)
     w, e, start = (np.asarray(x)[v] for x in (full_pred.window, full_pred.decision_index, full_pred.start))
-    # premise: both window sizes, and a 2m window decided after a window that starts later
-    assert (w == 64).any() and (w == 128).any()
-    assert np.any(np.diff(start) < 0)
+    # premise: both window sizes, and a 2m window decided after a window that starts later (the drawn
+    # segments around the fast-slow-fast stretch can move the running-mean period so that no window grows;
+    # such streams are discarded, and hypothesis fails the test if too few examples satisfy the premise)
+    assume((w == 64).any() and (w == 128).any() and np.any(np.diff(start) < 0))
     big = e[w == 128]
     ns = data.draw(st.lists(st.integers(0, len(t)), min_size=3, max_size=6))
     ns += [int(x) + d for x in data.draw(st.lists(st.sampled_from(list(big)), min_size=1, max_size=2)) for d in (0, 1)]
