@@ -57,6 +57,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import gvfrm as C
+from tieringlab.experiments._readings import select_reading
 from tieringlab.params import param, section
 from tieringlab.policies import registry
 from tieringlab.policies.gvfrm import PRIVATE_SPLITS
@@ -265,13 +266,7 @@ def reading(res: xr.Dataset, aging_period: int | None = None, io_pricing: str | 
     if "aging_period" not in res.dims:
         return res
     a = int(res.attrs["aging_period"] if aging_period is None else aging_period)
-    pr = res.attrs["io_pricing"] if io_pricing is None else io_pricing
-    if a not in res["aging_period"].values or pr not in res["io_pricing"].values:
-        raise ValueError(f"no reading aging_period={a}, io_pricing={pr!r} in the sweep (aging_period "
-                         f"{res['aging_period'].values.tolist()}, io_pricing {res['io_pricing'].values.tolist()})")
-    out = res.sel(aging_period=a, io_pricing=pr, drop=True)
-    out.attrs = {**res.attrs, "aging_period": a, "io_pricing": pr}
-    return out
+    return select_reading(res, aging_period=a, io_pricing=io_pricing)
 
 
 def aging_sensitivity(res: xr.Dataset, io_pricing: str | None = None) -> xr.Dataset:

@@ -34,6 +34,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import vfrm as C
+from tieringlab.experiments._readings import select_reading
 from tieringlab.params import param, section
 from tieringlab.policies import registry
 from tieringlab.policies.iocost import IO_PRICINGS
@@ -243,14 +244,7 @@ def reading(res: xr.Dataset, idle_bins: str | None = None, io_pricing: str | Non
     reading, ``res.attrs``). Every table and figure function takes such a Dataset."""
     if "idle_bins" not in res.dims:
         return res
-    idle = res.attrs["idle_bins"] if idle_bins is None else idle_bins
-    pricing = res.attrs["io_pricing"] if io_pricing is None else io_pricing
-    if idle not in res["idle_bins"].values or pricing not in res["io_pricing"].values:
-        raise ValueError(f"no reading idle_bins={idle!r}, io_pricing={pricing!r} in the sweep (idle_bins "
-                         f"{res['idle_bins'].values.tolist()}, io_pricing {res['io_pricing'].values.tolist()})")
-    out = res.sel(idle_bins=idle, io_pricing=pricing, drop=True)
-    out.attrs = {**res.attrs, "idle_bins": idle, "io_pricing": pricing}
-    return out
+    return select_reading(res, idle_bins=idle_bins, io_pricing=io_pricing)
 
 
 def readings_table(res: xr.Dataset) -> pd.DataFrame:
