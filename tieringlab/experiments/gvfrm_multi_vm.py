@@ -361,7 +361,7 @@ def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict
             if mix in mixes and "G1-vFRM" in pols and conv:
                 g1 = hr(mix, "G1-vFRM")
                 cv = 100 * r["hit_ratio"].sel(mix=mix, policy=conv).values
-                best, worst = cv.max(axis=0), cv.min(axis=0)
+                best = cv.max(axis=0)
                 out[C.g1_catches_up(mix)] = (float(g1[-1] - best[-1]), f"G1 {g1[-1]:.2f} % vs best conventional "
                                              f"{best[-1]:.2f} % at {fg[-1]:g} GB; {note(mix)}")
                 above = [c for c, v in zip(conv, cv[:, -1]) if g1[-1] > v]
