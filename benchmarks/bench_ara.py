@@ -2,7 +2,8 @@
 
 System (thesis Sec. 3.1): N = 16 FCFS sites, a balancer that reads each site's number in system
 every D = 1 s and assigns the jobs of a window on that stale view; policy ``qlen``. Workload: the
-weak-bursty MMPP(2) of Fig. 3 (I = 32.25) at 50 % utilisation with the notebook's H2 services.
+weak-bursty MMPP(2) of Fig. 3 (I = 32.25) at 50 % utilisation with the notebook's services
+(its default E[A], SCV and MMPP shape).
 
 - ``ratio_single``: SimPy seconds / our seconds for one run (results asserted equal).
 - ``ratio_per_replication``: SimPy seconds for one run / (our seconds for 32 seeded replications in
@@ -26,15 +27,16 @@ import simpy
 
 import tieringlab  # noqa: F401
 from tieringlab.experiments import ara_load_balancing as X
-from tieringlab.models.workloads.ara import mean_service_s, mmpp_arrivals, sample_services
+from tieringlab.models.mmpp import sample_with_phases
+from tieringlab.models.workloads.ara import bursty_mmpp, mean_service_s, sample_services
 from tieringlab.policies import ara
 
 QLEN = ara.AraParams(n_sites=16, delay_s=1.0, policy="qlen")
 
 
 def _workload(key, n: int, P: X.AraLoadBalancingParams):
-    t = mmpp_arrivals(key, n, P.mean_interarrival_s, 32.25, burst_fraction=P.mmpp_burst_fraction,
-                        rate_ratio=P.mmpp_rate_ratio)
+    mm = bursty_mmpp(P.mean_interarrival_s, 32.25, P.mmpp_jobs_in_burst, P.mmpp_rate_ratio)
+    t, _ = sample_with_phases(mm, key, n)
     t = np.cumsum(np.diff(t, prepend=0.0))  # sequential sums: the same floats SimPy's clock produces
     s = np.asarray(sample_services(jax.random.fold_in(key, 1), n, mean_service_s(16, 0.5, P.mean_interarrival_s),
                                    X.service_scv(P)))

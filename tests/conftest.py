@@ -1,4 +1,16 @@
-"""Shared test fixtures: the real CloudPhysics trace beside the checkout, deterministic settings."""
+"""Shared test fixtures and settings: the real CloudPhysics trace, the hypothesis profiles.
+
+**The CloudPhysics trace** (``cloudphysics_path``) is found the way the package finds it
+(:func:`tieringlab.data.locate`: the checkout's ``data/``, where ``make data`` puts it, then the
+``../shared`` mirror), verified by its pinned checksums. Where it is missing, a test that needs it is
+skipped with the reason, except under ``CI=true``, where it FAILS: CI must never pass by skipping.
+
+**Hypothesis**: under ``CI=true`` the ``ci`` profile is loaded: derandomized (examples depend only on the
+test, so every CI run tries the same ones), no example database, and the failing example printed with
+its ``@reproduce_failure`` blob. To replay a CI failure locally run the same test with ``CI=true`` (or
+``TIERINGLAB_HYPOTHESIS=ci``). Elsewhere the ``dev`` profile explores random examples. Tests keep their
+own ``max_examples``; a profile sets the rest.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +18,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("TIERINGLAB_PROGRESS", "0")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -13,12 +26,34 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import tieringlab  # noqa: E402,F401  (enables x64 before any test imports jax)
 
 REPO = Path(__file__).resolve().parent.parent
-CLOUDPHYSICS = REPO.parent / "shared" / "data" / "cloudphysics" / "cloudPhysicsIO.csv"
+#: CI=true (the CI entry point .ci/run, GitHub Actions, GitLab set it)
+CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", print_blob=True, deadline=None)
+settings.load_profile(os.environ.get("TIERINGLAB_HYPOTHESIS") or ("ci" if CI else "dev"))
+
+
+def require_cloudphysics(root: Path = REPO, *, ci: bool = CI) -> Path:
+    """The verified CloudPhysics trace of checkout ``root`` (data/ first, then ../shared); where it is
+    missing or corrupt: ``pytest.fail`` under CI, ``pytest.skip`` elsewhere, with the reason."""
+    from tieringlab import data  # noqa: PLC0415
+
+    try:
+        return data.locate("cloudphysics", root=root)
+    except (FileNotFoundError, data.ChecksumError) as exc:
+        skip_or_fail(f"the CloudPhysics trace is needed: {exc}", ci=ci)
+
+
+def skip_or_fail(reason: str, *, ci: bool = CI) -> None:
+    """``pytest.skip(reason)``, except under ``CI=true``, where a test that cannot run FAILS with the reason."""
+    if ci:
+        pytest.fail(f"{reason} (CI=true: a test that cannot run fails instead of skipping)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def cloudphysics_path() -> Path:
-    """The real CloudPhysics trace in ../shared (CI has it; skip where a checkout lacks it)."""
-    if not CLOUDPHYSICS.is_file():
-        pytest.skip(f"{CLOUDPHYSICS} not present")
-    return CLOUDPHYSICS
+    """The real CloudPhysics trace (see the module docstring: skip where missing, fail under CI)."""
+    return require_cloudphysics()

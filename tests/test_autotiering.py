@@ -237,7 +237,8 @@ def test_idt_and_edt_inputs_by_hand():
 
 
 def test_registry_names_and_fixed_fields():
-    assert registry.names("controller") == ["AutoTiering", "EDT", "IDT"]
+    ours = [n for n in registry.names("controller") if registry.get(n).fn.__module__ == at.__name__]
+    assert ours == ["AutoTiering", "EDT", "IDT"]   # other modules' controllers (EAFC, ...) may be registered too
     assert registry.get("AutoTiering").kind == "controller" and registry.get("AutoTiering").random
     assert registry.get("at").name == "AutoTiering"
     assert registry.make_params("IDT", {"rank": "density", "gamma": 0.8}) == at.GreedyTieringParams(

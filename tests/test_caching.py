@@ -113,8 +113,38 @@ def test_engines_identical_trace_counts(policy):
     flash = [16 * 4096, 64 * 4096, 200 * 4096]
     a = caching.simulate(ds, policy, flash, caching.CachingParams(engine="numba"))
     b = caching.simulate(ds, policy, flash, caching.CachingParams(engine="jax"))
-    for k in ("hits", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "dirty_evictions", "request_hit"):
+    for k in ("hits", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "dirty_evictions", "request_hit",
+              "cont_ssd_reads", "cont_ssd_writes", "cont_md_reads", "cont_md_writes", "io_cost_by_pricing"):
         np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=k)
+
+
+@pytest.mark.parametrize("policy", caching.POLICIES)
+def test_numba_counting_paths_agree(policy, monkeypatch):
+    """The counting replay gives the same result with page ids taken from the page numbers (dense address
+    span), with ids from the sorted distinct pages (a span of 2^40 bytes, far sparser than 16 page
+    accesses per page), with several flash sizes on threads, and in chunks of a few dozen page accesses
+    (the lists and ARC/CAR's p carried from chunk to chunk) as in one."""
+    rng = np.random.default_rng(5)
+    n = 1200
+    block = rng.zipf(1.3, n) % 200  # requests stay inside 64 KB blocks (at most 3 x 4 KB + 512 B + 32 KB)
+    off = block * 65536 + rng.integers(0, 4, n) * 4096 + rng.integers(0, 2, n) * 512
+    ds = xr.Dataset({"time": ("request", np.arange(n, dtype=float)), "offset": ("request", off),
+                     "size": ("request", rng.choice([512, 4096, 8192, 32768], n)),
+                     "is_write": ("request", rng.random(n) < 0.4)})
+    sparse = ds.assign(offset=ds.offset + (block % 7) * (1 << 37))  # the same blocks, 2^37 bytes apart
+    flash = [8 * 4096, 32 * 4096, 128 * 4096]
+    a = caching.simulate(ds, policy, flash)
+    b = caching.simulate(sparse, policy, flash, caching.CachingParams(threads=2))
+    c = caching.simulate(sparse, policy, flash, caching.CachingParams(engine="jax"))
+    monkeypatch.setattr(caching, "_COUNT_CHUNK", 37)
+    d = caching.simulate(ds, policy, flash)
+    e = caching.simulate(sparse, policy, flash)
+    for k in ("hits", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "cont_ssd_reads", "cont_ssd_writes",
+              "cont_md_reads", "request_hit"):
+        np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=k)
+        np.testing.assert_array_equal(b[k].values, c[k].values, err_msg=k)
+        np.testing.assert_array_equal(d[k].values, c[k].values, err_msg=k)
+        np.testing.assert_array_equal(e[k].values, c[k].values, err_msg=k)
 
 
 def test_arc_reference_agrees_with_libcachesim():
@@ -142,19 +172,19 @@ def brute_force_counts(ds, policy, capacity_pages, page=4096):
     from cache_refs import REFS
 
     cache = REFS[policy](capacity_pages)
-    n = dict(hits=0, ssd_r=0, ssd_w=0, md_r=0, md_w=0)
+    n = dict(hits=0, ssd_r=0, ssd_w=0, md_r=0, md_w=0, cont_ssd_r=0, cont_ssd_w=0, cont_md_r=0)
     for off, size, w in zip(ds.offset.values, ds["size"].values, ds.is_write.values):
         all_hit = True
+        last = None  # the previous page's operations in this request: a run continues on the same ones
         for pg in range(off // page, (off + size - 1) // page + 1):
             hit, wb = cache.access(int(pg), bool(w))
             all_hit &= hit
-            if w:
-                n["ssd_w"] += 1
-            elif hit:
-                n["ssd_r"] += 1
-            else:
-                n["md_r"] += 1
-                n["ssd_w"] += 1
+            ops = {"ssd_w"} if w else {"ssd_r"} if hit else {"md_r", "ssd_w"}
+            for op in ops:
+                n[op] += 1
+                if last is not None and op in last:
+                    n["cont_" + op] += 1
+            last = ops
             if wb:
                 n["ssd_r"] += 1
                 n["md_w"] += 1
@@ -172,6 +202,9 @@ def test_trace_counts_match_brute_force(policy):
                      "is_write": ("request", rng.random(n) < 0.4)})
     flash = [8 * 4096, 20 * 4096]
     out = caching.simulate(ds, policy, flash)
+    if policy == "lru":  # LRU is a stack algorithm (Mattson et al. 1970): a hit at 8 pages is a hit at 20
+        rh = out.request_hit.values
+        assert np.all(rh[0] <= rh[1]) and rh[0].sum() < rh[1].sum()
     for i, fb in enumerate(flash):
         ref = brute_force_counts(ds, policy, fb // 4096)
         got = out.isel(capacity_bytes=i)
@@ -180,8 +213,12 @@ def test_trace_counts_match_brute_force(policy):
         assert int(got.ssd_writes) == ref["ssd_w"]
         assert int(got.md_reads) == ref["md_r"]
         assert int(got.md_writes) == ref["md_w"]
+        assert int(got.cont_ssd_reads) == ref["cont_ssd_r"]
+        assert int(got.cont_ssd_writes) == ref["cont_ssd_w"]
+        assert int(got.cont_md_reads) == ref["cont_md_r"]
+        assert int(got.cont_md_writes) == 0
     assert out.hit_ratio.dims == ("capacity_bytes",)
-    assert np.all(np.diff(out.hits.values) >= 0) or policy != "lru"  # LRU is a stack algorithm
+    np.testing.assert_array_equal(out.hit_ratio.values, out.hits.values / n)
 
 
 def test_request_hit_needs_every_page():

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tieringlab  # noqa: F401  (x64)
-from tieringlab import params
+from tieringlab import params, paths
 from tieringlab.claims import HOLDS, DIFFERS, registry
 from tieringlab.claims import gvfrm as C
 from tieringlab.experiments import gvfrm_multi_vm as G
@@ -123,6 +123,11 @@ def test_params_defaults_are_the_paper_and_bad_values_raise():
     assert p.flash_gb == (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
     assert p.cf4 == ("mds_0", "src1_2", "stg_0", "usr_0") and p.cuf4 == ("stg_1", "usr_2", "web_2", "src2_1")
     assert p.all8 == p.cf4 + p.cuf4 and p.private_fraction == 0.5
+    assert (p.aging_period, p.private_split, p.io_pricing) == (288, "equal", "random")  # issue 17 defaults
+    yaml_p = params.load(paths.repo_root() / "params.yaml")["gvfrm_multi_vm"]
+    assert (yaml_p.aging_period, yaml_p.private_split, yaml_p.io_pricing) == (288, "equal", "random")
+    with pytest.raises(ValueError, match="aging_periods must include aging_period"):
+        G.GvfrmMultiVmParams(aging_period=12, aging_periods=(288, 1))
     with pytest.raises(ValueError, match="LRU"):
         G.GvfrmMultiVmParams(policies=("G1-vFRM", "ARC"))
     with pytest.raises(ValueError, match="flash_gb"):
@@ -134,7 +139,8 @@ def test_params_defaults_are_the_paper_and_bad_values_raise():
     with pytest.raises(ValueError):
         G.GvfrmMultiVmParams(n_epochs=7)  # N of Eq. 1 must be even
     for bad in ({"mixes": ["cf5"]}, {"policies": ["LRU", "FIFO"]}, {"flash_gb": [0.0]},
-                {"private_fraction": 1.5}, {"cf4": ["nope"]}, {"aging_period": 0}):
+                {"private_fraction": 1.5}, {"cf4": ["nope"]}, {"aging_period": 0}, {"private_split": "fair"},
+                {"io_pricing": "burst"}):
         with pytest.raises(params.ParamsError, match=next(iter(bad))):
             params.validate_section("gvfrm_multi_vm", bad)
     with pytest.raises(ValueError, match="mix"):
@@ -149,13 +155,24 @@ TINY = {"source": "twin", "scale": 0.0003, "max_wss_gb": 0.1}  # cuf4 at 0.00026
 @pytest.fixture(scope="module")
 def tiny_sweep():
     # ARC takes the same code path as CAR (caching.simulate); left out to keep the file fast
-    p = G.GvfrmMultiVmParams(mixes=("cf4", "cuf4"), flash_gb=(1.0, 32.0), policies=("G1-vFRM", "G2-vFRM", "LRU", "CAR"))
+    p = G.GvfrmMultiVmParams(mixes=("cf4", "cuf4"), flash_gb=(1.0, 32.0), policies=("G1-vFRM", "G2-vFRM", "LRU", "CAR"),
+                             aging_periods=(288, 1))
     return p, G.sweep(p, TINY, seed=0)
 
 
 def test_sweep_shapes_and_lru_normalization(tiny_sweep):
-    p, res = tiny_sweep
+    p, full = tiny_sweep
+    assert dict(full["hit_ratio"].sizes) == {"mix": 2, "policy": 4, "aging_period": 2, "flash_gb": 2}
+    assert dict(full["io_cost"].sizes) == {"mix": 2, "policy": 4, "aging_period": 2, "io_pricing": 2, "flash_gb": 2}
+    for pol in ("G1-vFRM", "LRU", "CAR"):  # only G2-vFRM depends on the aging period
+        assert (full["hits"].sel(policy=pol, aging_period=288) == full["hits"].sel(policy=pol, aging_period=1)).all()
+    # Table 3's sequential rows are cheaper than the random ones: sequential_runs never prices above random
+    assert (full["io_cost"].sel(io_pricing="sequential_runs") <= full["io_cost"].sel(io_pricing="random")).all()
+    res = G.reading(full)
     assert dict(res["hit_ratio"].sizes) == {"mix": 2, "policy": 4, "flash_gb": 2}
+    assert (res.attrs["aging_period"], res.attrs["io_pricing"]) == (288, "random")
+    with pytest.raises(ValueError, match="no reading"):
+        G.reading(full, aging_period=12)
     assert res["policy"].values.tolist() == list(p.policies)
     assert res["seconds"].dims == ("mix", "policy")
     np.testing.assert_array_equal(res["io_cost_norm"].sel(policy="LRU").values, 1.0)
@@ -176,26 +193,32 @@ def test_sweep_shapes_and_lru_normalization(tiny_sweep):
 
 
 def test_sweep_matches_direct_engine_calls(tiny_sweep):
-    p, res = tiny_sweep
+    p, full = tiny_sweep
+    res = G.reading(full)
     mixed = G.build_mix(p, "cuf4", TINY, 0)
     fb = res["flash_bytes"].sel(mix="cuf4").values
     g1 = gvfrm.g1_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=p.aging_period,
-                                                    epoch_s=p.epoch_s, n_epochs=p.n_epochs, lam=p.lam))
+                                                    epoch_s=p.epoch_s, n_epochs=p.n_epochs, lam=p.lam,
+                                                    private_split=p.private_split))
     np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="G1-vFRM").values, g1["hits"].values)
     np.testing.assert_allclose(res["io_cost"].sel(mix="cuf4", policy="G1-vFRM").values, g1["io_cost"].values)
     car = caching.simulate(mixed, "car", fb)
     np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="CAR").values, car["hits"].values)
 
 
-def test_aging_sensitivity_matches_the_sweep(tiny_sweep):
-    p, res = tiny_sweep
-    q = dataclasses.replace(p, aging_periods=(288, p.aging_period))
-    ag = G.aging_sensitivity(q, TINY, seed=0)
+def test_aging_sensitivity_matches_direct_g2_calls(tiny_sweep):
+    p, full = tiny_sweep
+    ag = G.aging_sensitivity(full)
     assert dict(ag["hit_ratio"].sizes) == {"aging_period": 2, "mix": 2, "flash_gb": 2}
-    np.testing.assert_array_equal(ag["hit_ratio"].sel(aging_period=p.aging_period).values,
-                                  res["hit_ratio"].sel(policy="G2-vFRM").values)
-    np.testing.assert_allclose(ag["io_cost"].sel(aging_period=p.aging_period).values,
-                               res["io_cost"].sel(policy="G2-vFRM").values)
+    mixed = G.build_mix(p, "cf4", TINY, 0)
+    fb = full["flash_bytes"].sel(mix="cf4").values
+    for a in (288, 1):
+        g2 = gvfrm.g2_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=a,
+                                                        epoch_s=p.epoch_s, n_epochs=p.n_epochs, lam=p.lam))
+        np.testing.assert_array_equal(ag["hit_ratio"].sel(aging_period=a, mix="cf4").values, g2["hit_ratio"].values)
+        np.testing.assert_allclose(ag["io_cost"].sel(aging_period=a, mix="cf4").values, g2["io_cost"].values)
+    pr = G.pricing_table(full)
+    assert len(pr) == 2 * 4 * 2 and {"io_cost_norm_random", "io_cost_norm_sequential_runs"} <= set(pr.columns)
 
 
 def _cold_miss_truth(traces):
@@ -260,11 +283,17 @@ def test_claim_values_paper_shaped_results_hold():
     hr = {"G1-vFRM": np.array([.80, .88, .93, .96, .98, .99]), "G2-vFRM": np.array([.80, .90, .94, .97, .985, .995]),
           "LRU": np.array([.90, .92, .93, .93, .93, .93]), "ARC": np.array([.91, .925, .93, .93, .93, .93]),
           "CAR": np.array([.91, .925, .93, .93, .93, .93])}
-    cost = {"G1-vFRM": np.array([.6, .5, .45, .40, .37, .35]), "G2-vFRM": np.array([.5, .45, .4, .35, .3, .3]),
+    cost = {"G1-vFRM": np.array([.45, .42, .4, .38, .36, .35]), "G2-vFRM": np.array([.4, .38, .36, .34, .3, .3]),
             "LRU": np.full(6, 1.0), "ARC": np.full(6, 1.1), "CAR": np.full(6, 1.1)}
     vals = G.claim_values(_fake(hr, cost))
     reg = registry()
-    assert set(vals) == {c.id for c in C.CLAIMS}
+    # a plain sweep counts as the default reading: every row's base id, no .aging_* / .sequential_runs ids
+    assert set(vals) == {c.id for c in C.CLAIMS if ".aging_" not in c.id and not c.id.endswith(".sequential_runs")}
+    # a sweep with both readings of each choice gives every row
+    both = xr.concat([xr.concat([_fake(hr, cost)] * 2, dim="io_pricing")] * 2, dim="aging_period").assign_coords(
+        aging_period=[288, 1], io_pricing=["random", "sequential_runs"])
+    both.attrs.update(aging_period=288, io_pricing="random")
+    assert set(G.claim_values(both)) == {c.id for c in C.CLAIMS}
     assert all(reg[k].source == C.SOURCE for k in vals)
     assert vals[C.CF4_G1_TOP][0] == pytest.approx(99.0)
     assert vals[C.CUF4_G1_MAX_REDUCTION][0] == pytest.approx(65.0)
@@ -273,7 +302,7 @@ def test_claim_values_paper_shaped_results_hold():
     assert verdicts == {k: HOLDS for k in vals}
 
     worse = {"G1-vFRM": np.array([.5, .55, .6, .58, .63, .64]), "G2-vFRM": np.array([.5, .95, .5, .5, .5, .5]),
-             "LRU": np.full(6, .9)}
+             "LRU": np.full(6, .9), "ARC": np.full(6, .9), "CAR": np.full(6, .9)}
     cost2 = {"G1-vFRM": np.array([1.0, 0.9, 1.2, 1.1, 1.3, 1.4]), "G2-vFRM": np.full(6, 2.0)}
     vals = G.claim_values(_fake(worse, cost2))
     verdicts = {k: reg[k].verdict(v) for k, (v, _) in vals.items()}

@@ -15,8 +15,17 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_notebooks():
-    assert NOTEBOOKS, "notebooks/ is empty"
+def test_notebooks_and_pipeline_stages_match_one_to_one():
+    """The notebooks on disk are exactly the notebook stages of dvc.yaml (what `make reproduce` runs), each
+    stage running its own notebook: a deleted or renamed notebook, or one without a stage, fails here (and an
+    empty notebooks/ folder cannot pass by leaving the parametrized tests below without cases)."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    runs = {name: st["cmd"] for name, st in stages.items() if str(st.get("cmd", "")).startswith("tieringlab run ")}
+    assert set(runs) == set(stages) - {"report"}, "every stage but the report runs a notebook"
+    assert {p.stem for p in NOTEBOOKS} == set(runs)
+    for name, cmd in runs.items():
+        assert cmd == f"tieringlab run notebooks/{name}.ipynb" and (REPO / "notebooks" / f"{name}.ipynb").is_file()
+    assert {"00_quickstart", "01_trace_characterization"} <= set(runs)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -87,3 +87,20 @@ def test_section_checks():
         validate_section("otf_ast", {"replays": ["src1_2"]})
     with pytest.raises(ValueError, match="n_top"):
         validate_section("otf_ast", {"n_top": 0})
+
+
+@pytest.mark.parametrize("name", ["src1_0", "src1_1"])
+def test_every_prior_builds_a_twin(name):
+    """Each prior of params.yaml's default sweep is a valid twin next to the fitted background share
+    (the notes' q = 0.9 is not: q + b <= 1; "q=max" is 1 - b)."""
+    from tieringlab.models.workloads import otf_ast as twin_model
+
+    p = validate_section("otf_ast", {"scale": 0.002})
+    b = twin_model.OTF_TWINS[name].background_share
+    for pr in p.priors:
+        ds = X.load_trace(p, name, 0, None, **X.PRIORS[pr])
+        assert ds.sizes["request"] > 0, pr
+    ds = X.load_trace(p, name, 0, None, **X.PRIORS["q=max"])
+    assert ds.attrs["twin_band_share"] == pytest.approx(1.0 - b)
+    with pytest.raises(ValueError, match="background_share \\+ band_share"):
+        X.load_trace(p, name, 0, None, band_share=0.9)

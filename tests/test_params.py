@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import tieringlab.experiments  # noqa: F401  (registers every section: this file must not depend on test order)
 from tieringlab import params
 from tieringlab.params import ParamsError
 

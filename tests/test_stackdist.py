@@ -203,7 +203,7 @@ def test_unit_hits_equal_libcachesim_lru_on_cloudphysics(cloudphysics_path, tmp_
     trace (uint32 time, uint64 obj_id, uint32 obj_size, int64 next_access_vtime) and replayed by the
     C ``process_trace``, which returns the object miss ratio; hits = round((1 - miss_ratio) * n).
     """
-    lcs = pytest.importorskip("libcachesim")
+    import libcachesim as lcs  # a locked dependency (requirements.lock): missing is an error, not a skip
     pages, _ = cloudphysics_pages(cloudphysics_path)
     n = pages.size
     rec = np.zeros(n, np.dtype([("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nv", "<i8")]))
@@ -227,7 +227,7 @@ def test_unit_hits_equal_libcachesim_lru_on_cloudphysics(cloudphysics_path, tmp_
 def test_request_hits_on_cloudphysics_prefix(cloudphysics_path):
     """Request-level hits on the real trace's first 4000 IOs: libcachesim LRU fed page by page through
     ``cache.get`` (a request hits iff every page hit) and the plain OrderedDict LRU agree with ours."""
-    lcs = pytest.importorskip("libcachesim")
+    import libcachesim as lcs  # a locked dependency (requirements.lock): missing is an error, not a skip
     pages, request_index = cloudphysics_pages(cloudphysics_path)
     keep = request_index < 4000
     pages, request_index = pages[keep], request_index[keep]

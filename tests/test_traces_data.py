@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_or_fail
 from tieringlab import data, paths
 from tieringlab.traces import read_cloudphysics, read_msr
 
@@ -129,7 +130,7 @@ def _dvc() -> list[str] | None:
 def test_dvc_import_url_then_verify(served, tmp_path):
     dvc = _dvc()
     if dvc is None:
-        pytest.skip("dvc is not installed")
+        skip_or_fail("dvc is not installed (it is in requirements.lock: run `make venv`)")
     base, _ = served
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -147,3 +148,100 @@ def test_dvc_import_url_then_verify(served, tmp_path):
     assert r.returncode == 0, r.stderr
     with pytest.raises(data.ChecksumError):
         data.verify(repo / "corrupt.csv", data.CLOUDPHYSICS.md5)
+
+
+# ---- download hardening: SHA-256 beside md5, http(s) only, a size cap (issue 18) ---------------------------
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """/blob: BLOB with Content-Length; /stream: BLOB without it (chunks until close); /to-file and /to-ftp:
+    redirects to other schemes; /big: announces 10 GB."""
+
+    BLOB = b"0123456789" * 1000
+
+    def log_message(self, *a, **k):
+        pass
+
+    def do_GET(self):  # noqa: N802
+        if self.path == "/blob":
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(self.BLOB)))
+            self.end_headers()
+            self.wfile.write(self.BLOB)
+        elif self.path == "/stream":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for i in range(0, len(self.BLOB), 1000):
+                self.wfile.write(self.BLOB[i:i + 1000])
+            self.close_connection = True
+        elif self.path in ("/to-file", "/to-ftp"):
+            self.send_response(302)
+            self.send_header("Location", "file:///etc/passwd" if self.path == "/to-file" else "ftp://127.0.0.1/x")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path == "/big":
+            self.send_response(200)
+            self.send_header("Content-Length", str(10 << 30))
+            self.end_headers()
+            self.wfile.write(b"x" * 1000)
+        else:
+            self.send_error(404)
+
+
+@pytest.fixture()
+def server():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def _pins(blob: bytes) -> tuple[str, str]:
+    import hashlib
+
+    return hashlib.md5(blob).hexdigest(), hashlib.sha256(blob).hexdigest()
+
+
+def test_download_checks_sha256_beside_md5(server, tmp_path):
+    md5, sha = _pins(_Handler.BLOB)
+    dest = tmp_path / "d" / "blob.bin"
+    assert data.download(f"{server}/blob", dest, md5, sha256=sha) == dest
+    assert dest.read_bytes() == _Handler.BLOB
+    dest.unlink()
+    with pytest.raises(data.ChecksumError, match="sha256 .* does not match the pinned 0{64}"):
+        data.download(f"{server}/blob", dest, md5, sha256="0" * 64)  # md5 right, sha256 wrong: refused
+    assert not dest.exists() and not list(dest.parent.iterdir())
+    # the project's pins: both digests of the real file, and its size as its download cap
+    assert data.CLOUDPHYSICS.sha256 == "987ff2213050e47d24e8ba6e010d4b3127e51aafef6a76a8a6d43d13b9156fa1"
+    assert data.CLOUDPHYSICS.size == 3_116_791
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/x", "data:text/plain,hello",
+                                 "/etc/passwd", "gopher://x/"])
+def test_download_refuses_schemes_other_than_http_and_https(tmp_path, url):
+    with pytest.raises(data.DownloadError, match="only http and https URLs"):
+        data.download(url, tmp_path / "x", "0" * 32)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("path", ["/to-file", "/to-ftp"])
+def test_download_refuses_redirects_to_other_schemes(server, tmp_path, path):
+    with pytest.raises(data.DownloadError, match="only http and https URLs"):
+        data.download(f"{server}{path}", tmp_path / "x", "0" * 32)
+    assert not [p for p in tmp_path.iterdir()]
+
+
+def test_download_size_cap(server, tmp_path):
+    md5, sha = _pins(_Handler.BLOB)
+    with pytest.raises(data.DownloadError, match=r"announces 10737418240 bytes, over the cap"):
+        data.download(f"{server}/big", tmp_path / "big", md5)  # the default cap, before any byte is read
+    with pytest.raises(data.DownloadError, match="announces 10000 bytes, over the cap of 9999"):
+        data.download(f"{server}/blob", tmp_path / "b", md5, max_bytes=9999)
+    with pytest.raises(data.DownloadError, match="more than the cap of 4096 bytes received"):
+        data.download(f"{server}/stream", tmp_path / "s", md5, max_bytes=4096)  # no Content-Length: counted
+    assert not list(tmp_path.iterdir())
+    assert data.download(f"{server}/stream", tmp_path / "s", md5, max_bytes=10_000).read_bytes() == _Handler.BLOB

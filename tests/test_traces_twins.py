@@ -8,7 +8,7 @@ import pytest
 from tieringlab.models.mmpp import on_off_intervals, on_off_points
 from tieringlab.traces import TWINS, msr_twin, stats, twins
 from tieringlab.traces.twins import table1_targets
-from tieringlab.units import GiB
+from tieringlab.units import PAGE_BYTES, GiB
 
 
 def test_schema_and_attrs():
@@ -19,7 +19,9 @@ def test_schema_and_attrs():
     assert ds["time"].values[-1] <= 7 * 86400
     assert np.all(ds["size"].values > 0) and np.all(ds["offset"].values >= 0)
     for field in ("hot_io_share", "session_mean", "pareto_alpha", "scan_fraction", "volume_bytes"):
-        assert f"twin_{field}" in ds.attrs
+        assert ds.attrs[f"twin_{field}"] == getattr(TWINS["mds_0"], field)
+    # requests stay inside the published volume at this scale (Table 1, rounded to whole 4 KB pages)
+    assert int((ds["offset"] + ds["size"]).max()) <= table1_targets("mds_0", 0.01)["volume_size"] + PAGE_BYTES
 
 
 def test_same_inputs_same_arrays_and_seed_matters():
@@ -250,4 +252,7 @@ def test_tiny_scale_hot_set_smaller_than_any_object_size():
     ds = msr_twin("src2_1", scale=2.6e-4, seed=0)
     assert ds.sizes["request"] > 0
     assert bool((ds["size"] > 0).all())
-    assert int((ds["offset"] + ds["size"]).max()) <= int(ds.attrs.get("volume_bytes", 1 << 62))
+    # every request inside the volume: the published volume (vFRM Table 1) at this scale, rounded to whole pages
+    # (the attribute is the twin's paper-scale volume, twin_volume_bytes; a missing one is a KeyError, not 2^62)
+    assert ds.attrs["twin_volume_bytes"] == TWINS["src2_1"].volume_bytes
+    assert int((ds["offset"] + ds["size"]).max()) <= table1_targets("src2_1", 2.6e-4)["volume_size"] + PAGE_BYTES

@@ -87,22 +87,37 @@ def ref_replay(parsed, n_ep, placement):
 
 
 def ref_vfrm(reqs, cap, idle_bins="disk"):
-    """Plain vFRM: at epoch e rank the candidate bins and put the first ``cap`` in Flash.
-    "disk": candidates = bins with T > 0, key (-T, bin). "recency": candidates = every bin accessed
-    before e, key (-T, -last access epoch before e, bin), where the last-access term only orders the
-    bins with T = 0 (bins with T > 0 keep their "disk" order: ties by bin id)."""
+    """Plain vFRM, one flash size at a time.
+    "disk": at epoch e rank the bins with T > 0 by (-T, bin) and put the first ``cap`` in Flash.
+    "recency": candidates = every bin accessed before e, key (-T, -last access epoch before e, bin),
+    where the last-access term only orders the bins with T = 0 (bins with T > 0 keep their "disk"
+    order: ties by bin id).
+    "keep": the first ``cap`` bins with T > 0 as under "disk"; the room they leave is kept by the
+    bins with T = 0 that were in Flash the epoch before, by (-last access epoch, bin); nothing with
+    T = 0 moves in."""
     parsed, n_ep, counts = parse(reqs)
     all_bins = sorted({b for _, bins, _, _ in parsed for b in bins})
+    flash = set()
 
-    def place(e):
-        if idle_bins == "disk":
-            hot = [b for b in all_bins if temp(counts, e, b) > 0]
-            hot.sort(key=lambda b: (-temp(counts, e, b), b))
-            return set(hot[:cap])
+    def last_before(e):
         last = {}
         for (ee, b) in counts:
             if ee < e:
                 last[b] = max(last.get(b, -1), ee)
+        return last
+
+    def place(e):
+        nonlocal flash
+        hot = [b for b in all_bins if temp(counts, e, b) > 0]
+        hot.sort(key=lambda b: (-temp(counts, e, b), b))
+        if idle_bins == "disk":
+            return set(hot[:cap])
+        last = last_before(e)
+        if idle_bins == "keep":
+            new = hot[:cap]
+            idle = sorted((b for b in flash if temp(counts, e, b) == 0), key=lambda b: (-last[b], b))
+            flash = set(new) | set(idle[:cap - len(new)])
+            return flash
 
         def key(b):
             t = temp(counts, e, b)
@@ -118,10 +133,16 @@ def zone_sizes(cap, n, frac):
     return p, cap - p * n
 
 
-def ref_g1(reqs, vms, cap, frac=0.5):
+def ref_g1(reqs, vms, cap, frac=0.5, split="equal"):
+    """Alg. 1 with one zone per bin: a bin joining a private zone leaves the public zone, and the public
+    update counts pubBin + extraBin + evictBin once (only the public bins not re-entering can be evicted).
+    ``split="demand"``: VM v's private slots are floor(P |popBin[v]| / sum |popBin|), kept through an
+    epoch without IO (equal split at the start)."""
     parsed, n_ep, counts = parse(reqs, vms)
     vm_ids = sorted(set(vms))
-    p_vm, q = zone_sizes(cap, len(vm_ids), frac)
+    p_vm, _ = zone_sizes(cap, len(vm_ids), frac)
+    p_total = int(np.floor(frac * cap))
+    share = {v: p_vm for v in vm_ids}
     prv = {v: set() for v in vm_ids}
     pub = set()
 
@@ -129,39 +150,45 @@ def ref_g1(reqs, vms, cap, frac=0.5):
         nonlocal pub
         pop_t = lambda b: temp(counts, e, b)  # noqa: E731
         by_pop = lambda bins: sorted(bins, key=lambda b: (-pop_t(b), b))  # most popular first  # noqa: E731
+        pops = {v: {b for (ee, b) in counts if ee == e - 1 and b[0] == v} for v in vm_ids}
+        total = sum(len(p) for p in pops.values())
+        if split == "demand" and total:
+            for v in vm_ids:
+                share[v] = p_total * len(pops[v]) // total
+        q = cap - sum(share.values())
         evict, extra = [], []
         for v in vm_ids:
-            pop = {b for (ee, b) in counts if ee == e - 1 and b[0] == v}
+            pop, pv = pops[v], share[v]
             pop_diff = pop - prv[v]
             prv_diff = prv[v] - pop
-            if len(pop) < p_vm:
-                free = p_vm - len(prv[v])
-                n_evict = max(0, len(pop_diff) - free)
+            if len(pop) < pv:
+                n_evict = max(0, len(prv[v]) + len(pop_diff) - pv)
                 item_l = by_pop(prv[v])[::-1][:n_evict]
                 evict += item_l
                 prv[v] = (prv[v] - set(item_l)) | pop_diff
             else:
                 evict += sorted(prv_diff)
-                new = set(by_pop(pop)[:p_vm])
+                new = set(by_pop(pop)[:pv])
                 extra += sorted(pop - new)
                 prv[v] = new
+        private = set().union(*prv.values())
         if len(extra) >= q:
-            pub = set(by_pop(extra)[:q])
+            pub = set(by_pop(extra)[:max(q, 0)])
         elif len(extra) + len(evict) >= q:
             pub = set(extra) | set(by_pop(evict)[:q - len(extra)])
         else:
-            n_evict = max(0, len(pub) + len(extra) + len(evict) - q)
-            item_l = by_pop(pub)[::-1][:n_evict]
-            pub = (pub - set(item_l)) | set(extra) | set(evict)
-        flash = set(pub)
-        for v in vm_ids:
-            flash |= prv[v]
-        return flash
+            only = pub - private - set(extra) - set(evict)
+            n_evict = max(0, len(only) + len(extra) + len(evict) - q)
+            item_l = by_pop(only)[::-1][:n_evict]
+            pub = (only - set(item_l)) | set(extra) | set(evict)
+        assert not pub & private
+        return pub | private
 
     return ref_replay(parsed, n_ep, place)
 
 
-def ref_g2(reqs, vms, cap, frac=0.5):
+def ref_g2(reqs, vms, cap, frac=0.5, period=1):
+    """Alg. 2; counters age by one bit every ``period`` epochs; the public zone never holds a private bin."""
     parsed, n_ep, counts = parse(reqs, vms)
     p, q = zone_sizes(cap, 1, frac)
     freq = defaultdict(int)
@@ -170,7 +197,7 @@ def ref_g2(reqs, vms, cap, frac=0.5):
     def place(e):
         nonlocal prv, pub
         if e >= 1:
-            if e - 1 > 0:  # aging period 1: halve before counting epoch e-1
+            if e - 1 > 0 and (e - 1) % period == 0:  # halve before counting epoch e-1
                 for b in list(freq):
                     freq[b] >>= 1
             for (ee, b), m in counts.items():
@@ -182,6 +209,7 @@ def ref_g2(reqs, vms, cap, frac=0.5):
         evict = set()
         if len(keys) <= p:
             prv = set(keys)
+            pub = pub - prv
         else:
             item_h = set(sorted(keys, key=lambda b: (-freq[b], b))[:p])
             evict = prv - item_h
@@ -280,18 +308,22 @@ def test_recency_keeps_idle_bins_and_orders_them_by_last_access():
     assert not any(k // bt.n_bins == 12 for k in keys)
 
 
-@pytest.mark.parametrize(("policy", "ref"), [("g1_vfrm", "ref_g1"), ("g2_vfrm", "ref_g2")])
+@pytest.mark.parametrize("policy", ["g1_vfrm", "g2_vfrm"])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(greq_st, st.integers(0, 2)), min_size=1, max_size=120),
-       st.sampled_from([0.0, 0.5, 1.0]))
-def test_global_vfrm_matches_brute_force(policy, ref, rv, frac):
-    """G1-vFRM (Alg. 1) and G2-vFRM (thesis Alg. 2) against their plain references, every capacity."""
+       st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([1, 2, 288]), st.sampled_from(G.PRIVATE_SPLITS))
+def test_global_vfrm_matches_brute_force(policy, rv, frac, period, split):
+    """G1-vFRM (Alg. 1, both private splits) and G2-vFRM (thesis Alg. 2, several aging periods) against
+    their plain references, every capacity."""
     rv = sorted(rv)
     reqs, vms = [r for r, _ in rv], [v for _, v in rv]
     caps = [0, 2, 3, 4, 7, 12, 30]
-    out = getattr(G, policy)(trace(reqs, vms), [c * MB for c in caps], G.GvfrmParams(private_fraction=frac))
+    gp = G.GvfrmParams(private_fraction=frac, aging_period=period, private_split=split)
+    out = getattr(G, policy)(trace(reqs, vms), [c * MB for c in caps], gp)
     for i, cap in enumerate(caps):
-        assert_matches(out, i, globals()[ref](reqs, vms, cap, frac))
+        want = (ref_g1(reqs, vms, cap, frac, split) if policy == "g1_vfrm"
+                else ref_g2(reqs, vms, cap, frac, period))
+        assert_matches(out, i, want)
 
 
 def structured(rnd, n_vm, n_ep, n_bins=10):
@@ -313,17 +345,65 @@ def structured(rnd, n_vm, n_ep, n_bins=10):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.randoms(use_true_random=False), st.integers(1, 3), st.integers(2, 7), st.sampled_from([0.25, 0.5, 0.75]))
-def test_global_versions_match_brute_force_on_dense_structured_traces(rnd, n_vm, n_ep, frac):
+@given(st.randoms(use_true_random=False), st.integers(1, 3), st.integers(2, 7), st.sampled_from([0.25, 0.5, 0.75]),
+       st.sampled_from([1, 3]), st.sampled_from(G.PRIVATE_SPLITS))
+def test_global_versions_match_brute_force_on_dense_structured_traces(rnd, n_vm, n_ep, frac, period, split):
     reqs, vms = structured(rnd, n_vm, n_ep)
     ds = trace(reqs, vms)
     caps = [3, 6, 9, 14, 20]
-    gp = G.GvfrmParams(private_fraction=frac)
+    gp = G.GvfrmParams(private_fraction=frac, aging_period=period, private_split=split)
     o1 = G.g1_vfrm(ds, [c * MB for c in caps], params=gp)
     o2 = G.g2_vfrm(ds, [c * MB for c in caps], params=gp)
     for i, cap in enumerate(caps):
-        assert_matches(o1, i, ref_g1(reqs, vms, cap, frac))
-        assert_matches(o2, i, ref_g2(reqs, vms, cap, frac))
+        assert_matches(o1, i, ref_g1(reqs, vms, cap, frac, split))
+        assert_matches(o2, i, ref_g2(reqs, vms, cap, frac, period))
+
+
+def test_g1_never_holds_a_bin_twice_and_refills_the_public_slot():
+    """Issue 17: a public bin that becomes private leaves the public zone, and the public update evicts
+    only as many bins as the distinct newcomers need. One VM, 3 bins: 1 private, 2 public.
+    Epoch 0: A (x3), B (x2), C (x1). Epoch 1: prv = {A} (hottest), pub = {B, C}. Epoch 1 accesses only
+    B, so at epoch 2 B becomes private and A is evicted from the private zone. Read literally, Alg. 1's
+    third branch keeps B in pubBin too and evicts C to make room for A: Flash = {A, B}, B in two slots.
+    With one zone per bin: pub = {C, A}, Flash = {A, B, C}."""
+    reqs = [(0, 0, 4096, False)] * 3 + [(1, MB, 4096, False)] * 2 + [(2, 2 * MB, 4096, False)]
+    reqs += [(EPOCH + 1, MB, 4096, False)]
+    reqs += [(2 * EPOCH + i, b * MB, 4096, False) for i, b in enumerate([0, 1, 2])]
+    bt = V.bin_trace(trace(reqs))
+    zones = G.g1_zones(bt, 3, G.GvfrmParams(private_fraction=1 / 3))
+    named = [{int(bt.bin_key[b]): int(z) for b, z in zip(*epoch)} for epoch in zones]
+    assert named[1] == {0: 0, 1: -1, 2: -1}   # A private (VM 0), B and C public
+    assert named[2] == {0: -1, 1: 0, 2: -1}   # B private, A and C public: three distinct bins
+    out = G.g1_vfrm(trace(reqs), [3 * MB], G.GvfrmParams(private_fraction=1 / 3))
+    assert int(out.hits[0]) == 1 + 3           # epoch 1: B; epoch 2: A, B and C
+    assert int(out.move_ins[0]) == 3 and int(out.move_outs[0]) == 0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(1, 3), st.integers(3, 9), st.sampled_from([0.25, 0.5, 0.75]),
+       st.sampled_from(G.PRIVATE_SPLITS), st.integers(2, 24))
+def test_flash_never_holds_a_bin_twice(rnd, n_vm, n_ep, frac, split, cap):
+    """Every epoch of G1 and G2: each bin in at most one zone, each zone within its size, Flash within its
+    capacity; and G1 (equal split), once its Flash is full, keeps it full of distinct bins."""
+    reqs, vms = structured(rnd, n_vm, n_ep)
+    bt = V.bin_trace(trace(reqs, vms))
+    gp = G.GvfrmParams(private_fraction=frac, private_split=split, aging_period=2)
+    p_vm, q = zone_sizes(cap, bt.vms.size, frac)
+    full = False
+    for bins, owner in G.g1_zones(bt, cap, gp):
+        assert np.unique(bins).size == bins.size <= cap
+        assert np.all(owner[owner >= 0] == bt.bin_vm[bins[owner >= 0]])  # a VM's private bins are its own
+        if split == "equal":
+            assert np.all(np.bincount(owner[owner >= 0], minlength=bt.vms.size) <= p_vm)
+            assert np.count_nonzero(owner < 0) <= q
+            assert bins.size == cap or not full, "G1's Flash stopped being full"
+            full = full or bins.size == cap
+    p, q = zone_sizes(cap, 1, frac)
+    for bins, owner in G.g2_zones(bt, cap, gp):
+        assert np.unique(bins).size == bins.size <= cap
+        assert np.count_nonzero(owner == 0) <= p and np.count_nonzero(owner < 0) <= q
+    for place in (G.g1_placements(bt, cap, gp), G.g2_placements(bt, cap, gp)):
+        assert all(np.unique(b).size == b.size <= cap for b in place)
 
 
 def test_replay_clears_dirty_on_move_out():
@@ -456,7 +536,7 @@ def test_bad_inputs_raise():
         G.GvfrmParams(private_fraction=1.5)
     with pytest.raises(ValueError, match="multiple of migration_io_bytes"):
         V.VfrmParams(migration_io_bytes=3 << 10)
-    with pytest.raises(ValueError, match=r"idle_bins must be one of 'recency', 'disk'"):
+    with pytest.raises(ValueError, match=r"idle_bins must be one of 'keep', 'recency', 'disk'"):
         V.VfrmParams(idle_bins="ssd")
     with pytest.raises(ValueError, match="idle_bins"):
         V.vfrm_ranks(V.bin_trace(trace([(0, 0, 1, False)])), "lru")
@@ -529,7 +609,7 @@ def test_g2_private_zone_follows_global_frequency():
         for b in range(3):
             reqs.append((e * EPOCH + 10 + b, b * MB, 4096, False)); vms.append(1)
     bt = V.bin_trace(trace(reqs, vms))
-    place = G.g2_placements(bt, 2, G.GvfrmParams(private_fraction=1.0))
+    place = G.g2_placements(bt, 2, G.GvfrmParams(private_fraction=1.0, aging_period=1))
     assert place[0].size == 0
     assert [(int(bt.bin_vm[b]), int(bt.bin_key[b])) for b in place[1]] == [(0, 0), (1, 0)]
 
@@ -548,11 +628,13 @@ def test_cloudphysics_vfrm_hits_pinned(cloudphysics_path):
     assert out.move_ins.values.tolist() == [103, 423, 1339]
     assert out.dirty_move_outs.values.tolist() == [37, 138, 298]
     assert int(out.requests[0]) == 113872
-    # Default "recency": idle bins exist only from epoch 9 on and rank >= 647 there (the bins with T > 0
-    # fill those epochs' first 647+ places), so at these sizes no idle bin is placed
-    # and every count equals "disk"'s (checked by hand against ref_vfrm(..., "recency") on the whole
-    # trace, ~4 s per size, and against G.replay_placements of placements ranked densely from
-    # models.temperature.temperatures plus last-access epochs).
-    rec = V.vfrm(ds, sizes)
-    for f in FIELDS:
-        assert rec[f].values.tolist() == out[f].values.tolist(), f
+    # "recency" and the default "keep": idle bins exist only from epoch 9 on and rank >= 647 there (the
+    # bins with T > 0 fill those epochs' first 647+ places), so at these sizes no idle bin is placed
+    # and every count equals "disk"'s (checked by hand against ref_vfrm(..., "recency") and
+    # ref_vfrm(..., "keep") on the whole trace, and against G.replay_placements of placements ranked
+    # densely from models.temperature.temperatures plus last-access epochs).
+    for mode in ("recency", "keep"):
+        rec = V.vfrm(ds, sizes, V.VfrmParams(idle_bins=mode))
+        for f in FIELDS:
+            assert rec[f].values.tolist() == out[f].values.tolist(), (mode, f)
+    assert V.VfrmParams().idle_bins == "keep"

@@ -70,10 +70,12 @@ def test_paper_defaults():
     assert p.fig6_traces == ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
     assert p.flash_mb[0] == 100 and p.flash_mb[-1] == 4096 and p.cost_flash_mb == 4096
     assert (p.bin_bytes, p.epoch_s, p.n_history_epochs, p.lam) == (1 << 20, 300.0, 8, 1.0)
-    assert p.idle_bins == "recency" and registry.make_params("vFRM", X.knobs(p)).idle_bins == "recency"
+    assert p.idle_bins == "keep" and registry.make_params("vFRM", X.knobs(p)).idle_bins == "keep"
+    assert p.io_pricing == "random" and set(p.idle_rules) == {"keep", "recency", "disk"}
+    assert 300.0 in p.epoch_sweep_s and min(p.epoch_sweep_s) < 300.0
     yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]  # validated, cross-field checks too
     assert yaml_p.fig6_traces == p.fig6_traces and yaml_p.flash_mb == p.flash_mb
-    assert yaml_p.idle_bins == "recency"
+    assert (yaml_p.idle_bins, yaml_p.io_pricing, set(yaml_p.idle_rules)) == ("keep", "random", set(p.idle_rules))
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -83,6 +85,8 @@ def test_paper_defaults():
     (dict(flash_mb=(1.0, 1.0, 8.0)), "flash_mb has duplicates"),
     (dict(bin_bytes=3 * 128 * KB + 1), "bin_bytes"),
     (dict(n_history_epochs=7), "even"),
+    (dict(idle_bins="disk", idle_rules=("keep", "recency")), "idle_rules"),
+    (dict(epoch_sweep_s=(60.0, 150.0)), "epoch_sweep_s"),
 ])
 def test_bad_cross_field_params_raise(kw, match):
     with pytest.raises(params.ParamsError, match=match):
@@ -90,7 +94,8 @@ def test_bad_cross_field_params_raise(kw, match):
 
 
 @pytest.mark.parametrize("key, value", [("flash_mb", [0.5]), ("policies", ["FIFO"]), ("fig6_traces", ["nope"]),
-                                        ("catch_up_pct", -1.0), ("lam", 0.0), ("idle_bins", "ssd")])
+                                        ("catch_up_pct", -1.0), ("lam", 0.0), ("idle_bins", "ssd"),
+                                        ("io_pricing", "burst"), ("idle_rules", ["keep", "lru"])])
 def test_bad_field_values_raise_naming_the_field(key, value):
     with pytest.raises(params.ParamsError, match=f"vfrm_single_vm.{key}"):
         small_params(**{key: value})
@@ -116,7 +121,14 @@ def one():
 
 def test_run_trace_shapes_and_lru_against_plain_reference(one):
     ds, p, r = one
-    assert r.hit_ratio.dims == ("policy", "flash_mb")
+    assert r.hit_ratio.dims == ("policy", "idle_bins", "flash_mb")
+    assert set(r.io_cost.dims) == {"policy", "idle_bins", "io_pricing", "flash_mb"}
+    assert r.idle_bins.values.tolist() == list(p.idle_rules)
+    for pol in ("LRU", "ARC", "CAR"):  # the page caches do not depend on vFRM's idle-bin rule
+        assert (r.hits.sel(policy=pol) == r.hits.sel(policy=pol, idle_bins=p.idle_rules[0])).all()
+    # sequential_runs never prices above random (Table 3's sequential rows are the cheaper ones)
+    assert (r.io_cost.sel(io_pricing="sequential_runs") <= r.io_cost.sel(io_pricing="random") * (1 + 1e-12)).all()
+    r = r.sel(idle_bins=p.idle_bins, io_pricing=p.io_pricing)
     assert r.policy.values.tolist() == ["vFRM", "LRU", "ARC", "CAR"]
     assert r.flash_mb.values.tolist() == [1.0, 2.0, 4.0, 8.0]
     assert r.flash_bytes.values.tolist() == [MB, 2 * MB, 4 * MB, 8 * MB]
@@ -142,19 +154,20 @@ def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
     np.testing.assert_array_equal(r.hits.values, v.hits.values)
 
 
-@pytest.mark.parametrize("idle_bins", ["recency", "disk"])
+@pytest.mark.parametrize("idle_bins", ["keep", "recency", "disk"])
 def test_knobs_pass_idle_bins_to_vfrm(idle_bins):
     from tieringlab.policies.vfrm import VfrmParams, vfrm
 
-    # bin 0 read at t = 0 and again 12 epochs (1 h) later: idle (T = 0) in between, kept only under "recency"
+    # bin 0 read at t = 0 and again 12 epochs (1 h) later: moved in at epoch 1, idle (T = 0) from epoch 9,
+    # kept in Flash under "keep" (it keeps its place) and "recency" (it fills the room), not under "disk"
     ds = make_dataset(np.array([0.0, 3600.0]), np.array([0, 0]), np.array([4096, 4096]), np.array([False, False]),
                       name="idle", source="test")
     p = small_params(idle_bins=idle_bins)
     r = registry.run("vFRM", ds, X.flash_bytes(p), knobs=X.knobs(p))
     want = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins=idle_bins))
     assert r.hits.values.tolist() == want.hits.values.tolist()
-    other = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins="disk" if idle_bins == "recency" else "recency"))
-    assert r.hits.values.tolist() == ([1] * 4 if idle_bins == "recency" else [0] * 4)
+    other = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins="recency" if idle_bins == "disk" else "disk"))
+    assert r.hits.values.tolist() == ([0] * 4 if idle_bins == "disk" else [1] * 4)
     assert other.hits.values.tolist() != r.hits.values.tolist()
 
 
@@ -186,11 +199,13 @@ def fake_sweep(one, names=("mds_0", "stg_1")):
     import xarray as xr
 
     _, p, r = one
+    r = r.sel(idle_bins=p.idle_bins, io_pricing=p.io_pricing, drop=True)  # one reading, as X.reading gives
     r2 = r.copy(deep=True)
     r2["io_cost"] = r2.io_cost * xr.DataArray([0.5, 2.0, 1.0, 3.0], dims="policy", coords={"policy": r.policy})
     res = xr.concat([r, r2], dim="trace").assign_coords(trace=np.asarray(names), scale=("trace", [1.0, 0.5]),
                                                        source=("trace", np.asarray(["twin", "twin"])))
-    res.attrs.update(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct)
+    res.attrs.update(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, idle_bins=p.idle_bins,
+                     io_pricing=p.io_pricing, n_history_epochs=p.n_history_epochs, bin_bytes=p.bin_bytes)
     return res
 
 
@@ -251,8 +266,15 @@ def test_fig6_summary_and_claim_values_by_hand(one):
     costs = X.io_cost_table(res).set_index("trace")
     assert vals["vfrm.fig7.mds0_cost_rel_lru"][0] == pytest.approx(costs.loc["mds_0", "vFRM_rel_lru_pct"])
     assert vals["vfrm.fig7.cost_fraction_of_lru.every_trace"][0] == pytest.approx(costs["vFRM_rel_lru_pct"].max())
-    assert vals["vfrm.fig7.order_of_magnitude.most_traces"][0] == pytest.approx(costs["vFRM_rel_lru_pct"].median())
+    # "most ... order of magnitude": more than half of the traces at <= 10 % of LRU's cost
+    k = int((costs["vFRM_rel_lru_pct"] <= 10.0).sum())
+    assert vals["vfrm.fig7.order_of_magnitude.most_traces"][0] is (k > 1)
+    assert str(k) + " of 2 traces" in vals["vfrm.fig7.order_of_magnitude.most_traces"][1]
     assert "vfrm.fig7.cost_fraction_of_lru.cloudphysics" not in vals
+    # Sec. 4.3: 28 bytes per 1 MB bin (8 x 2-byte counts + 8 + 4 bytes), by hand
+    assert vals["vfrm.sec43.heat_map_overhead_pct"][0] == pytest.approx(100 * 28 / MB)
+    # a plain one-reading sweep gives the default reading's ids only (no .idle_* / .sequential_runs rows)
+    assert not any(".idle_" in c or c.endswith(".sequential_runs") for c in vals)
 
 
 def test_every_single_vm_claim_is_produced_by_claim_values():
@@ -260,7 +282,9 @@ def test_every_single_vm_claim_is_produced_by_claim_values():
     import tieringlab.claims.vfrm as cv
 
     assert ours == {c.id for c in cv.CLAIMS}
-    assert len(ours) == 8
+    # 3 Fig. 6 rows x 3 idle rules + 5 Fig. 7 rows x 3 idle rules x 2 pricings + 2 Sec. 5.1 rows + 1 Sec. 4.3 row
+    assert len(ours) == 3 * 3 + 5 * 3 * 2 + 2 + 1
+    assert {c.kind for c in cv.CLAIMS if c.id == cv.HEAT_MAP_OVERHEAD} == {"sanity"}
 
 
 # -------------------------------------------------------------------------------------- sweep
@@ -270,7 +294,7 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     p = small_params(fig6_traces=("mds_0",), include_cloudphysics=True, cloudphysics_max_requests=1500,
                      flash_mb=(512.0, 2048.0), cost_flash_mb=2048.0)
     res = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
-    assert dict(res.sizes) == {"trace": 2, "policy": 2, "flash_mb": 2}
+    assert dict(res.sizes) == {"trace": 2, "policy": 2, "idle_bins": 3, "io_pricing": 2, "flash_mb": 2}
     assert res.trace.values.tolist() == ["mds_0", "cloudphysics"]
     assert res.source.values.tolist() == ["twin", "real"]
     assert res.scale.values.tolist() == [0.002, 1.0]
@@ -278,8 +302,18 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     assert res.flash_bytes.sel(trace="cloudphysics").values.tolist() == [512 * MB, 2048 * MB]
     assert (res.requests.sel(trace="cloudphysics") == 1500).all()
     assert np.all(res.hit_ratio.values >= 0) and np.all(res.hit_ratio.values <= 1)
-    vals = X.claim_values(res)
+    ep = X.epoch_sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
+    assert ep.trace.values.tolist() == ["mds_0"] and ep.epoch_s.values.tolist() == list(p.epoch_sweep_s)
+    vals = X.claim_values(res, ep)
     assert set(vals) == {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
+    # every reading of the sweep is the same run as a sweep with that reading as the primary one
+    r1 = X.reading(res, "disk", "sequential_runs")
+    one_rule = X.sweep(dataclasses.replace(p, idle_bins="disk", idle_rules=("disk",), io_pricing="sequential_runs",
+                                           include_cloudphysics=False), {"source": "twin", "scale": 0.002}, seed=0)
+    np.testing.assert_array_equal(r1.hit_ratio.sel(trace=["mds_0"]).values, X.reading(one_rule).hit_ratio.values)
+    np.testing.assert_array_equal(r1.io_cost.sel(trace=["mds_0"]).values, X.reading(one_rule).io_cost.values)
+    with pytest.raises(ValueError, match="no reading"):
+        X.reading(res, "keep", "burst")
     # same inputs and seed -> identical results
     again = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
     assert again.identical(res)

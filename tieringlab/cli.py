@@ -71,17 +71,18 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ds.attrs['points']} points ran" + (f"; failed: {', '.join(failed)}" if failed else ""))
             return 1 if failed else 0
         elif args.cmd == "report":
-            from tieringlab import report  # noqa: PLC0415
+            from tieringlab import paths, report  # noqa: PLC0415
 
-            return report.main(["--results", args.results])
+            ledger = report.write(args.results)
+            print(f"{report.summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
         elif args.cmd == "data":
             from tieringlab import data  # noqa: PLC0415
 
             names = args.names or sorted(data.REGISTRY)
-            for name in names:
+            pins = [data.pinned(name) for name in names]  # an unknown name stops here, listing the known ones
+            for name, pf in zip(names, pins):
                 if args.action == "list":
-                    pf = data.REGISTRY[name]
-                    print(f"{name}\t{pf.path}\tmd5={pf.md5}\t{pf.url}")
+                    print(f"{name}\t{pf.path}\tmd5={pf.md5}\tsha256={pf.sha256}\t{pf.url}")
                 else:
                     print(f"{name}: {data.fetch(name)}")
         elif args.cmd == "params":
@@ -92,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.path}: OK ({len(loaded) - 1} sections)")
             else:
                 print(params.schema_markdown())
-    except (params.ParamsError, FileNotFoundError, KeyError, ValueError) as exc:
-        print(f"tieringlab: error: {exc}", file=sys.stderr)
+    except (params.ParamsError, OSError, KeyError, ValueError) as exc:
+        # KeyError's str() is the repr of its argument ("'nope'"): print the message itself
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"tieringlab: error: {msg}", file=sys.stderr)
         return 2
     return 0
 

@@ -2,9 +2,14 @@
 
 ``fetch(name)`` makes ``data/<...>`` hold a verified copy: an existing verified copy is kept; else a
 verified local mirror (the ``shared/`` folder beside a checkout) is copied; else the pinned URL is
-downloaded. A checksum mismatch is rejected with :class:`ChecksumError` and the bad bytes are never
-left where a reader would take them (download to a temporary file, verify, then rename).
-Nothing here runs at import time.
+downloaded. A file is verified by its md5 and, where one is pinned, its SHA-256 (both must match;
+md5 alone is kept for the files whose publishers list only md5, such as SNIA's MSR set). A checksum
+mismatch is rejected with :class:`ChecksumError` and the bad bytes are never left where a reader would
+take them (download to a temporary file, verify, then rename).
+
+Downloads accept only ``http://`` and ``https://`` URLs (redirects included: no ``file:``, ``ftp:`` or
+``data:``), and stop at a size cap (:data:`MAX_DOWNLOAD_BYTES`, or the pinned size when one is known)
+before the disk fills: :class:`DownloadError`. Nothing here runs at import time.
 
 MSR Cambridge traces (SNIA IOTTA trace set 388, ``<host>_<disk>.csv.gz``): every file the papers use is
 registered (``msr_mds_0``, ...) with its URL but **no checksum**: the project could not download them to
@@ -19,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -34,6 +40,17 @@ class UnverifiedError(ChecksumError):
     """No checksum is pinned for a file yet, so it cannot be verified and is not used."""
 
 
+class DownloadError(ValueError):
+    """A download was refused: a URL scheme other than http(s), or more bytes than the cap."""
+
+
+#: The largest download accepted when no size is pinned (the largest MSR Cambridge file of SNIA set 388,
+#: prxy_1, is about 2 GB compressed; a documented cap with room to spare, not a paper number).
+MAX_DOWNLOAD_BYTES = 8 << 30
+#: URL schemes a download may use (the pinned URLs are https; SNIA serves http).
+ALLOWED_SCHEMES = ("http", "https")
+
+
 @dataclasses.dataclass(frozen=True)
 class PinnedFile:
     name: str
@@ -41,8 +58,9 @@ class PinnedFile:
     md5: str | None           # None: unknown until a user pins the md5 of their first download
     path: str                 # where it lives, relative to the repo root
     mirror: str | None = None  # relative path inside shared/ beside the checkout, if any
-    size: int | None = None
+    size: int | None = None    # bytes, where known: the download cap of this file
     description: str = ""
+    sha256: str | None = None  # checked beside md5 where the publisher (or the project's copy) gives one
 
 
 CLOUDPHYSICS = PinnedFile(
@@ -50,6 +68,8 @@ CLOUDPHYSICS = PinnedFile(
     url=("https://raw.githubusercontent.com/1a1a11a/libCacheSim/"
          "aa0fc40914b2b786f4b9f4dafb099f8f332b216a/data/cloudPhysicsIO.csv"),
     md5="e1101c6c26923201c2161ccddad5626f",
+    sha256="987ff2213050e47d24e8ba6e010d4b3127e51aafef6a76a8a6d43d13b9156fa1",
+    size=3_116_791,
     path="data/cloudphysics/cloudPhysicsIO.csv",
     mirror="data/cloudphysics/cloudPhysicsIO.csv",
     description="CloudPhysics VM block trace sample (113,872 requests, libCacheSim CSV)",
@@ -93,28 +113,43 @@ REGISTRY: dict[str, PinnedFile] = {CLOUDPHYSICS.name: CLOUDPHYSICS}
 MSR_REGISTRY: dict[str, PinnedFile] = {f"msr_{t}": msr_pin(t) for t in MSR_FILES}
 
 
-def md5sum(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.md5()
+def _digests(path: str | Path, chunk: int = 1 << 20) -> tuple[str, str]:
+    """(md5, sha256) of a file, in one read."""
+    md5, sha = hashlib.md5(), hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
+            md5.update(block)
+            sha.update(block)
+    return md5.hexdigest(), sha.hexdigest()
 
 
-def verify(path: str | Path, md5: str | None, *, origin: str | None = None) -> Path:
-    """Raise :class:`ChecksumError` unless ``path`` has md5 ``md5`` (:class:`UnverifiedError` if ``md5`` is None)."""
+def md5sum(path: str | Path, chunk: int = 1 << 20) -> str:
+    return _digests(path, chunk)[0]
+
+
+def sha256sum(path: str | Path, chunk: int = 1 << 20) -> str:
+    return _digests(path, chunk)[1]
+
+
+def verify(path: str | Path, md5: str | None, *, sha256: str | None = None, origin: str | None = None) -> Path:
+    """Raise :class:`ChecksumError` unless ``path`` has md5 ``md5`` and, if given, SHA-256 ``sha256``
+    (:class:`UnverifiedError` if ``md5`` is None)."""
     if not md5:
         raise UnverifiedError(
             f"{origin or path}: no md5 is pinned for this file, so it cannot be verified and is not used. "
             f"Check the file against the publisher's checksum list and pin that md5 (for MSR traces: "
             f"params.yaml traces.msr_md5 = '<trace>:<md5>,...', or fetch(name, md5=...)).")
-    got = md5sum(path)
-    if got != md5:
-        raise ChecksumError(f"{origin or path}: md5 {got} does not match the pinned {md5}; refusing to use it")
+    got_md5, got_sha = _digests(path)
+    if got_md5 != md5:
+        raise ChecksumError(f"{origin or path}: md5 {got_md5} does not match the pinned {md5}; refusing to use it")
+    if sha256 and got_sha != sha256.lower():
+        raise ChecksumError(f"{origin or path}: sha256 {got_sha} does not match the pinned {sha256} (its md5 "
+                            f"matches: a collision or a wrong pin); refusing to use it")
     return Path(path)
 
 
-def _get(name: str) -> PinnedFile:
+def pinned(name: str) -> PinnedFile:
+    """The :class:`PinnedFile` registered as ``name``; ``KeyError`` naming the known data sets otherwise."""
     if name in REGISTRY:
         return REGISTRY[name]
     if name in MSR_REGISTRY:
@@ -122,38 +157,91 @@ def _get(name: str) -> PinnedFile:
     raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(REGISTRY) + sorted(MSR_REGISTRY))}")
 
 
-def download(url: str, dest: str | Path, md5: str | None, *, timeout: float = 60.0) -> Path:
-    """Download ``url`` to ``dest`` through a temporary file, verifying ``md5`` before the rename."""
+
+def check_url(url: str) -> str:
+    """``url`` if its scheme is http or https, else :class:`DownloadError` (no ``file:``, ``ftp:``, ...)."""
+    scheme = urllib.parse.urlsplit(str(url)).scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise DownloadError(f"{url}: only {' and '.join(ALLOWED_SCHEMES)} URLs are downloaded, not "
+                            f"{scheme + ':' if scheme else 'a URL without a scheme'}")
+    return url
+
+
+class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects to http(s) URLs only (urllib's own handler also follows ftp)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        check_url(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    def http_error_302(self, req, fp, code, msg, headers):
+        location = headers.get("location") or headers.get("uri")
+        if location:  # before urllib's own check, which would answer with an HTTPError
+            check_url(urllib.parse.urljoin(req.full_url, location))
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    """An opener with the HTTP and HTTPS handlers only: no file, ftp or data handler to reach."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
+                    urllib.request.HTTPDefaultErrorHandler(), _HttpOnlyRedirects(),
+                    urllib.request.HTTPErrorProcessor()):
+        opener.add_handler(handler)
+    return opener
+
+
+def download(url: str, dest: str | Path, md5: str | None, *, sha256: str | None = None,
+             max_bytes: int | None = None, timeout: float = 60.0) -> Path:
+    """Download ``url`` (http or https only) to ``dest`` through a temporary file, verifying ``md5`` (and
+    ``sha256`` if given) before the rename. More than ``max_bytes`` (default :data:`MAX_DOWNLOAD_BYTES`),
+    announced or received, stops it with :class:`DownloadError` and leaves nothing behind."""
     dest = Path(dest)
+    check_url(url)
+    cap = MAX_DOWNLOAD_BYTES if max_bytes is None else int(max_bytes)
     if not md5:
         verify(dest, None, origin=url)  # raises UnverifiedError before any byte is fetched
     with fileio.atomic_path(dest) as tmp:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as fh:  # noqa: S310
-            total = int(resp.headers.get("Content-Length") or 0) or None
+        with _opener().open(url, timeout=timeout) as resp, open(tmp, "wb") as fh:
+            check_url(resp.geturl())
+            announced = resp.headers.get("Content-Length")
+            total = int(announced) if announced and announced.isdigit() else None
+            if total is not None and total > cap:
+                raise DownloadError(f"{url}: announces {total} bytes, over the cap of {cap} bytes; refusing it")
+            got = 0
             with progress(total=total, desc=f"download {dest.name}", unit="B") as bar:
                 while block := resp.read(1 << 20):
+                    got += len(block)
+                    if got > cap:
+                        raise DownloadError(f"{url}: more than the cap of {cap} bytes received; stopped")
                     fh.write(block)
                     bar.update(len(block))
-        verify(tmp, md5, origin=url)
+        verify(tmp, md5, sha256=sha256, origin=url)
     return dest
 
 
-def locate(name: str, *, md5: str | None = None) -> Path:
+def locate(name: str, *, md5: str | None = None, root: str | Path | None = None) -> Path:
     """A verified local copy of dataset ``name`` (project ``data/`` first, then the shared mirror).
 
     Never downloads; raises FileNotFoundError with the command that fetches it. ``md5`` pins a file
-    registered without a checksum (MSR traces).
+    registered without a checksum (MSR traces). ``root``: the checkout to look in (default: the one
+    around the working directory, :func:`tieringlab.paths.repo_root`); its shared mirror is
+    ``root/../shared``.
     """
-    pf = _get(name)
+    pf = pinned(name)
     if md5 is not None:
-        pf = dataclasses.replace(pf, md5=md5.lower())
-    candidates = [paths.repo_root() / pf.path]
-    shared = paths.shared_dir()
+        pf = dataclasses.replace(pf, md5=md5.lower(), sha256=None, size=None)  # another file's pin
+    base = paths.repo_root() if root is None else Path(root)
+    candidates = [base / pf.path]
+    shared = paths.shared_dir() if root is None else (base.parent / "shared" if (base.parent / "shared").is_dir()
+                                                       else None)
     if pf.mirror and shared is not None:
         candidates.append(shared / pf.mirror)
     for cand in candidates:
         if cand.is_file():
-            return verify(cand, pf.md5, origin=str(cand))
+            return verify(cand, pf.md5, sha256=pf.sha256, origin=str(cand))
     raise FileNotFoundError(f"dataset {name!r} not found at {', '.join(map(str, candidates))}; "
                             f"run `make data` (or `tieringlab data fetch {name}`) to fetch {pf.url}")
 
@@ -161,20 +249,20 @@ def locate(name: str, *, md5: str | None = None) -> Path:
 def fetch(name: str, *, url: str | None = None, md5: str | None = None) -> Path:
     """Ensure ``data/`` holds a verified copy of ``name``; return its path. ``url`` overrides the pinned URL;
     ``md5`` pins a file registered without a checksum (MSR traces; :class:`UnverifiedError` without one)."""
-    pf = _get(name)
+    pf = pinned(name)
     if md5 is not None:
-        pf = dataclasses.replace(pf, md5=md5.lower())
+        pf = dataclasses.replace(pf, md5=md5.lower(), sha256=None, size=None)  # another file's pin
     if not pf.md5:
         verify(paths.repo_root() / pf.path, None, origin=f"{name} ({pf.url})")
     dest = paths.repo_root() / pf.path
     if dest.is_file():
         try:
-            return verify(dest, pf.md5)
+            return verify(dest, pf.md5, sha256=pf.sha256)
         except ChecksumError:
             dest.unlink()  # a stale or corrupted copy: replace it below
     shared = paths.shared_dir()
     if url is None and pf.mirror and shared is not None and (shared / pf.mirror).is_file():
-        src = verify(shared / pf.mirror, pf.md5)
+        src = verify(shared / pf.mirror, pf.md5, sha256=pf.sha256)
         fileio.write_with(dest, lambda tmp: shutil.copyfile(src, tmp))
         return dest
-    return download(url or pf.url, dest, pf.md5)
+    return download(url or pf.url, dest, pf.md5, sha256=pf.sha256, max_bytes=pf.size)

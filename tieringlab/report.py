@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -30,12 +31,21 @@ def _read_metrics(metrics_dir: Path) -> dict[str, dict]:
     """``{claim_id: {"value": ..., "note": ..., "file": ...}}`` from every metrics JSON."""
     found: dict[str, dict] = {}
     known = registry()
-    for path in sorted(metrics_dir.glob("*.json")):
+    # hidden names are never metrics: temporaries of fileio (".x.json.tmp-*"), editor backups
+    for path in sorted(p for p in metrics_dir.glob("*.json") if not p.name.startswith(".")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ReportError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-        for cid, entry in (data.get("claims") or {}).items():
+        except (UnicodeDecodeError, OSError) as exc:
+            raise ReportError(f"{path}: cannot be read as UTF-8 JSON ({exc})") from None
+        claims = data.get("claims") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(claims, (dict, type(None))):
+            raise ReportError(f"{path}: expected a metrics object with a 'claims' mapping (tieringlab.results.Outputs "
+                              f"writes one)")
+        for cid, entry in (claims or {}).items():
+            if not isinstance(entry, dict):
+                raise ReportError(f"{path}: claim {cid!r}: expected {{'value': ..., 'note': ...}}, got {entry!r}")
             if cid not in known:
                 raise ReportError(f"{path}: claim {cid!r} is not defined in tieringlab/claims/")
             if cid in found:
@@ -52,9 +62,20 @@ def _fmt(value, unit: str) -> str:
     return f"{value:.4g}{(' ' + unit) if unit else ''}"
 
 
-def build(results: str | Path | None = "results") -> pd.DataFrame:
-    """The ledger as a DataFrame (one row per defined claim, in registry order)."""
+def _results_root(results: str | Path | None) -> Path:
+    """The results folder, which must exist: a ledger of a folder that does not (a typo) would report every
+    claim as not reproduced and look like a result."""
     root = paths.results_dir(results)
+    if not root.is_dir():
+        raise ReportError(f"{root}: no such results directory (run a stage first: `make reproduce` or "
+                          f"`tieringlab run notebooks/NN_name.ipynb`), or pass --results with an existing one")
+    return root
+
+
+def build(results: str | Path | None = "results") -> pd.DataFrame:
+    """The ledger as a DataFrame (one row per defined claim, in registry order). ``results`` must exist;
+    a missing ``metrics/`` folder in it means no stage has reported yet (every claim not reproduced)."""
+    root = _results_root(results)
     found = _read_metrics(root / "metrics") if (root / "metrics").is_dir() else {}
     rows = []
     for cid, claim in registry().items():
@@ -116,8 +137,9 @@ def render_markdown(ledger: pd.DataFrame) -> str:
 
 def write(results: str | Path | None = "results") -> pd.DataFrame:
     """Build the ledger and write ``REPORT.md`` and ``report.csv`` atomically under ``results``."""
-    root = paths.results_dir(results)
+    root = _results_root(results)
     ledger = build(root)
+    fileio.remove_stale_temps(root, names=("report.csv", "REPORT.md"))
     fileio.write_text(root / "report.csv", ledger.to_csv(index=False, lineterminator="\n"))
     fileio.write_text(root / "REPORT.md", render_markdown(ledger))
     return ledger
@@ -127,7 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tieringlab.report", description=__doc__.splitlines()[0])
     ap.add_argument("--results", default="results", help="results directory (default: results/ at the repo root)")
     args = ap.parse_args(argv)
-    ledger = write(args.results)
+    try:
+        ledger = write(args.results)
+    except ReportError as exc:
+        print(f"python -m tieringlab.report: error: {exc}", file=sys.stderr)
+        return 2
     print(f"{summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
     from tieringlab import site  # noqa: PLC0415  (site builds on this module)
 

@@ -6,9 +6,13 @@
 - ``out.table(df, "table1")``           -> ``tables/00_quickstart/table1.{csv,md}``
 - ``out.metric("n_requests", 113872)``  -> ``metrics/00_quickstart.json`` (``values``)
 - ``out.claim("vfrm.obs2...", 0.93)``   -> ``metrics/00_quickstart.json`` (``claims``), read by the ledger
+- ``out.timing("sweep", seconds)``       -> ``logs/00_quickstart.json`` (``timings``): NOT a DVC output
 
 Every file is written atomically (temporary file, then rename). Figures are written without
-timestamps so the same inputs give the same bytes.
+timestamps so the same inputs give the same bytes: figures, tables and metrics are the DVC outputs
+and must be bit-identical when a stage reruns with the same parameters and seed. Wall-clock times
+differ on every run, so they never go there: :meth:`Outputs.timing` writes them to ``logs/``, which
+no stage declares and git ignores (the pipeline adds the stage's own wall time to the same file).
 
 Captions. ``figure`` and ``table`` take an optional ``caption`` (one sentence saying what is shown) and
 ``reproduces`` (the paper figure or table it regenerates, e.g. ``"vFRM Fig. 6"``; None for a figure of
@@ -81,7 +85,14 @@ class Outputs:
         self.figures_dir = self.root / "figures" / notebook
         self.tables_dir = self.root / "tables" / notebook
         self.metrics_path = self.root / "metrics" / f"{notebook}.json"
+        self.log_path = log_path(self.root, notebook)
+        # temporaries an interrupted earlier run of this notebook left behind (kill -9 between write and rename)
+        for d in (self.figures_dir, self.tables_dir):
+            fileio.remove_stale_temps(d)
+        fileio.remove_stale_temps(self.metrics_path.parent, names=(self.metrics_path.name,))
+        fileio.remove_stale_temps(self.log_path.parent, names=(self.log_path.name,))
         self._metrics: dict[str, Any] = {"notebook": notebook, "values": {}, "claims": {}}
+        self._timings: dict[str, Any] = {}
         # Caption manifests, written on the first save of each kind (so a run replaces the last run's).
         self._manifests: dict[str, list[dict[str, Any]]] = {"figures": [], "tables": []}
         self._write_metrics()
@@ -149,6 +160,20 @@ class Outputs:
         self._metrics["claims"][claim_id] = {"value": value, "note": note}
         self._write_metrics()
 
+    def timing(self, name: str, seconds: Any) -> Path:
+        """Record wall-clock seconds (a number, or a pandas/xarray object or dict of them) under ``name`` in
+        ``logs/<notebook>.json``, outside the DVC outputs: a rerun with the same parameters and seed then
+        writes the same figures, tables and metrics, byte for byte. Returns the log's path."""
+        if hasattr(seconds, "to_dict") and not isinstance(seconds, dict):  # pandas Series/DataFrame
+            seconds = seconds.to_dict()
+        elif hasattr(seconds, "to_series"):  # xarray DataArray
+            seconds = seconds.to_series().to_dict()
+        if isinstance(seconds, dict):
+            seconds = {"/".join(map(str, k)) if isinstance(k, tuple) else str(k): v for k, v in seconds.items()}
+        self._timings[name] = plain(seconds)
+        update_log(self.log_path, {"notebook": self.notebook, "timings": self._timings})
+        return self.log_path
+
     def _record(self, kind: str, name: str, caption: str | None, reproduces: str | None, files: list[str]) -> None:
         """Add ``name`` to the ``kind`` manifest (in place when saved again) and write it atomically."""
         entry = {"name": name, "caption": caption or None, "reproduces": reproduces or None, "files": files}
@@ -163,3 +188,23 @@ class Outputs:
 
     def _write_metrics(self) -> None:
         fileio.write_text(self.metrics_path, json.dumps(plain(self._metrics), indent=2, sort_keys=True) + "\n")
+
+
+def log_path(results_dir: str | os.PathLike | None, notebook: str) -> Path:
+    """``<results>/logs/<notebook>.json``: a stage's wall-clock times (not a DVC output, ignored by git)."""
+    return paths.results_dir(results_dir) / "logs" / f"{notebook}.json"
+
+
+def update_log(path: str | os.PathLike, entries: dict) -> Path:
+    """Merge ``entries`` into the JSON log at ``path`` (created if missing; an unreadable one is replaced)."""
+    path = Path(path)
+    data: dict = {}
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+    data.update(plain(entries))
+    return fileio.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -28,6 +28,19 @@ and flash size for Fig. 9.
 4. Epochs start at the mix's common start ``t = 0`` (vFRM paper Sec. 5.3: "a unified simulation
    start time").
 
+**Readings** (issue 17). Two choices decide verdicts and are run side by side: G2-vFRM's counter
+``aging_period`` (every period of ``aging_periods``; default one day, see
+:class:`tieringlab.policies.gvfrm.GvfrmParams`) and the ``io_pricing`` of multi-IO requests (both
+readings of :mod:`tieringlab.policies.iocost`, from the same counts). The sweep carries dims
+``aging_period`` and ``io_pricing``; :func:`reading` picks one as a plain ``(mix, policy, flash_gb)``
+Dataset. G1's private-zone split (``private_split``: Sec. 4.5's equal portions or Sec. 5.3's
+dynamic split) is selectable; the default is Sec. 4.5's, the algorithm's own section.
+
+Paper scale: every twin at scale 1 (``traces.max_wss_gb: 0``): cf4 has 1.1 x 10^7 requests, cuf4
+1.7 x 10^7 and all8 2.8 x 10^7 (2.2 x 10^8 page accesses). The page caches replay without per-access
+arrays (:mod:`tieringlab.policies.caching`), G1/G2 as compiled epoch loops
+(:mod:`tieringlab.policies.gvfrm`); one mix is built at a time and dropped before the next.
+
 Known limit: the vFRM family works on 1 MB bins whatever the twin scale, so at a small scale
 (``traces.scale`` ~ 0.01, the notebook's fast defaults) a VM's hot set spans few bins and the flash
 few bins; the curves at paper scale (``params.yaml``) are the reproduction.
@@ -44,8 +57,11 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import gvfrm as C
+from tieringlab.experiments._readings import select_reading
 from tieringlab.params import param, section
 from tieringlab.policies import registry
+from tieringlab.policies.gvfrm import PRIVATE_SPLITS
+from tieringlab.policies.iocost import IO_PRICINGS
 from tieringlab.progress import progress
 from tieringlab.traces.mix import mix_traces
 from tieringlab.traces.source import effective_scale, load, section_dict
@@ -53,8 +69,8 @@ from tieringlab.traces.twins import TWINS
 from tieringlab.units import BIN_BYTES, GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
-           "build_mix", "knobs", "sweep", "aging_sensitivity", "table", "cost_reduction", "g2_threshold_gb",
-           "claim_values"]
+           "build_mix", "knobs", "sweep", "reading", "aging_sensitivity", "pricing_table", "table", "cost_reduction",
+           "g2_threshold_gb", "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -90,14 +106,27 @@ class GvfrmMultiVmParams:
                                         "paper GB, multiplied by the mix's twin scale", bounds=(1e-3, 1e4))
     private_fraction: float = param(0.5, "vFRM Sec. 5.3: '50% of Flash space is assigned to each of these two "
                                     "zones'", bounds=(0.0, 1.0))
-    aging_period: int = param(1, "G2-vFRM counter aging period in epochs (thesis Sec. 4.3.2 ages 'periodically' "
-                              "without a period: one epoch, documented choice)", bounds=(1, 10000))
+    aging_period: int = param(288, "G2-vFRM counter aging period in epochs, the primary reading (thesis Sec. 4.3.2 "
+                              "ages 'periodically' only against counter overflow: one day, the longest period that "
+                              "keeps a 16-bit counter below 2^16 for up to 32,767 accesses a day; G2 verdicts are "
+                              "conditional on it)", bounds=(1, 10000))
+    private_split: str = param("equal", "G1-vFRM's private zone among VMs: 'equal' (vFRM Sec. 4.5: 'the equal "
+                               "portion') "
+                               "or 'demand' (Sec. 5.3: 'dynamically adjusts the partitioning', read as shares in "
+                               "proportion to each VM's bins accessed in the last epoch); the sections contradict "
+                               "each other, Sec. 4.5 defines the algorithm", choices=PRIVATE_SPLITS)
+    io_pricing: str = param("random", "primary reading of how the IOs of a multi-IO request are priced "
+                            "(tieringlab.policies.iocost; the paper is silent): 'random' every IO at Table 3's "
+                            "random row, 'sequential_runs' IOs 2..n of a run at the sequential row; both are "
+                            "always computed", choices=IO_PRICINGS)
     lam: float = param(1.0, "λ of Eq. 2 for every VM (vFRM Sec. 5.2.1 sets λ = 1)", bounds=(1e-6, 1e6))
     epoch_s: float = param(300.0, "vFRM Sec. 4.4.2 / 5.1: 5-minute epochs", bounds=(1.0, 86400.0))
     n_epochs: int = param(8, "N of Eq. 1: 'the previous 8 epochs' (vFRM Sec. 4.3)", bounds=(6, 64))
-    aging_periods: tuple[int, ...] = param((1, 12, 288), "extra, not a paper figure: G2-vFRM rerun with these "
-                                           "aging periods (epochs: 5 min, 1 h, 1 day), since the thesis gives "
-                                           "none", bounds=(1, 100000))
+    aging_periods: tuple[int, ...] = param((288, 12, 1), "G2-vFRM runs with each of these aging periods (epochs: 1 "
+                                           "day, 1 h, 5 min), side by side in the tables and the ledger (the thesis "
+                                           "gives none); must include aging_period", bounds=(1, 100000))
+    threads: int = param(2, "page caches: flash sizes replayed at once, one thread each (speed only; each holds "
+                         "its own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, 64))
 
     def __post_init__(self):
         if "LRU" not in self.policies:
@@ -110,6 +139,9 @@ class GvfrmMultiVmParams:
             vals = getattr(self, m)
             if len(set(vals)) != len(vals):
                 raise ValueError(f"{m} must list distinct traces (one VM each), got {vals}")
+        if self.aging_period not in self.aging_periods:
+            raise ValueError(f"aging_periods must include aging_period ({self.aging_period}); got "
+                             f"{list(self.aging_periods)}")
         registry.make_params("G1-vFRM", knobs(self))  # N even >= 6, etc.: GvfrmParams raises naming the field
 
 
@@ -117,7 +149,8 @@ def knobs(p: GvfrmMultiVmParams, **overrides) -> dict:
     """The policy parameters this experiment sets (each registered policy takes the ones it has: G1/G2
     all of them, the page caches none, so they keep the paper's 4 KB lines)."""
     return {"epoch_s": p.epoch_s, "n_epochs": p.n_epochs, "lam": p.lam, "private_fraction": p.private_fraction,
-            "aging_period": p.aging_period, **overrides}
+            "aging_period": p.aging_period, "private_split": p.private_split, "io_pricing": p.io_pricing,
+            "threads": p.threads, **overrides}
 
 
 def members(p: GvfrmMultiVmParams, mix: str) -> tuple[str, ...]:
@@ -154,20 +187,25 @@ def flash_bytes(p: GvfrmMultiVmParams, scale: float) -> np.ndarray:
 
 
 def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Dataset:
-    """Fig. 8/9 (thesis Fig. 24/25): every (mix, policy, flash size) of ``p``.
+    """Fig. 8/9 (thesis Fig. 24/25): every (mix, policy, flash size) of ``p``, G2-vFRM under every aging
+    period of ``p.aging_periods``, every cost under every IO pricing.
 
-    A progress bar runs over (mix, policy); each step is one registry call over all flash sizes. G1 and
-    G2 of a mix share one binning (:func:`tieringlab.policies.vfrm.binned`). Returns a Dataset with dims
-    ``(mix, policy, flash_gb)``: ``hit_ratio``, ``hits``, ``requests``, ``io_cost`` (s, Eq. 4),
-    ``update_cost`` (its Flash-update part, s), ``io_cost_norm`` (``io_cost`` / LRU's at the same mix and
-    flash size, Fig. 9); coords ``flash_bytes`` (mix, flash_gb) and ``scale`` (mix); and ``seconds``
-    (mix, policy), the wall time of each engine call.
+    A progress bar runs over (mix, policy); each step is one registry call over all flash sizes (G2: one
+    per aging period). G1 and G2 of a mix share one binning (:func:`tieringlab.policies.vfrm.binned`).
+    Returns a Dataset with dims ``(mix, policy, aging_period, flash_gb)``: ``hit_ratio``, ``hits``,
+    ``requests``, ``update_cost`` (the Flash-update part of Eq. 4, s); and over ``(mix, policy,
+    aging_period, io_pricing, flash_gb)``: ``io_cost`` (s, Eq. 4) and ``io_cost_norm`` (``io_cost`` / LRU's
+    at the same mix, flash size and pricing, Fig. 9). Policies other than G2 repeat along
+    ``aging_period``. Coords ``flash_bytes`` (mix, flash_gb), ``scale`` and ``n_requests`` (mix); and
+    ``seconds`` (mix, policy), the wall time of each policy's calls. :func:`reading` selects one reading
+    (default ``p.aging_period``, ``p.io_pricing``).
     """
     if not isinstance(p, GvfrmMultiVmParams):
         raise TypeError(f"p must be GvfrmMultiVmParams, got {type(p).__name__}")
-    M, Pn, F = len(p.mixes), len(p.policies), len(p.flash_gb)
-    names = ("hits", "requests", "hit_ratio", "io_cost", "update_cost")
-    arr = {k: np.zeros((M, Pn, F), dtype=np.int64 if k in ("hits", "requests") else np.float64) for k in names}
+    M, Pn, F, A = len(p.mixes), len(p.policies), len(p.flash_gb), len(p.aging_periods)
+    names = ("hits", "requests", "hit_ratio", "update_cost")
+    arr = {k: np.zeros((M, Pn, A, F), dtype=np.int64 if k in ("hits", "requests") else np.float64) for k in names}
+    cost = np.zeros((M, Pn, A, len(IO_PRICINGS), F))
     secs = np.zeros((M, Pn))
     fbs = np.zeros((M, F), dtype=np.int64)
     scales = np.zeros(M)
@@ -178,32 +216,42 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     for i, j in bar:
         mix, pol = p.mixes[i], p.policies[j]
         if cur.get("mix") != mix:
+            cur = {}  # drop the previous mix (and its binning) before building the next
             mixed = build_mix(p, mix, traces, seed)
             cur = {"mix": mix, "ds": mixed}
             scales[i] = mixed.attrs["scale"]
             fbs[i] = flash_bytes(p, scales[i])
             n_req[i] = mixed.sizes["request"]
+            del mixed
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
         t0 = time.perf_counter()
-        r = registry.run(pol, cur["ds"], fbs[i], knobs=knobs(p))
+        for a, period in enumerate(p.aging_periods if pol == "G2-vFRM" else p.aging_periods[:1]):
+            r = registry.run(pol, cur["ds"], fbs[i], knobs=knobs(p, aging_period=int(period)))
+            sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
+            for k in names:
+                arr[k][i, j, sl] = r[k].values
+            cost[i, j, sl] = r["io_cost_by_pricing"].sel(io_pricing=list(IO_PRICINGS)).values
         secs[i, j] = time.perf_counter() - t0
-        for k in names:
-            arr[k][i, j] = r[k].values
-    dims = ("mix", "policy", "flash_gb")
+    cur = {}
+    dims = ("mix", "policy", "aging_period", "flash_gb")
     out = xr.Dataset(
         {k: (dims, v) for k, v in arr.items()},
-        coords={"mix": list(p.mixes), "policy": list(p.policies), "flash_gb": np.asarray(p.flash_gb, float),
+        coords={"mix": list(p.mixes), "policy": list(p.policies), "aging_period": [int(a) for a in p.aging_periods],
+                "io_pricing": list(IO_PRICINGS), "flash_gb": np.asarray(p.flash_gb, float),
                 "flash_bytes": (("mix", "flash_gb"), fbs), "scale": ("mix", scales),
                 "n_requests": ("mix", n_req)},
-        attrs={"private_fraction": p.private_fraction, "aging_period": p.aging_period, "lam": p.lam,
+        attrs={"private_fraction": p.private_fraction, "aging_period": int(p.aging_period), "lam": p.lam,
                "epoch_s": p.epoch_s, "n_epochs": p.n_epochs, "bin_bytes": BIN_BYTES, "seed": int(seed),
+               "io_pricing": p.io_pricing, "private_split": p.private_split,
                "source": "vFRM paper Sec. 5.3 Fig. 8-9; thesis Sec. 4.3.3 Fig. 24-25",
                **{f"members_{m}": list(members(p, m)) for m in p.mixes}},
     )
+    out["io_cost"] = (("mix", "policy", "aging_period", "io_pricing", "flash_gb"), cost)
     out["seconds"] = (("mix", "policy"), secs)
     out["io_cost_norm"] = out["io_cost"] / out["io_cost"].sel(policy="LRU")
     out["flash_gb"].attrs["units"] = "GB (paper scale; bytes = flash_gb x 2^30 x scale)"
+    out["aging_period"].attrs["units"] = f"epochs of {p.epoch_s:g} s (G2-vFRM counter aging)"
     out["io_cost"].attrs["units"] = "s"
     out["update_cost"].attrs["units"] = "s"
     out["io_cost_norm"].attrs["long_name"] = "IO cost / LRU's IO cost (Fig. 9)"
@@ -211,34 +259,37 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     return out
 
 
-def aging_sensitivity(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Dataset:
-    """G2-vFRM's hit ratio and IO cost for each aging period in ``p.aging_periods`` (dims
-    ``aging_period, mix, flash_gb``), the same mixes and flash sizes as :func:`sweep`.
+def reading(res: xr.Dataset, aging_period: int | None = None, io_pricing: str | None = None) -> xr.Dataset:
+    """The sweep under one reading: a ``(mix, policy, flash_gb)`` Dataset whose G2-vFRM rows use counter
+    aging every ``aging_period`` epochs and whose costs are priced by ``io_pricing`` (defaults: the
+    sweep's primary reading, ``res.attrs``). Every table, figure and claim function takes such a Dataset."""
+    if "aging_period" not in res.dims:
+        return res
+    a = int(res.attrs["aging_period"] if aging_period is None else aging_period)
+    return select_reading(res, aging_period=a, io_pricing=io_pricing)
 
-    Not a paper figure: the thesis (Sec. 4.3.2) ages the counters "periodically" to avoid overflow
-    and gives no period, so this shows how much Fig. 24/25's G2 curves depend on that choice. One
-    G2-vFRM call per (period, mix), all flash sizes in it (one binning of each mix for all periods).
-    """
-    A, M, F = len(p.aging_periods), len(p.mixes), len(p.flash_gb)
-    hr = np.zeros((A, M, F))
-    cost = np.zeros((A, M, F))
-    steps = [(j, a) for j in range(M) for a in range(A)]
-    cur: dict = {}
-    for j, a in progress(steps, total=len(steps), desc="G2 aging x mix", unit="call"):
-        mix = p.mixes[j]
-        if cur.get("mix") != mix:
-            mixed = build_mix(p, mix, traces, seed)
-            cur = {"mix": mix, "fb": flash_bytes(p, mixed.attrs["scale"]), "ds": mixed}
-        r = registry.run("G2-vFRM", cur["ds"], cur["fb"], knobs=knobs(p, aging_period=int(p.aging_periods[a])))
-        hr[a, j], cost[a, j] = r["hit_ratio"].values, r["io_cost"].values
-    dims = ("aging_period", "mix", "flash_gb")
-    out = xr.Dataset({"hit_ratio": (dims, hr), "io_cost": (dims, cost)},
-                     coords={"aging_period": list(p.aging_periods), "mix": list(p.mixes),
-                             "flash_gb": np.asarray(p.flash_gb, float)},
-                     attrs={"policy": "G2-vFRM", "epoch_s": p.epoch_s})
-    out["aging_period"].attrs["units"] = f"epochs of {p.epoch_s:g} s"
-    out["io_cost"].attrs["units"] = "s"
-    return out
+
+def aging_sensitivity(res: xr.Dataset, io_pricing: str | None = None) -> xr.Dataset:
+    """G2-vFRM's hit ratio and IO cost (``io_pricing``, default the primary) for each aging period of the
+    sweep (dims ``aging_period, mix, flash_gb``). Not a paper figure: the thesis (Sec. 4.3.2) ages the
+    counters "periodically" to avoid overflow and gives no period, so this shows how much Fig. 24/25's
+    G2 curves depend on that choice."""
+    pr = res.attrs["io_pricing"] if io_pricing is None else io_pricing
+    g2 = res.sel(policy="G2-vFRM")
+    out = xr.Dataset({"hit_ratio": g2["hit_ratio"].transpose("aging_period", "mix", "flash_gb"),
+                      "io_cost": g2["io_cost"].sel(io_pricing=pr).transpose("aging_period", "mix", "flash_gb")},
+                     attrs={"policy": "G2-vFRM", "epoch_s": res.attrs["epoch_s"], "io_pricing": pr})
+    return out.drop_vars([c for c in out.coords if c not in ("aging_period", "mix", "flash_gb")])
+
+
+def pricing_table(res: xr.Dataset) -> pd.DataFrame:
+    """Fig. 9 under both IO pricings side by side: one row per (mix, policy, flash_gb) with ``io_cost_norm``
+    under each pricing (G2 at the primary aging period)."""
+    r = res.sel(aging_period=int(res.attrs["aging_period"]), drop=True)["io_cost_norm"]
+    df = r.to_dataframe().reset_index().pivot_table(index=["mix", "policy", "flash_gb"], columns="io_pricing",
+                                                     values="io_cost_norm", sort=False)
+    df.columns = [f"io_cost_norm_{c}" for c in df.columns]
+    return df.reset_index()
 
 
 def table(res: xr.Dataset) -> pd.DataFrame:
@@ -270,57 +321,119 @@ def g2_threshold_gb(res: xr.Dataset, mix: str, policy: str = "G2-vFRM") -> float
     return float(res["flash_gb"].values[idx[0]]) if idx.size else float("nan")
 
 
+def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict:
+    """The rows of one reading view ``r`` (:func:`reading`): with ``aging``/``pricing`` None, the rows that
+    do not depend on that choice; with a value, the rows that do, under that reading."""
+    pols = set(r["policy"].values.tolist())
+    mixes = set(r["mix"].values.tolist())
+    conv = [c for c in CONVENTIONAL if c in pols]
+    fg = r["flash_gb"].values
+    out: dict[str, tuple[float | bool, str]] = {}
+    a_id = aging if aging is not None else C.AGING_READINGS[0]
+    p_id = pricing if pricing is not None else C.PRICINGS[0]
+    tag = "; ".join(x for x in (f"aging_period={aging}" if aging is not None else "",
+                                f"io_pricing={pricing}" if pricing is not None else "") if x)
+
+    def note(mix):
+        return f"{mix} at twin scale {float(r['scale'].sel(mix=mix)):.4g}, seed {r.attrs.get('seed', 0)}" + (
+            f"; {tag}" if tag else "")
+
+    def hr(mix, pol):
+        return 100 * r["hit_ratio"].sel(mix=mix, policy=pol).values
+
+    if aging is None and pricing is None:  # G1 hit-ratio rows: no reading
+        if "cf4" in mixes and "G1-vFRM" in pols:
+            g1 = hr("cf4", "G1-vFRM")
+            out[C.CF4_G1_TOP] = (float(g1[-1]), f"G1-vFRM at {fg[-1]:g} GB; {note('cf4')}")
+            steps = np.diff(g1)
+            out[C.CF4_G1_RISING] = (bool(np.all(steps >= -C.RISING_TOL_PTS)),
+                                    f"smallest step {steps.min() if steps.size else 0:.3g} points; {note('cf4')}")
+            if conv:
+                big = fg > 4.0
+                if big.any():
+                    cv = 100 * r["hit_ratio"].sel(mix="cf4", policy=conv).values[:, big]
+                    rng = f"over flash > 4 GB (range {cv.min():.2f}-{cv.max():.2f} %); {note('cf4')}"
+                    out[C.CF4_CONV_PLATEAU] = (float(cv.min()), f"smallest of {', '.join(conv)} " + rng)
+                    out[C.CF4_CONV_PLATEAU_MAX] = (float(cv.max()), f"largest of {', '.join(conv)} " + rng)
+                best = 100 * r["hit_ratio"].sel(mix="cf4", policy=conv).max("policy").values
+                out[C.CF4_G1_ABOVE_CONV] = (float(g1[-1] - best[-1]), f"at {fg[-1]:g} GB; {note('cf4')}")
+        for mix in C.UNFRIENDLY_MIXES:
+            if mix in mixes and "G1-vFRM" in pols and conv:
+                g1 = hr(mix, "G1-vFRM")
+                cv = 100 * r["hit_ratio"].sel(mix=mix, policy=conv).values
+                best = cv.max(axis=0)
+                out[C.g1_catches_up(mix)] = (float(g1[-1] - best[-1]), f"G1 {g1[-1]:.2f} % vs best conventional "
+                                             f"{best[-1]:.2f} % at {fg[-1]:g} GB; {note(mix)}")
+                above = [c for c, v in zip(conv, cv[:, -1]) if g1[-1] > v]
+                out[C.g1_overcomes_some(mix)] = (bool(above), f"G1 above {', '.join(above) or 'none'} at "
+                                                 f"{fg[-1]:g} GB; {note(mix)}")
+                gap = best - g1
+                out[C.g1_hit_slightly_lower(mix)] = (float(gap.mean()), "best conventional minus G1 per size "
+                                                     "(points): "
+                                                     + ", ".join(f"{g:g} GB {d:+.2f}" for g, d in zip(fg, gap))
+                                                     + f"; {note(mix)}")
+    if aging is None and pricing is not None and "G1-vFRM" in pols:  # G1 cost rows
+        if "cuf4" in mixes:
+            red = cost_reduction(r).sel(mix="cuf4").values
+            k = int(np.argmax(red))
+            out[C.rid(C.CUF4_G1_MAX_REDUCTION, a_id, p_id)] = (
+                float(red[k]), f"largest at {fg[k]:g} GB; reductions "
+                + ", ".join(f"{g:g} GB {x:.1f} %" for g, x in zip(fg, red)) + f"; {note('cuf4')}")
+            out[C.rid(C.CUF4_G1_REDUCTION_GROWS, a_id, p_id)] = (
+                bool(np.all(np.diff(red) >= -C.RISING_TOL_PTS)), f"reductions {np.round(red, 2).tolist()} %; "
+                f"{note('cuf4')}")
+        for mix in sorted(mixes):
+            n = r["io_cost_norm"].sel(mix=mix, policy="G1-vFRM").values
+            out[C.rid(C.g1_cost_below_lru(mix), a_id, p_id)] = (float(n.max()), f"max over flash sizes; {note(mix)}")
+        for mix in C.UNFRIENDLY_MIXES:
+            if mix in mixes and conv:
+                ratio = (r["io_cost"].sel(mix=mix, policy="G1-vFRM")
+                         / r["io_cost"].sel(mix=mix, policy=conv).min("policy")).values
+                out[C.rid(C.g1_cost_much_lower(mix), a_id, p_id)] = (
+                    float(ratio.max()), "C_G1 / cheapest conventional per size: "
+                    + ", ".join(f"{g:g} GB {x:.3f}" for g, x in zip(fg, ratio)) + f"; {note(mix)}")
+    if aging is not None and "G2-vFRM" in pols:  # G2 rows
+        for mix in sorted(mixes):
+            if pricing is None and conv:
+                thr = g2_threshold_gb(r, mix)
+                gap = hr(mix, "G2-vFRM") - 100 * r["hit_ratio"].sel(mix=mix, policy=conv).max("policy").values
+                out[C.rid(C.g2_threshold(mix), a_id, p_id)] = (
+                    bool(np.isfinite(thr)), (f"threshold {thr:g} GB" if np.isfinite(thr) else
+                                             "no threshold up to the largest size")
+                    + "; G2 minus best conventional per size (points): "
+                    + ", ".join(f"{g:g} GB {d:+.2f}" for g, d in zip(fg, gap)) + f"; {note(mix)}")
+            if pricing is None and "G1-vFRM" in pols:
+                d = hr(mix, "G2-vFRM") - hr(mix, "G1-vFRM")
+                out[C.rid(C.g2_hit_above_g1(mix), a_id, p_id)] = (
+                    float(d.min()), "G2 minus G1 per size (points): "
+                    + ", ".join(f"{g:g} GB {x:+.2f}" for g, x in zip(fg, d)) + f"; {note(mix)}")
+            if pricing is not None and "G1-vFRM" in pols:
+                ratio = (r["io_cost"].sel(mix=mix, policy="G2-vFRM")
+                         / r["io_cost"].sel(mix=mix, policy="G1-vFRM")).values
+                out[C.rid(C.g2_cost_below_g1(mix), a_id, p_id)] = (
+                    float(ratio.max()), "G2/G1 IO cost per size: "
+                    + ", ".join(f"{g:g} GB {x:.3f}" for g, x in zip(fg, ratio)) + f"; {note(mix)}")
+    return out
+
+
 def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
     """The reproduced value of each ledger row of :mod:`tieringlab.claims.gvfrm` that this sweep can
-    decide, with a note: ``{claim_id: (value, note)}``. Rows whose mix or policy is not in the sweep
-    are left out (they stay "not reproduced yet")."""
-    pols = set(res["policy"].values.tolist())
-    mixes = set(res["mix"].values.tolist())
-    conv = [c for c in CONVENTIONAL if c in pols]
-    fg = res["flash_gb"].values
-    out: dict[str, tuple[float | bool, str]] = {}
-
-    def scale_note(mix):
-        return f"{mix} at twin scale {float(res['scale'].sel(mix=mix)):.4g}, seed {res.attrs.get('seed', 0)}"
-
-    if "cf4" in mixes and "G1-vFRM" in pols:
-        g1 = 100 * res["hit_ratio"].sel(mix="cf4", policy="G1-vFRM").values
-        out[C.CF4_G1_TOP] = (float(g1[-1]), f"G1-vFRM at {fg[-1]:g} GB; {scale_note('cf4')}")
-        steps = np.diff(g1)
-        out[C.CF4_G1_RISING] = (bool(np.all(steps >= -C.RISING_TOL_PTS)),
-                                f"smallest step {steps.min() if steps.size else 0:.3g} points; {scale_note('cf4')}")
-        if conv:
-            big = fg > 4.0
-            if big.any():
-                cv = 100 * res["hit_ratio"].sel(mix="cf4", policy=conv).values[:, big]
-                out[C.CF4_CONV_PLATEAU] = (float(cv.max()), f"best of {', '.join(conv)} over flash > 4 GB "
-                                           f"(range {cv.min():.2f}-{cv.max():.2f} %); {scale_note('cf4')}")
-            best = 100 * res["hit_ratio"].sel(mix="cf4", policy=conv).max("policy").values
-            out[C.CF4_G1_ABOVE_CONV] = (float(g1[-1] - best[-1]), f"at {fg[-1]:g} GB; {scale_note('cf4')}")
-    if "cuf4" in mixes and "G1-vFRM" in pols:
-        red = cost_reduction(res).sel(mix="cuf4").values
-        k = int(np.argmax(red))
-        out[C.CUF4_G1_MAX_REDUCTION] = (float(red[k]), f"largest at {fg[k]:g} GB; reductions "
-                                        + ", ".join(f"{g:g} GB {r:.1f} %" for g, r in zip(fg, red))
-                                        + f"; {scale_note('cuf4')}")
-        out[C.CUF4_G1_REDUCTION_GROWS] = (bool(np.all(np.diff(red) >= -C.RISING_TOL_PTS)),
-                                          f"reductions {np.round(red, 2).tolist()} %; {scale_note('cuf4')}")
-    for mix in sorted(mixes):
-        if "G1-vFRM" in pols:
-            n = res["io_cost_norm"].sel(mix=mix, policy="G1-vFRM").values
-            out[C.g1_cost_below_lru(mix)] = (float(n.max()), f"max over flash sizes; {scale_note(mix)}")
-        if "G2-vFRM" in pols and conv:
-            thr = g2_threshold_gb(res, mix)
-            h = 100 * res["hit_ratio"].sel(mix=mix)
-            gap = (h.sel(policy="G2-vFRM") - h.sel(policy=conv).max("policy")).values
-            out[C.g2_threshold(mix)] = (bool(np.isfinite(thr)), (f"threshold {thr:g} GB" if np.isfinite(thr)
-                                                                  else "no threshold up to the largest size")
-                                        + "; G2 minus best conventional per size (points): "
-                                        + ", ".join(f"{g:g} GB {d:+.2f}" for g, d in zip(fg, gap))
-                                        + f"; {scale_note(mix)}")
-        if "G2-vFRM" in pols and "G1-vFRM" in pols:
-            ratio = (res["io_cost"].sel(mix=mix, policy="G2-vFRM") / res["io_cost"].sel(mix=mix, policy="G1-vFRM")).values
-            out[C.g2_cost_below_g1(mix)] = (float(ratio.max()), "G2/G1 IO cost per size: "
-                                            + ", ".join(f"{g:g} GB {r:.3f}" for g, r in zip(fg, ratio))
-                                            + f"; {scale_note(mix)}")
+    decide, with a note: ``{claim_id: (value, note)}``, every row under every reading of the ledger
+    (:data:`tieringlab.claims.gvfrm.AGING_READINGS` x :data:`~tieringlab.claims.gvfrm.PRICINGS`) that the
+    sweep has. Rows whose mix, policy or reading is not in the sweep are left out (they stay "not
+    reproduced yet"). A plain ``(mix, policy, flash_gb)`` Dataset counts as the default reading."""
+    if "aging_period" in res.dims:
+        agings = [int(a) for a in res["aging_period"].values if int(a) in C.AGING_READINGS]
+        pricings = [str(x) for x in res["io_pricing"].values if str(x) in C.PRICINGS]
+        default = reading(res, C.AGING_READINGS[0] if C.AGING_READINGS[0] in agings else None,
+                          C.PRICINGS[0] if C.PRICINGS[0] in pricings else None)
+    else:
+        agings, pricings, default = [C.AGING_READINGS[0]], [C.PRICINGS[0]], res
+    out = dict(_plain_values(default, None, None))
+    for pr in pricings:
+        out.update(_plain_values(reading(res, None, pr) if "aging_period" in res.dims else res, None, pr))
+    for a in agings:
+        out.update(_plain_values(reading(res, a, None) if "aging_period" in res.dims else res, a, None))
+        for pr in pricings:
+            out.update(_plain_values(reading(res, a, pr) if "aging_period" in res.dims else res, a, pr))
     return out

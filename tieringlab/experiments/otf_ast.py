@@ -76,9 +76,10 @@ READINGS = {
     "FIFO copies": {"testbed": storage.Testbed(copy_batch_bytes=512 * 1024)},
 }
 #: The twin priors of the notes' sweep (Sec. 6.6) as twin overrides. q = 0.9 is infeasible next to the
-#: fitted background share (q + b <= 1), so its high end is 0.88.
+#: fitted background share (q + b <= 1, b = 0.1218 / 0.1206 after the last fit), so its high end is "q=max":
+#: q = 1 - b of each twin (resolved in :func:`load_trace`).
 PRIORS = {
-    "q=0.5": {"band_share": 0.5}, "q=0.88": {"band_share": 0.88},
+    "q=0.5": {"band_share": 0.5}, "q=max": {"band_share": "max"},
     "w=3": {"band_width": 3}, "w=10": {"band_width": 10},
     "D=1min": {"band_dwell_s": 60.0}, "D=10min": {"band_dwell_s": 600.0},
     "p_jump=0.3": {"p_jump": 0.3},
@@ -179,6 +180,10 @@ def load_trace(p: OtfAstExperimentParams, name: str, twin_seed: int, traces=None
     the real MSR file cut at Table 2's minutes from its first timestamp (``source: msr``; scale 1)."""
     src = (dataclasses.asdict(traces) if dataclasses.is_dataclass(traces) else dict(traces or {})).get("source", "twin")
     if src == "twin":
+        if prior.get("band_share") == "max":
+            # the notes' top prior q = 0.9 (Sec. 6.6) does not fit beside the fitted background share
+            # (q + b <= 1, b = 0.12): "q=max" is the largest band share the twin's fitted b leaves, 1 - b
+            prior = {**prior, "band_share": 1.0 - float(twin_model.OTF_TWINS[name].background_share)}
         return msr_twin(name, p.scale, seed=twin_seed, **prior)
     if prior:
         raise ValueError("twin priors apply to the synthetic twins only (traces.source: twin)")

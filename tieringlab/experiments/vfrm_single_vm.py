@@ -5,8 +5,9 @@ vFRM paper Sec. 5.2 (thesis Sec. 4.2.3.2): each trace is replayed alone as the w
 - **Fig. 6** (thesis Fig. 20): IO hit ratio (the fraction of IO requests served by Flash, Sec. 5.2.1)
   against the Flash size, "ranging from 100MB to 4GB", for vFRM (:func:`tieringlab.policies.vfrm.vfrm`,
   1 MB bins, 5-minute epochs, λ = 1) and the 4 KB page caches LRU, ARC, CAR
-  (:mod:`tieringlab.policies.caching`), each run by name through :mod:`tieringlab.policies.registry`. ``idle_bins`` picks vFRM's rule for bins with
-  ``T_i = 0`` (choice 3 of :mod:`tieringlab.policies.vfrm`; default ``"recency"``: they fill the room left).
+  (:mod:`tieringlab.policies.caching`), each run by name through :mod:`tieringlab.policies.registry`.
+  vFRM runs under every rule of ``idle_rules`` for bins with ``T_i = 0`` (choice 3 of
+  :mod:`tieringlab.policies.vfrm`: ``keep``, the default, ``recency``, ``disk``), side by side.
 - **Fig. 7** (thesis Fig. 21): the IO cost ``C_IO`` of Eq. 4 (:mod:`tieringlab.policies.iocost`, Table 2
   operation counts priced at the Table 3 latencies) at a Flash size of 4 GB, and vFRM's cost relative
   to LRU's (the paper prints it on the vFRM bars; the text gives mds0's: 31.87 %). The text calls that
@@ -33,20 +34,27 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import vfrm as C
+from tieringlab.experiments._readings import select_reading
 from tieringlab.params import param, section
 from tieringlab.policies import registry
+from tieringlab.policies.iocost import IO_PRICINGS
 from tieringlab.policies.vfrm import IDLE_BINS
 from tieringlab.progress import progress
 from tieringlab.traces import twins
 from tieringlab.traces.source import load
 from tieringlab.units import MiB
 
-__all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "POLICIES", "FLASH_MB", "PAPER_FIG7_REL_LRU_PCT",
-           "trace_names", "flash_bytes", "load_trace", "knobs", "run_trace", "sweep", "hit_ratio_table",
-           "io_cost_table", "fig6_summary", "claim_values"]
+__all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "TABLE9_TRACES", "PAPER_TRACES", "POLICIES", "FLASH_MB",
+           "PAPER_FIG7_REL_LRU_PCT", "trace_names", "flash_bytes", "load_trace", "knobs", "run_trace", "sweep",
+           "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
+           "claim_values"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
 FIG6_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
+#: The six traces of thesis Table 9, the traces of the thesis' Fig. 20/21 (vFRM in the thesis, Sec. 4.2.3).
+TABLE9_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "web_0", "prn_0")
+#: Traces whose results enter the ledger's paper rows (either set).
+PAPER_TRACES = tuple(dict.fromkeys(FIG6_TRACES + TABLE9_TRACES))
 #: Fig. 6/7 legend: vFRM and the three conventional caches (Sec. 5.2.1).
 POLICIES = ("vFRM", "LRU", "ARC", "CAR")
 CONVENTIONAL = ("LRU", "ARC", "CAR")
@@ -65,7 +73,10 @@ class VfrmSingleVmParams:
     uses = ("traces",)
 
     fig6_traces: tuple[str, ...] = param(FIG6_TRACES, "vFRM Fig. 6/7 (Sec. 5.2): the eight Table 1 traces, each "
-                                    "replayed alone as one VM", choices=tuple(twins.TWINS))
+                                    "replayed alone as one VM; the thesis' Fig. 20/21 use Table 9's six instead "
+                                    "(TABLE9_TRACES: web_0 and prn_0 for the four cache-unfriendly ones), selectable "
+                                    "here, and the ledger's paper rows name the set they ran on",
+                                    choices=tuple(twins.TWINS))
     include_cloudphysics: bool = param(True, "add the real CloudPhysics VM trace as an extra single-VM case "
                                        "(issue 5; not in the paper)")
     cloudphysics_max_requests: int = param(0, "use only the first N CloudPhysics requests (0 = all 113,872); "
@@ -82,13 +93,28 @@ class VfrmSingleVmParams:
     n_history_epochs: int = param(8, "N of Eq. 1: the previous 8 epochs (Sec. 4.3); an even number >= 6",
                                   bounds=(6, 64))
     lam: float = param(1.0, "λ of Eq. 2: 'setting λ equal to one' (Sec. 5.2.1)", bounds=(1e-9, None))
-    idle_bins: str = param("recency", "vFRM bins with T_i = 0 (choice 3 of tieringlab.policies.vfrm): 'recency' "
-                           "fills the room left in Flash with them, most recently accessed first (Sec. 4.4.2 "
-                           "ranks all blocks and fills the available capacity; ties at T = 0 broken by recency, "
-                           "the cooling factor's heuristic); 'disk' keeps them on the MD",
-                           choices=IDLE_BINS)
+    idle_bins: str = param("keep", "vFRM bins with T_i = 0 (choice 3 of tieringlab.policies.vfrm; the paper is "
+                           "silent), the primary reading of the figures: 'keep' lets idle bins keep their place "
+                           "while room is left and never moves one in (moving in a bin Eq. 1 calls not popular "
+                           "costs 8 migration IOs); 'recency' fills the room with idle bins, most recently "
+                           "accessed first, resident or not; 'disk' places only T_i > 0", choices=IDLE_BINS)
+    idle_rules: tuple[str, ...] = param(IDLE_BINS, "vFRM reruns under each of these idle-bin rules, side by side in "
+                                        "the tables and the ledger (the rule decides Fig. 6/7 verdicts); must "
+                                        "include idle_bins", choices=IDLE_BINS)
+    io_pricing: str = param("random", "primary reading of how the IOs of a multi-IO request are priced "
+                            "(tieringlab.policies.iocost; the paper is silent): 'random' every IO at Table 3's "
+                            "random row, 'sequential_runs' IOs 2..n of a run at the sequential row; both are "
+                            "always computed", choices=IO_PRICINGS)
     catch_up_pct: float = param(1.0, "'catches up' (Sec. 5.2.1) read as: vFRM's hit ratio at least the best of "
-                                "LRU/ARC/CAR minus this many points (documented choice)", bounds=(0.0, 100.0))
+                                "LRU/ARC/CAR minus this many points (documented choice); also the tolerance of "
+                                "'without any increasing of IO hit ratio' (Sec. 5.1)", bounds=(0.0, 100.0))
+    epoch_sweep_s: tuple[float, ...] = param((60.0, 150.0, 300.0, 900.0), "Sec. 5.1: vFRM at cost_flash_mb with "
+                                             "these epoch lengths (s), to test 'short temporal granularity (i.e., "
+                                             "less than 5min) might incur extra operational cost, without any "
+                                             "increasing of IO hit ratio'; must include epoch_s; empty = skip",
+                                             bounds=(1.0, None))
+    threads: int = param(2, "page caches: flash sizes replayed at once, one thread each (speed only; each holds "
+                         "its own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, 64))
 
     def __post_init__(self):
         """Cross-field checks the per-field bounds cannot express (ValueError naming the parameter)."""
@@ -101,6 +127,13 @@ class VfrmSingleVmParams:
                 raise ValueError(f"{name} has duplicates: {list(vals)}")
         if self.cost_flash_mb not in self.flash_mb:
             raise ValueError(f"cost_flash_mb ({self.cost_flash_mb:g}) must be one of flash_mb {list(self.flash_mb)}")
+        if self.idle_bins not in self.idle_rules or len(set(self.idle_rules)) != len(self.idle_rules):
+            raise ValueError(f"idle_rules must list distinct rules including idle_bins ({self.idle_bins!r}); "
+                             f"got {list(self.idle_rules)}")
+        if self.epoch_sweep_s and (self.epoch_s not in self.epoch_sweep_s
+                                   or len(set(self.epoch_sweep_s)) != len(self.epoch_sweep_s)):
+            raise ValueError(f"epoch_sweep_s must list distinct epochs including epoch_s ({self.epoch_s:g}), or be "
+                             f"empty; got {list(self.epoch_sweep_s)}")
         registry.make_params("vFRM", knobs(self))  # bin size and N: VfrmParams raises naming the field
 
 
@@ -109,7 +142,7 @@ def knobs(p: VfrmSingleVmParams) -> dict:
     gives each policy the ones it has: vFRM all of them, the page caches none, so they keep the paper's
     4 KB lines)."""
     return {"bin_bytes": p.bin_bytes, "epoch_s": p.epoch_s, "n_epochs": p.n_history_epochs, "lam": p.lam,
-            "idle_bins": p.idle_bins}
+            "idle_bins": p.idle_bins, "io_pricing": p.io_pricing, "threads": p.threads}
 
 
 def trace_names(p: VfrmSingleVmParams) -> list[str]:
@@ -136,21 +169,30 @@ def load_trace(p: VfrmSingleVmParams, name: str, traces=None, seed: int = 0) -> 
 
 
 #: Variables of every policy's result kept in the sweep (the trace contract's counts and costs).
-_VARS = ("hits", "requests", "hit_ratio", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "io_cost",
-         "update_cost")
+_VARS = ("hits", "requests", "hit_ratio", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "update_cost")
 
 
 def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=None) -> xr.Dataset:
     """Every policy of ``p.policies`` on one trace, each by name through the registry (one call covers
-    every Flash size): a Dataset over ``(policy, flash_mb)`` with the variables of ``_VARS`` (the
-    Eq. 4 counts of Table 2(a)(b): 4 KB pages for LRU/ARC/CAR, 128 KB IOs for vFRM's user IO;
-    ``io_cost`` = ``C_IO`` and ``update_cost`` = ``C_FlashUpdate``, s)."""
+    every Flash size; vFRM once per rule of ``p.idle_rules``): a Dataset over ``(policy, idle_bins,
+    flash_mb)`` with the variables of ``_VARS`` (the Eq. 4 counts of Table 2(a)(b): 4 KB pages for
+    LRU/ARC/CAR, 128 KB IOs for vFRM's user IO; ``update_cost`` = ``C_FlashUpdate``, s) and ``io_cost``
+    (``C_IO``, s) over ``(policy, idle_bins, io_pricing, flash_mb)``. The page caches do not depend on
+    ``idle_bins``: their values repeat along it."""
     fb = flash_bytes(p, scale)
+    fm = np.asarray(p.flash_mb, dtype=np.float64)
+    rules = list(p.idle_rules)
     parts = []
     for pol in p.policies:
-        r = registry.run(pol, ds, fb, knobs=knobs(p))[list(_VARS)]
-        r = r.drop_vars([c for c in r.coords if c != "capacity_bytes"])
-        parts.append(r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=np.asarray(p.flash_mb, dtype=np.float64)))
+        per_rule = []
+        for rule in (rules if pol == "vFRM" else rules[:1]):
+            r = registry.run(pol, ds, fb, knobs={**knobs(p), "idle_bins": rule})
+            r = r[list(_VARS)].assign(io_cost=r["io_cost_by_pricing"])
+            r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing")])
+            per_rule.append(r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=fm))
+        if len(per_rule) == 1:
+            per_rule = per_rule * len(rules)
+        parts.append(xr.concat(per_rule, dim="idle_bins").assign_coords(idle_bins=rules))
         if bar is not None:
             bar.update(1)
     out = xr.concat(parts, dim="policy").assign_coords(policy=np.asarray(p.policies, dtype=str))
@@ -158,12 +200,14 @@ def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=Non
 
 
 def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
-    """Fig. 6 and Fig. 7's grid: every trace x policy x Flash size, with a progress bar over traces x
-    policies. ``traces`` is the ``traces`` params section (twin or real MSR files), ``seed`` the twins' seed.
+    """Fig. 6 and Fig. 7's grid: every trace x policy x Flash size, vFRM under every idle-bin rule, costs
+    under every IO pricing, with a progress bar over traces x policies. ``traces`` is the ``traces``
+    params section (twin or real MSR files), ``seed`` the twins' seed.
 
-    Returns an ``xarray.Dataset`` with dims ``(trace, policy, flash_mb)`` and the variables of
-    :func:`run_trace`; coords ``scale`` (trace), ``source`` (trace: ``twin``, ``msr`` or ``real``) and
-    ``flash_bytes`` (trace, flash_mb: the replayed sizes, ``scale x flash_mb``).
+    Returns an ``xarray.Dataset`` with dims ``(trace, policy, idle_bins, flash_mb)`` (and ``io_pricing``
+    for ``io_cost``) and the variables of :func:`run_trace`; coords ``scale`` (trace), ``source`` (trace:
+    ``twin``, ``msr`` or ``real``) and ``flash_bytes`` (trace, flash_mb: the replayed sizes, ``scale x
+    flash_mb``). :func:`reading` selects one reading (default: ``p.idle_bins``, ``p.io_pricing``).
     """
     if not isinstance(p, VfrmSingleVmParams):
         raise TypeError(f"p must be VfrmSingleVmParams (the vfrm_single_vm section); got {type(p).__name__}")
@@ -179,6 +223,7 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
             parts.append(run_trace(p, ds, scale, bar))
             scales.append(scale)
             sources.append("real" if name == "cloudphysics" else str(ds.attrs.get("source", "twin")))
+            del ds
     out = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str))
     out = out.assign_coords(scale=("trace", np.asarray(scales)), source=("trace", np.asarray(sources)))
     out["flash_mb"].attrs["units"] = "MB (2^20 bytes, paper scale)"
@@ -188,7 +233,67 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     out["update_cost"].attrs.update(units="s", long_name="C_FlashUpdate (Table 2(b) part of C_IO)")
     out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=p.bin_bytes,
                      epoch_s=p.epoch_s, n_history_epochs=p.n_history_epochs, lam=p.lam,
-                     idle_bins=p.idle_bins, source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
+                     idle_bins=p.idle_bins, io_pricing=p.io_pricing,
+                     source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
+    return out
+
+
+def reading(res: xr.Dataset, idle_bins: str | None = None, io_pricing: str | None = None) -> xr.Dataset:
+    """The sweep under one reading: a ``(trace, policy, flash_mb)`` Dataset whose vFRM rows follow idle-bin
+    rule ``idle_bins`` and whose ``io_cost`` is priced by ``io_pricing`` (defaults: the sweep's primary
+    reading, ``res.attrs``). Every table and figure function takes such a Dataset."""
+    if "idle_bins" not in res.dims:
+        return res
+    return select_reading(res, idle_bins=idle_bins, io_pricing=io_pricing)
+
+
+def readings_table(res: xr.Dataset) -> pd.DataFrame:
+    """One row per (idle_bins, io_pricing, trace): vFRM's hit ratio at the smallest and largest Flash size,
+    the best conventional cache's, and vFRM's cost relative to LRU at ``cost_flash_mb``: the readings side
+    by side."""
+    rows = []
+    for idle in res["idle_bins"].values:
+        for pricing in res["io_pricing"].values:
+            r = reading(res, str(idle), str(pricing))
+            summ = fig6_summary(r).set_index("trace")
+            cost = io_cost_table(r).set_index("trace")
+            for t in summ.index:
+                rows.append({"idle_bins": str(idle), "io_pricing": str(pricing), "trace": t,
+                             "vfrm_small_pct": summ.loc[t, "vfrm_small_pct"],
+                             "vfrm_large_pct": summ.loc[t, "vfrm_large_pct"],
+                             "best_conv_large_pct": summ.loc[t, "best_conv_large_pct"],
+                             "catches_up": bool(summ.loc[t, "catches_up"]),
+                             "vfrm_rel_lru_pct": cost.loc[t, "vFRM_rel_lru_pct"]})
+    return pd.DataFrame(rows)
+
+
+def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
+    """Sec. 5.1's epoch-length claim: vFRM (rule ``p.idle_bins``) at ``cost_flash_mb`` on the paper traces of
+    ``p.fig6_traces``, one run per epoch length of ``p.epoch_sweep_s`` (N stays ``n_history_epochs``).
+    Dims ``(trace, epoch_s)``: ``hit_ratio``, ``update_cost`` (s, the bin migrations), ``io_cost`` (s)."""
+    names = [t for t in p.fig6_traces if t in PAPER_TRACES]
+    eps = [float(e) for e in p.epoch_sweep_s]
+    hr = np.full((len(names), len(eps)), np.nan)
+    upd = np.full_like(hr, np.nan)
+    cost = np.full_like(hr, np.nan)
+    with progress(total=len(names) * len(eps), desc="vFRM epoch sweep", unit="run") as bar:
+        for i, name in enumerate(names):
+            ds, scale = load_trace(p, name, traces, seed)
+            fb = np.array([int(round(p.cost_flash_mb * MiB * scale))])
+            for j, e in enumerate(eps):
+                r = registry.run("vFRM", ds, fb, knobs={**knobs(p), "epoch_s": e})
+                hr[i, j], upd[i, j], cost[i, j] = (float(r[k].values[0]) for k in ("hit_ratio", "update_cost",
+                                                                                    "io_cost"))
+                bar.update(1)
+            del ds
+    out = xr.Dataset({"hit_ratio": (("trace", "epoch_s"), hr), "update_cost": (("trace", "epoch_s"), upd),
+                      "io_cost": (("trace", "epoch_s"), cost)},
+                     coords={"trace": names, "epoch_s": eps},
+                     attrs={"flash_mb": p.cost_flash_mb, "idle_bins": p.idle_bins, "io_pricing": p.io_pricing,
+                            "n_history_epochs": p.n_history_epochs, "epoch_s_default": p.epoch_s})
+    out["epoch_s"].attrs["units"] = "s"
+    out["update_cost"].attrs["units"] = "s"
+    out["io_cost"].attrs["units"] = "s"
     return out
 
 
@@ -255,42 +360,98 @@ def _names(index) -> str:
     return ", ".join(map(str, index)) if len(index) else "none"
 
 
-def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
-    """Reproduced values of the single-VM rows of :mod:`tieringlab.claims.vfrm`: ``{claim id: (value,
-    note)}``. Rows whose traces are not in the sweep are left out (the ledger shows them as not
-    reproduced yet). Paper rows use the Table 1 traces only; ``*.cloudphysics`` rows the real trace."""
+def _reading_values(r: xr.Dataset, idle: str, pricing: str, first_pricing: bool) -> dict:
+    """The Fig. 6/7 rows of one reading (a :func:`reading` view). Fig. 6 rows depend on the idle rule only:
+    they are given once per rule (with its first pricing)."""
     out: dict[str, tuple[float | bool, str]] = {}
-    costs = io_cost_table(res).set_index("trace")
-    summ = fig6_summary(res).set_index("trace")
-    fm = float(res.attrs["cost_flash_mb"])
-    paper = [t for t in costs.index if t in FIG6_TRACES]
+    costs = io_cost_table(r).set_index("trace")
+    summ = fig6_summary(r).set_index("trace")
+    fm = float(r.attrs["cost_flash_mb"])
+    tag = f"idle_bins={idle}, io_pricing={pricing}"
+    paper = [t for t in costs.index if t in PAPER_TRACES]
     src = ", ".join(sorted({str(s) for s in costs.loc[paper, "source"]})) if paper else ""
+    sets = "Table 1" if set(paper) <= set(FIG6_TRACES) else "Table 9" if set(paper) <= set(TABLE9_TRACES) else \
+        "Tables 1 and 9"
     if paper:
         rel = costs.loc[paper, "vFRM_rel_lru_pct"]
         conv = [c for c in CONVENTIONAL if f"{c}_io_cost_s" in costs.columns]
-        rel_best = 100 * costs.loc[paper, "vFRM_io_cost_s"] / costs.loc[paper, [f"{c}_io_cost_s" for c in conv]].min(axis=1)
-        where = f"{len(paper)} trace(s) ({src}) at {fm:g} MB"
-        out[C.COST_FRACTION_OF_LRU] = (
-            float(rel.max()), f"largest on {rel.idxmax()}; {where}")
-        out[C.COST_BELOW_ALL_CONVENTIONAL] = (
-            float(rel_best.max()), f"vs the cheapest of {'/'.join(conv)}; largest on {rel_best.idxmax()}; {where}")
-        out[C.ORDER_OF_MAGNITUDE] = (float(rel.median()), f"median over {where}")
-        s = summ.loc[paper]
+        cheapest = costs.loc[paper, [f"{c}_io_cost_s" for c in conv]].min(axis=1)
+        rel_best = 100 * costs.loc[paper, "vFRM_io_cost_s"] / cheapest
         n = len(paper)
-        out[C.CATCHES_UP] = (
-            bool(s["catches_up"].sum() > n / 2),
-            f"{int(s['catches_up'].sum())} of {n} traces ({src}) catch up: " + _names(s.index[s["catches_up"]]))
-        out[C.GAP_NARROWS] = (
-            bool(s["gap_narrows"].sum() > n / 2),
-            f"{int(s['gap_narrows'].sum())} of {n} traces ({src}) narrow the gap: " + _names(s.index[s["gap_narrows"]]))
+        where = f"{n} {sets} trace(s) ({src}) at {fm:g} MB; {tag}"
+        out[C.rid(C.COST_FRACTION_OF_LRU, idle, pricing)] = (float(rel.max()), f"largest on {rel.idxmax()}; {where}")
+        out[C.rid(C.COST_BELOW_ALL_CONVENTIONAL, idle, pricing)] = (
+            float(rel_best.max()), f"vs the cheapest of {'/'.join(conv)}; largest on {rel_best.idxmax()}; {where}")
+        k = int((rel <= 10.0).sum())
+        out[C.rid(C.ORDER_OF_MAGNITUDE, idle, pricing)] = (
+            bool(k > n / 2), f"{k} of {n} traces at <= 10 % of LRU's cost (median {rel.median():.1f} %): "
+            + _names(rel.index[rel <= 10.0]) + f"; {where}")
+        if first_pricing:
+            s = summ.loc[paper]
+            out[C.rid(C.CATCHES_UP, idle)] = (
+                bool(s["catches_up"].sum() > n / 2),
+                f"{int(s['catches_up'].sum())} of {n} traces ({src}) catch up: " + _names(s.index[s["catches_up"]])
+                + f"; {tag}")
+            out[C.rid(C.GAP_NARROWS, idle)] = (
+                bool(s["gap_narrows"].sum() > n / 2),
+                f"{int(s['gap_narrows'].sum())} of {n} traces ({src}) narrow the gap: "
+                + _names(s.index[s["gap_narrows"]]) + f"; {tag}")
     if "mds_0" in costs.index:
-        out[C.MDS0_COST_REL_LRU] = (float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
-                                              f"{costs.loc['mds_0', 'source']} at scale {costs.loc['mds_0', 'scale']:.4g}")
+        out[C.rid(C.MDS0_COST_REL_LRU, idle, pricing)] = (
+            float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
+            f"{costs.loc['mds_0', 'source']} at scale {costs.loc['mds_0', 'scale']:.4g}; {tag}")
     if "cloudphysics" in costs.index:
-        out[C.COST_FRACTION_OF_LRU_CLOUDPHYSICS] = (float(costs.loc["cloudphysics", "vFRM_rel_lru_pct"]),
-                                                              f"real trace at {fm:g} MB")
-        r = summ.loc["cloudphysics"]
-        out[C.CATCHES_UP_CLOUDPHYSICS] = (
-            bool(r["catches_up"]), f"best of LRU/ARC/CAR minus vFRM: {r['gap_small_pts']:.2f} points at "
-            f"{res['flash_mb'].values.min():g} MB, {r['gap_large_pts']:.2f} at {res['flash_mb'].values.max():g} MB")
+        out[C.rid(C.COST_FRACTION_OF_LRU_CLOUDPHYSICS, idle, pricing)] = (
+            float(costs.loc["cloudphysics", "vFRM_rel_lru_pct"]), f"real trace at {fm:g} MB; {tag}")
+        if first_pricing:
+            c = summ.loc["cloudphysics"]
+            out[C.rid(C.CATCHES_UP_CLOUDPHYSICS, idle)] = (
+                bool(c["catches_up"]), f"best of LRU/ARC/CAR minus vFRM: {c['gap_small_pts']:.2f} points at "
+                f"{r['flash_mb'].values.min():g} MB, {c['gap_large_pts']:.2f} at {r['flash_mb'].values.max():g} MB; "
+                f"{tag}")
+    return out
+
+
+def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str, tuple[float | bool, str]]:
+    """Reproduced values of the rows of :mod:`tieringlab.claims.vfrm`: ``{claim id: (value, note)}``, every
+    row under every reading the sweep has (idle-bin rule x IO pricing; the ledger's readings only).
+    Rows whose traces are not in the sweep are left out (the ledger shows them as not reproduced yet).
+    Paper rows use the Table 1 and Table 9 traces only; ``*.cloudphysics`` rows the real trace. With
+    ``epochs`` (:func:`epoch_sweep`), the Sec. 5.1 rows too; the Sec. 4.3 metadata row always."""
+    out: dict[str, tuple[float | bool, str]] = {}
+    idles = [str(i) for i in res["idle_bins"].values] if "idle_bins" in res.dims else [res.attrs["idle_bins"]]
+    pricings = [str(i) for i in res["io_pricing"].values] if "io_pricing" in res.dims else [res.attrs["io_pricing"]]
+    for idle in idles:
+        if idle not in C.IDLE_READINGS:
+            continue
+        first = True
+        for pricing in pricings:
+            if pricing not in C.PRICINGS:
+                continue
+            out.update(_reading_values(reading(res, idle, pricing), idle, pricing, first))
+            first = False
+    n_hist, bin_bytes = int(res.attrs["n_history_epochs"]), int(res.attrs["bin_bytes"])
+    meta = 2 * n_hist + 8 + 4
+    out[C.HEAT_MAP_OVERHEAD] = (100.0 * meta / bin_bytes, f"{meta} bytes per {bin_bytes} B bin (N = {n_hist})")
+    if epochs is not None and epochs.sizes.get("trace", 0):
+        e0 = float(epochs.attrs["epoch_s_default"])
+        short = [float(e) for e in epochs["epoch_s"].values if e < e0]
+        if short:
+            hr = 100 * epochs["hit_ratio"]
+            gain = hr.sel(epoch_s=short) - hr.sel(epoch_s=e0)
+            i_t, i_e = np.unravel_index(int(np.nanargmax(gain.values)), gain.shape)
+            out[C.SHORT_EPOCHS_NO_HIT_GAIN] = (
+                float(gain.max()), f"largest on {epochs['trace'].values[i_t]} at {short[i_e]:g} s; gains over "
+                f"{e0:g} s per epoch (max over traces): " + ", ".join(f"{e:g} s {float(gain.sel(epoch_s=e).max()):+.2f}"
+                                                                    for e in short)
+                + f"; {epochs.sizes['trace']} trace(s) at {epochs.attrs['flash_mb']:g} MB, "
+                  f"idle_bins={epochs.attrs['idle_bins']}")
+            upd = epochs["update_cost"]
+            e_min = min(short)
+            more = (upd.sel(epoch_s=e_min) > upd.sel(epoch_s=e0)).values
+            n = more.size
+            out[C.SHORT_EPOCHS_EXTRA_COST] = (
+                bool(more.sum() > n / 2), f"{int(more.sum())} of {n} traces pay more bin migrations at {e_min:g} s "
+                f"than at {e0:g} s: " + _names(epochs["trace"].values[more]) + f"; at {epochs.attrs['flash_mb']:g} MB, "
+                f"idle_bins={epochs.attrs['idle_bins']}")
     return out

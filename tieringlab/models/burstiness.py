@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tieringlab.arrays import bucket, is_concrete
 from tieringlab.params import param
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "BurstPrediction",
     "predict_bursts",
     "burst_state_at",
+    "burst_state_per_arrival",
 ]
 
 TRUNCATION_RULES = ("sokal", "fixed")
@@ -162,9 +164,10 @@ class BurstPredictorParams:
 
     m: int = param(64, "monitoring window, in inter-arrival samples (thesis Sec. 3.2.2: 'a small value of m'; "
                        "no number given; 64 is our choice)", bounds=(4, 1_000_000))
-    period_s: float | None = param(None, "time in which m samples should arrive; if fewer arrive the window grows "
-                                         "to 2m (thesis Sec. 3.2.2). None: m mean inter-arrival times of the input "
-                                         "(a window of m samples at the average rate)", bounds=(0.0, float("inf")))
+    period_s: float | None = param(None, "time in which m samples should arrive; if they take longer the window "
+                                         "grows to 2m (thesis Sec. 3.2.2). None: m times the mean inter-arrival "
+                                         "time observed so far (causal: up to the window's m-th sample, when the "
+                                         "choice between m and 2m is made)", bounds=(0.0, float("inf")))
     i_threshold: float = param(4.0, "index of dispersion (Eq. 2) of a window at or above which a change of phase is "
                                     "signalled (thesis Fig. 6: I is small in stable windows, large in windows that "
                                     "hold a change; no number given; 4 is our choice)", bounds=(1.0, float("inf")))
@@ -173,8 +176,9 @@ class BurstPredictorParams:
                                bounds=(1.0, float("inf")))
     max_lag: int = param(8, "lags summed in Eq. 2 inside one window (fixed truncation; our choice, m/8)",
                          bounds=(1, 1_000_000))
-    hop: int | None = param(None, "samples between consecutive decisions (windows overlap so that every change "
-                                  "point lies inside some window). None: m // 4 (our choice)", bounds=(1, 1_000_000))
+    hop: int | None = param(None, "samples between the starts of consecutive windows (windows overlap so that every "
+                                  "change point lies inside some window). None: m // 4 (our choice)",
+                            bounds=(1, 1_000_000))
 
     def __post_init__(self):
         if int(self.m) < 4:
@@ -192,103 +196,172 @@ class BurstPredictorParams:
 
 
 class BurstPrediction(NamedTuple):
-    """One row per monitoring window (fixed length; rows with ``valid == False`` are padding)."""
+    """One row per monitoring window, **in decision order** (by ``decision_index``, then by ``start``);
+    rows with ``valid == False`` are padding and come last. Shapes ``(W,)``, or ``(R, W)`` for R streams."""
 
-    decision_time: jax.Array    # (W,) seconds: arrival time of the window's last sample (when it is known)
-    state: jax.Array            # (W,) bool: predicted burst state from decision_time on (True = "on")
-    index_of_dispersion: jax.Array  # (W,) Eq. 2 over the window
-    rate: jax.Array             # (W,) arrivals per second in the window
-    window: jax.Array           # (W,) samples in the window: m or 2m
-    valid: jax.Array            # (W,) bool
+    decision_time: jax.Array    # seconds: arrival time at which the decision is known (inf for padding)
+    state: jax.Array            # bool: predicted burst state from this decision on (True = "on")
+    index_of_dispersion: jax.Array  # Eq. 2 over the window
+    rate: jax.Array             # arrivals per second in the window
+    window: jax.Array           # samples in the window: m or 2m
+    valid: jax.Array            # bool
+    decision_index: jax.Array | None = None  # arrival whose arrival completes the window (it and later ones see it)
+    start: jax.Array | None = None           # the window's first sample (sample i: arrival i to arrival i + 1)
 
 
-def _window_stats(xpad, p, w, two_m, max_lag):
-    """Eq. 2 and the rate over the ``w`` samples ``xpad[p : p + w]`` (w <= two_m), masked."""
-    xs = jax.lax.dynamic_slice(xpad, (p,), (two_m,))
-    mask = jnp.arange(two_m) < w
+def _window_stats(xpad, p, w, two_m, max_lag, span):
+    """Eq. 2 over the ``w`` samples ``xpad[p : p + w]`` (w <= two_m, masked; mean = span / w); the
+    ``max_lag`` autocovariances as one product with a shifted copy of the window (static indices)."""
+    xs = jax.lax.dynamic_slice(xpad, (p,), (two_m + max_lag,))
+    mask = jnp.arange(two_m + max_lag) < w
     wf = w.astype(jnp.float64)
-    xs = jnp.where(mask, xs, 0.0)
-    span = xs.sum()
     mean = span / wf
     d = jnp.where(mask, xs - mean, 0.0)
-    c0 = jnp.sum(d * d) / wf
-    ck = jnp.stack([jnp.sum(d[: two_m - k] * d[k:]) / wf for k in range(1, max_lag + 1)])
+    shifted = d[np.arange(1, max_lag + 1)[:, None] + np.arange(two_m)[None, :]]      # (max_lag, 2m)
+    c0 = jnp.sum(d[:two_m] * d[:two_m]) / wf
+    ck = jnp.sum(shifted * d[None, :two_m], axis=1) / wf
     rho = ck / jnp.where(c0 > 0, c0, 1.0)
     scv = c0 / jnp.where(mean > 0, mean, 1.0) ** 2
-    I = scv * (1.0 + 2.0 * rho.sum())
-    rate = wf / jnp.where(span > 0, span, jnp.inf)
-    return I, rate
+    return scv * (1.0 + 2.0 * rho.sum())
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4, 5))
-def _predict(x, t_end, m, max_lag, hop, n_steps, period_s, i_th, rate_change):
-    n = x.shape[0]
+def _windows(t, n, m, max_lag, hop, n_win, period_s, i_th, rate_change):
+    """Every monitoring window of R padded streams ``t`` (R, L) with ``n`` (R,) real arrivals each (the
+    rest repeats the last arrival), in window (start) order: its size, decision arrival, validity, I,
+    rate and signal (+1 on, -1 off, 0 keep). Each is a function of the arrivals up to the window's
+    decision only. ``lax.map`` over streams (one stream's windows in memory at a time), vectorised
+    over windows."""
     two_m = 2 * m
-    xpad = jnp.concatenate([x, jnp.zeros(two_m)])
-    T = jnp.concatenate([jnp.zeros(1), jnp.cumsum(x)])     # T[i]: time from the first arrival to arrival i
-    Tpad = jnp.concatenate([T, jnp.full(two_m, jnp.inf)])
 
-    def step(carry, _):
-        p, state = carry
-        # too few samples arrived: m samples took longer than period_s -> the window grows to 2m
-        span_m = Tpad[p + m] - Tpad[p]
-        w = jnp.where(span_m > period_s, two_m, m)
-        valid = p + w <= n
-        I, rate = _window_stats(xpad, p, w, two_m, max_lag)
-        # previous arrival rate: the w samples just before this window (a disjoint window)
-        span_prev = T[p] - T[jnp.maximum(p - w, 0)]
-        prev_rate = jnp.where((p >= w) & (span_prev > 0), w / jnp.where(span_prev > 0, span_prev, 1.0), jnp.nan)
-        change = valid & (I >= i_th) & ~jnp.isnan(prev_rate)
-        on = change & (rate >= rate_change * prev_rate)
-        off = change & (rate * rate_change <= prev_rate)
-        new_state = jnp.where(on, True, jnp.where(off, False, state))
-        t_dec = jnp.where(valid, t_end[jnp.minimum(p + w, n) - 1], jnp.inf)
-        # windows advance by hop < window: every change point lies inside some window
-        return (p + hop, new_state), (t_dec, new_state, I, rate, w, valid)
+    def one(args):
+        tt, nn = args
+        L = tt.shape[0]
+        ns = nn - 1                                          # samples: x[i] = t[i + 1] - t[i]
+        xpad = jnp.concatenate([jnp.diff(tt), jnp.zeros(two_m + max_lag)])
+        tpad = jnp.concatenate([tt, jnp.full(two_m + 1, tt[-1])])
+        p = jnp.arange(n_win, dtype=jnp.int64) * hop
+        have_m = p + m <= ns
+        # the m-or-2m choice is made when the window's m-th sample has arrived (arrival p + m)
+        span_m = tpad[p + m] - tpad[p]
+        if period_s is None:  # m mean gaps so far: (t[p + m] - t[0]) / (p + m) per sample
+            period = m * (tpad[p + m] - tpad[0]) / (p + m).astype(jnp.float64)
+        else:
+            period = jnp.full(p.shape, period_s)
+        w = jnp.where(span_m > period, two_m, m)
+        e = p + w                                            # the decision is known at arrival e
+        valid = have_m & (e <= ns)
+        span = tpad[jnp.minimum(e, L - 1)] - tpad[p]
+        I = jax.vmap(lambda pp, ww, sp: _window_stats(xpad, pp, ww, two_m, max_lag, sp))(p, w, span)
+        wf = w.astype(jnp.float64)
+        rate = jnp.where(span > 0, wf / jnp.where(span > 0, span, 1.0), jnp.inf)
+        # previous arrival rate: the w samples just before the window (already arrived)
+        span_prev = tpad[p] - tpad[jnp.maximum(p - w, 0)]
+        prev = jnp.where(span_prev > 0, wf / jnp.where(span_prev > 0, span_prev, 1.0), jnp.inf)
+        change = valid & (p >= w) & (I >= i_th)
+        on = change & (rate >= rate_change * prev)
+        off = change & ~on & (rate * rate_change <= prev)
+        sig = jnp.where(on, 1, jnp.where(off, -1, 0)).astype(jnp.int8)
+        t_dec = jnp.where(valid, tpad[jnp.minimum(e, L - 1)], jnp.inf)
+        return t_dec, I, rate, w, valid, e, sig
 
-    init = (jnp.int64(0), jnp.bool_(False))
-    _, out = jax.lax.scan(step, init, None, length=n_steps)
-    return out
+    return jax.lax.map(one, (t, n))
+
+
+def _in_decision_order(t_dec, I, rate, w, valid, e, sig, hop):
+    """Rows sorted by the arrival that completes the window, then by start (the later window, which
+    ends at the same arrival, is the more recent evidence and is applied last); the state after each
+    decision is the last non-zero signal so far ("off" before any). NumPy: a sort and a running
+    maximum over (R, W) integers, no floating-point work."""
+    R, W = valid.shape
+    start = np.broadcast_to(np.arange(W, dtype=np.int64) * hop, (R, W))
+    big = np.iinfo(np.int64).max
+    key = np.where(valid, e, big)
+    order = np.lexsort((start, key), axis=-1)
+    take = lambda x: np.take_along_axis(x, order, axis=-1)  # noqa: E731
+    sig_o, valid_o = take(sig), take(valid)
+    last = np.maximum.accumulate(np.where(sig_o != 0, np.arange(W), -1), axis=-1)
+    state = (last >= 0) & (np.take_along_axis(sig_o, np.maximum(last, 0), axis=-1) == 1) & valid_o
+    return BurstPrediction(take(t_dec), state, take(I), take(rate), take(w), valid_o, take(key), take(start))
 
 
 def predict_bursts(arrival_times, params: BurstPredictorParams = BurstPredictorParams()) -> BurstPrediction:
-    """The on/off burst predictor of thesis Sec. 3.2.2 over a whole arrival stream.
+    """The on/off burst predictor of thesis Sec. 3.2.2 over an arrival stream (or R streams).
 
-    Monitoring windows of ``m`` consecutive inter-arrival samples are scanned (``lax.scan`` over
-    windows), a new window starting every ``hop`` samples. If the ``m`` samples took longer than ``period_s`` to
-    arrive ("too few samples" for a reliable I), the window grows to ``2m`` samples (the thesis'
-    dynamic window; it makes the end of a burst slower to detect, as the thesis remarks). For each
-    window, I is Eq. 2 (``max_lag`` lags) and the rate is samples / elapsed time. Following [74], a
+    Windows start every ``hop`` samples (sample i is the gap between arrivals i and i + 1). When the
+    window's first ``m`` samples have arrived, their span is compared with ``period_s``: if they took
+    longer ("too few samples" for a reliable I), the window grows to ``2m`` samples (the thesis' dynamic
+    window; it makes the end of a burst slower to detect, as the thesis remarks). The window's
+    decision is taken when its last sample has arrived, at arrival ``decision_index = start + w``: I is
+    Eq. 2 over the window (``max_lag`` lags), the rate is samples / elapsed time. Following [74], a
     change is signalled when ``I >= i_threshold``; its direction comes from the current versus the
     previous arrival rate, measured over the ``w`` samples just before the window:
     ``rate >= rate_change * previous`` -> "on" (a burst starts),
     ``rate <= previous / rate_change`` -> "off" (it ends); otherwise the state is kept. The state
-    starts "off". The decision is known at the arrival of the window's last sample.
+    starts "off".
 
-    ``arrival_times``: (n,) non-decreasing seconds. Returns a :class:`BurstPrediction`; use
-    :func:`burst_state_at` for the state in force at any instants (e.g. each job's arrival).
+    **Causal.** A 2m window decides after windows that start later, so the decisions are applied in
+    the order in which they are known (by ``decision_index``, ties by start), never in window order;
+    the default ``period_s`` uses only arrivals already seen. Hence the predictor run on a prefix of
+    a stream gives the same decisions and states as on the whole stream, up to the prefix's end.
+
+    ``arrival_times``: (n,) or (R, n) non-decreasing seconds (any n >= 0; with fewer than m + 1
+    arrivals no decision is made). Returns a :class:`BurstPrediction` (NumPy arrays, rows in decision
+    order); :func:`burst_state_per_arrival` gives the state at each arrival, :func:`burst_state_at` at
+    given instants.
     """
     t = np.asarray(arrival_times, dtype=np.float64)
-    if t.ndim != 1:
-        raise ValueError(f"arrival_times must be 1-D; got shape {t.shape}")
-    if t.size and np.any(np.diff(t) < 0):
-        i = int(np.flatnonzero(np.diff(t) < 0)[0]) + 1
-        raise ValueError(f"arrival_times must be non-decreasing; arrival_times[{i}] < arrival_times[{i - 1}]")
+    single = t.ndim == 1
+    if t.ndim not in (1, 2):
+        raise ValueError(f"arrival_times must be 1-D (n,) or 2-D (R, n); got shape {t.shape}")
+    t2 = t[None] if single else t
+    if t2.size and not np.all(np.isfinite(t2)):
+        raise ValueError("arrival_times must be finite seconds")
+    bad = np.diff(t2, axis=-1) < 0
+    if bad.any():
+        r, i = (int(v) for v in np.argwhere(bad)[0])
+        where = f"[{i + 1}]" if single else f"[{r}, {i + 1}]"
+        raise ValueError(f"arrival_times must be non-decreasing; arrival_times{where} < the arrival before it")
     m, max_lag = int(params.m), int(params.max_lag)
-    if t.size < m + 1:
-        raise ValueError(f"need more than m = {m} arrivals; got {t.size}")
-    x = np.diff(t)                                       # sample i ends at arrival i + 1
-    period = params.period_s if params.period_s is not None else m * float(x.mean())
     hop = int(params.hop) if params.hop is not None else max(1, m // 4)
-    n_steps = max(1, (x.size - m) // hop + 1)             # windows starting at 0, hop, 2 hop, ... that fit
-    out = _predict(jnp.asarray(x), jnp.asarray(t[1:]), m, max_lag, hop, n_steps, jnp.float64(period),
+    R, n = t2.shape
+    # padded to a size class so that streams of similar length share one compilation; the padding
+    # repeats the last arrival (gaps of 0) and no valid window reaches it
+    L = bucket(n + 1, minimum=2 * m + 2, fine_above=4096)
+    n_win = (L - 1 - m) // hop + 1
+    tp = np.empty((R, L))
+    tp[:, :n] = t2
+    tp[:, n:] = t2[:, -1:] if n else 0.0
+    out = _windows(jnp.asarray(tp), jnp.full(R, n, jnp.int64), m, max_lag, hop, n_win,
+                   None if params.period_s is None else float(params.period_s),
                    jnp.float64(params.i_threshold), jnp.float64(params.rate_change))
-    return BurstPrediction(*out)
+    pred = _in_decision_order(*(np.asarray(x) for x in out), hop)
+    return BurstPrediction(*(None if x is None else x[0] for x in pred)) if single else pred
+
+
+def burst_state_per_arrival(prediction: BurstPrediction, n_arrivals: int) -> np.ndarray:
+    """Predicted burst state (bool) in force at each of the first ``n_arrivals`` arrivals: the state
+    after the last decision whose ``decision_index`` is <= the arrival's index (causal by index, so
+    simultaneous arrivals never see a decision completed by a later one); "off" before the first
+    decision. Shape ``(n,)`` or ``(R, n)`` like the prediction (NumPy binary search per stream)."""
+    if prediction.decision_index is None:
+        raise ValueError("prediction.decision_index is None: pass a prediction made by predict_bursts")
+    di, st = np.asarray(prediction.decision_index), np.asarray(prediction.state)
+    di2, st2 = np.atleast_2d(di), np.atleast_2d(st)
+    j = np.arange(int(n_arrivals))
+    idx = np.stack([np.searchsorted(d, j, side="right") - 1 for d in di2])  # a few binary searches per stream
+    out = (idx >= 0) & np.take_along_axis(st2, np.maximum(idx, 0), axis=-1)
+    return out[0] if di.ndim == 1 else out
 
 
 def burst_state_at(prediction: BurstPrediction, times):
-    """Predicted burst state (bool) in force at ``times``: the state of the last window whose
-    decision time is <= t (causal); "off" before the first decision."""
-    dt = jnp.where(prediction.valid, prediction.decision_time, jnp.inf)
+    """Predicted burst state (bool) in force at ``times`` (seconds): the state after the last decision
+    known at or before t (causal); "off" before the first decision. The rows must be in decision order
+    (as :func:`predict_bursts` returns them): a ``ValueError`` says so otherwise."""
+    dt = jnp.where(jnp.asarray(prediction.valid), jnp.asarray(prediction.decision_time), jnp.inf)
+    if dt.ndim != 1:
+        raise ValueError(f"burst_state_at takes the prediction of one stream; got decision_time of shape {dt.shape}")
+    if is_concrete(dt) and bool(jnp.any(jnp.diff(dt) < 0)):
+        raise ValueError("prediction rows must be in decision order (non-decreasing decision_time, padding last)")
     idx = jnp.searchsorted(dt, jnp.asarray(times, jnp.float64), side="right") - 1
-    return jnp.where(idx >= 0, prediction.state[jnp.maximum(idx, 0)], False)
+    return jnp.where(idx >= 0, jnp.asarray(prediction.state)[jnp.maximum(idx, 0)], False)

@@ -242,8 +242,10 @@ def native() -> SimpleNamespace:
 def native_kernel(build):
     """Decorator of an algorithm's numba loop: ``build(remove, push, admit)`` gets the compiled list
     primitives of :func:`native` and returns the loop as a plain function ``kernel(ids, is_write, c, prev,
-    nxt, meta, head, tail, size, hit_out, wb_out)``; the decorated name becomes a function returning it
-    compiled (on first use, then cached).
+    nxt, meta, head, tail, size, p_state, hit_out, wb_out)``; the decorated name becomes a function
+    returning it compiled (on first use, then cached). ``p_state[0]`` carries the adaptive target ``p``
+    of ARC and CAR in and out (the loop reads it at the start and writes it at the end), so a long
+    trace can be replayed in chunks on one state, exactly as in one call.
 
     Each algorithm writes its own whole loop: a shared loop around an inlined per-access step was tried
     and measured 10 % (LRU, ARC) to 2x (CAR) slower per access in numba, so the few lines of loop
@@ -261,8 +263,9 @@ def native_kernel(build):
 
 
 def native_state(n_ids: int):
-    """Fresh numba-engine lists for ``n_ids`` dense ids: ``prev, nxt, meta, head, tail, size`` (id
-    ``n_ids`` is NIL)."""
+    """Fresh numba-engine state for ``n_ids`` dense ids: the lists ``prev, nxt, meta, head, tail, size``
+    (id ``n_ids`` is NIL) and ``p_state`` (one float64, ARC's and CAR's adaptive target ``p``, 0 at the
+    start)."""
     if n_ids + 1 > np.iinfo(np.int32).max:
         raise ValueError(f"keys has {n_ids} distinct values; at most {np.iinfo(np.int32).max - 1} fit the int32 state")
     nil = n_ids
@@ -272,7 +275,7 @@ def native_state(n_ids: int):
     head = np.full(5, nil, np.int64)
     tail = np.full(5, nil, np.int64)
     size = np.zeros(5, np.int64)
-    return prev, nxt, meta, head, tail, size
+    return prev, nxt, meta, head, tail, size, np.zeros(1, np.float64)
 
 
 def unit_capacities(capacity, name: str = "capacity") -> np.ndarray:

@@ -472,7 +472,7 @@ def _dispatch_arrays(params: AraParams, arrivals, services, key, *, burst_state=
 
     state = {"ara_opt": burst_state, "ara_pred": predicted_state}.get(policy)
     if policy == "ara_pred" and state is None:  # the on/off predictor of Sec. 3.2.2, on each replication
-        state = np.stack([predicted_burst_state(a) for a in a2])
+        state = predicted_burst_state(a2)
     if state is not None:
         state = _as_2d(np.asarray(state), "burst_state" if policy == "ara_opt" else "predicted_state", n)
         state = np.broadcast_to(state, (R, n))
@@ -585,14 +585,18 @@ def dispatch(params: AraParams, arrivals, services, key: jax.Array | None = None
 
 
 def predicted_burst_state(arrivals, params=None) -> np.ndarray:
-    """The on/off predictor's state at each job's arrival (thesis Sec. 3.2.2; causal: the state of the
-    last monitoring window decided at or before the arrival), from :mod:`tieringlab.models.burstiness`."""
+    """The on/off predictor's state at each job's arrival (thesis Sec. 3.2.2), from
+    :mod:`tieringlab.models.burstiness`; ``arrivals`` ``(n,)`` or ``(R, n)`` (R streams in one call).
+
+    Causal: job ``j`` gets the state after the last monitoring window completed by an arrival ``<= j``,
+    with the windows applied in the order their decisions are known, so
+    ``predicted_burst_state(arrivals[:n]) == predicted_burst_state(arrivals)[:n]`` for every ``n``."""
     from tieringlab.models import burstiness  # noqa: PLC0415
 
     a = np.asarray(arrivals, np.float64)
     params = burstiness.BurstPredictorParams() if params is None else params
     pred = burstiness.predict_bursts(a, params)
-    return np.asarray(burstiness.burst_state_at(pred, a))
+    return np.asarray(burstiness.burst_state_per_arrival(pred, a.shape[-1]))
 
 
 # ------------------------------------------------------------------------------------------ registry

@@ -89,9 +89,9 @@ def native_loop(remove, push, admit):
     |T1| + |T2| + |B1| + |B2| >= 2c, then REPLACE; x to MRU of T1.
     """
 
-    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, hit_out, wb_out):
+    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
         nil = prev.size - 1
-        p = 0.0
+        p = p_state[0]
         for t in range(ids.size):
             x = ids[t]
             mx = meta[x]
@@ -136,5 +136,6 @@ def native_loop(remove, push, admit):
             admit(x, lt, mx, DIRTY if is_write[t] else 0, prev, nxt, meta, head, tail, size, nil)
             hit_out[t] = hit
             wb_out[t] = wb
+        p_state[0] = p
 
     return kernel

@@ -11,7 +11,10 @@ this module replays a block trace through them, page by page, and counts what vF
   all its pages hit** (vFRM Sec. 5.1, "IO hit ratio");
 * every page access is counted as one 4 KB operation of vFRM **Table 2(a)**: read hit -> SSD read;
   read miss -> MD read + SSD write (the page is admitted); write hit or miss -> SSD write (write-back,
-  write-allocate: the page is admitted dirty, nothing is written to the MD yet);
+  write-allocate: the page is admitted dirty, nothing is written to the MD yet); page ``j >= 2`` of a
+  request with the same outcome as page ``j - 1`` (both read hits, both read misses, or a write)
+  *continues a run* (the ``cont_*`` counts that the ``io_pricing="sequential_runs"`` reading of
+  :mod:`tieringlab.policies.iocost` prices at the 4 KB sequential row);
 * **Table 2(b)**: evicting a dirty page from Flash costs SSD read + MD write. A page becomes dirty when
   written and clean again when written back at its eviction. Pages still dirty at the end of the
   trace are not flushed (a documented choice: the trace ends, the cache keeps running).
@@ -20,7 +23,12 @@ Entry points:
 
 * :func:`simulate` — trace mode for several Flash sizes in one call (the trace contract of
   :mod:`tieringlab.policies.contract`, registered as "LRU", "ARC", "CAR"): a Dataset over
-  ``capacity_bytes`` with hits, the four operation counts of Eq. 4 and their cost;
+  ``capacity_bytes`` with hits, the four operation counts of Eq. 4 and their cost. On the numba engine
+  it replays the trace in chunks of whole requests through the algorithm's own numba loop and keeps
+  only counts (:func:`_count`), with
+  page ids taken straight from the page numbers when the trace's address span allows (no array per
+  page access, no sort of the page keys): a paper-scale mix of 2 x 10^8 page accesses replays in the
+  memory of its requests plus about 9 bytes per page of address span;
 * :func:`replay` — unit-size integer keys, one boolean per access and capacity (hit, dirty eviction);
 * :func:`hits` — plain mode, the mode libcachesim's ``LRU``/``ARC`` run in with ``obj_size=1`` and
   ``cache_size=capacity``.
@@ -50,10 +58,10 @@ from tieringlab.arrays import bucket, choice
 from tieringlab.policies import arc, car, lru
 from tieringlab.policies._arraylist import NF, init_state, native_state, scan_chunk, unit_capacities
 from tieringlab.policies.contract import check_capacities, trace_result
-from tieringlab.policies.iocost import CACHE_COST, CostModel
+from tieringlab.policies.iocost import CACHE_COST, IO_PRICINGS, CostModel
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.progress import progress
-from tieringlab.traces.split import split_arrays
+from tieringlab.traces.split import split_arrays, unit_span
 from tieringlab.units import PAGE_BYTES
 
 __all__ = ["ENGINES", "POLICIES", "PAGE_BYTES", "CachingParams", "hits", "page_accesses", "simulate", "replay"]
@@ -82,11 +90,21 @@ class CachingParams:
     #: applied only when its IO size equals ``page_bytes`` (Table 3 has 4 KB and 128 KB rows), else
     #: the result carries the counts without a cost. None: no cost.
     cost_model: CostModel | None = CACHE_COST
+    #: how the 4 KB pages of a multi-page request are priced (:data:`tieringlab.policies.iocost.IO_PRICINGS`;
+    #: the paper is silent): ``"random"`` every page at the random row, ``"sequential_runs"`` pages
+    #: continuing a run at the sequential row. Only ``io_cost`` depends on it (``io_cost_by_pricing``
+    #: holds both).
+    io_pricing: str = "random"
+    #: numba engine: flash sizes replayed at once, one thread each (speed only; each holds its own lists).
+    threads: int = 1
 
     def __post_init__(self):
         if not isinstance(self.page_bytes, (int, np.integer)) or self.page_bytes <= 0:
             raise ValueError(f"page_bytes must be a positive number of bytes; got {self.page_bytes!r}")
         choice("engine", self.engine, ENGINES)
+        choice("io_pricing", self.io_pricing, IO_PRICINGS)
+        if not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
+            raise ValueError(f"threads must be a positive integer; got {self.threads!r}")
         if self.cost_model is not None and not isinstance(self.cost_model, CostModel):
             raise TypeError(f"cost_model must be a CostModel or None; got {type(self.cost_model).__name__}")
 
@@ -199,11 +217,13 @@ def simulate(ds: xr.Dataset, policy: str, capacities, params: CachingParams = Ca
     The trace contract (:mod:`tieringlab.policies.contract`): a Dataset over ``capacity_bytes`` with
     ``hits`` (requests all of whose pages hit), ``requests``, ``hit_ratio``, the Eq. 4 operation counts
     ``ssd_reads``, ``ssd_writes``, ``md_reads``, ``md_writes`` (4 KB operations, Table 2(a) and the
-    write-backs of (b)), ``dirty_evictions``, ``io_cost`` and ``update_cost`` (Eq. 4, seconds) and
-    ``request_hit`` (``capacity_bytes`` x ``request``).
+    write-backs of (b)) and their ``cont_*`` parts (pages that continue a run in their request; dirty
+    write-backs never do), ``dirty_evictions``, ``io_cost`` and ``update_cost`` (Eq. 4, seconds, priced
+    by ``params.io_pricing``), ``io_cost_by_pricing`` and ``request_hit`` (``capacity_bytes`` x ``request``).
 
     ``params.engine`` (same results): ``"numba"`` replays every policy, LRU included, with the compiled
-    loops; ``"jax"`` computes LRU from exact stack distances and ARC/CAR with the jitted scan.
+    loops in chunks, keeping counts (:func:`_count`); ``"jax"`` computes LRU from exact stack distances
+    and ARC/CAR with the jitted scan.
     """
     choice("policy", policy, POLICIES)
     engine = _engine(params.engine)
@@ -211,28 +231,135 @@ def simulate(ds: xr.Dataset, policy: str, capacities, params: CachingParams = Ca
     caps = fb // params.page_bytes
     if np.any(caps < 1):
         raise ValueError(f"capacities must hold at least one {params.page_bytes}-byte page; got {capacities!r}")
-    page, req, w = page_accesses(ds, params.page_bytes)
-    if policy == "lru" and engine == "jax":  # exact stack distances: no scan needed
-        hit, n_wb = lru.lru_counts(page, caps, w)
+    if engine == "numba":
+        c, request_hit, n_pages = _count(ds, policy, caps, params)
     else:
-        hit, wb = replay(policy, page, caps, w, engine=engine)
-        n_wb = wb.sum(axis=1)
+        page, req, w = page_accesses(ds, params.page_bytes)
+        n_pages = int(page.size)
+        if policy == "lru":  # exact stack distances: no scan needed
+            hit, n_wb = lru.lru_counts(page, caps, w)
+        else:
+            hit, wb = replay(policy, page, caps, w, engine=engine)
+            n_wb = wb.sum(axis=1)
+        starts = np.flatnonzero(np.r_[True, req[1:] != req[:-1]]) if req.size else np.zeros(0, np.int64)
+        request_hit = np.logical_and.reduceat(hit, starts, axis=1) if req.size else np.zeros((fb.size, 0), bool)
+        c = _counts_from_hits(hit, req, w, n_wb)
     n_req = ds.sizes["request"]
-    starts = np.flatnonzero(np.r_[True, req[1:] != req[:-1]]) if req.size else np.zeros(0, np.int64)
-    request_hit = np.logical_and.reduceat(hit, starts, axis=1) if req.size else np.zeros((fb.size, 0), bool)
-    r = ~w
-    read_hit = (hit & r).sum(axis=1)
-    read_miss = (~hit & r).sum(axis=1)
-    n_writes = int(w.sum())
-    counts = {"ssd_reads": read_hit + n_wb, "ssd_writes": read_miss + n_writes, "md_reads": read_miss,
-              "md_writes": n_wb, "dirty_evictions": n_wb}
+    counts = {"ssd_reads": c["read_hits"] + c["dirty_evictions"], "ssd_writes": c["read_misses"] + c["write_pages"],
+              "md_reads": c["read_misses"], "md_writes": c["dirty_evictions"], "dirty_evictions": c["dirty_evictions"],
+              "cont_ssd_reads": c["cont_read_hits"], "cont_ssd_writes": c["cont_read_misses"] + c["cont_write_pages"],
+              "cont_md_reads": c["cont_read_misses"], "cont_md_writes": np.zeros(fb.size, np.int64)}
     priced = params.cost_model is not None and params.cost_model.io_bytes == params.page_bytes
     return trace_result(fb, policy=_NAMES[policy], source=_SOURCE[policy], requests=n_req,
                         hits=request_hit.sum(axis=1), counts=counts, io_bytes=params.page_bytes,
-                        cost_model=params.cost_model if priced else None,
+                        cost_model=params.cost_model if priced else None, io_pricing=params.io_pricing,
                         extra={"request_hit": (("capacity_bytes", "request"), request_hit)},
-                        attrs={"page_bytes": params.page_bytes, "n_page_accesses": int(page.size),
+                        attrs={"page_bytes": params.page_bytes, "n_page_accesses": int(n_pages),
                                "table": "vFRM paper Sec. 5.1, Table 2(a)(b)"})
+
+
+#: What the trace mode counts per flash size (:func:`_tally`, :func:`_count`): Table 2(a)(b) operations
+#: by outcome, and the ``cont_*`` parts, pages ``j >= 2`` of a request with the same outcome as page ``j - 1``.
+COUNT_FIELDS = ("read_hits", "read_misses", "write_pages", "dirty_evictions", "cont_read_hits", "cont_read_misses",
+                "cont_write_pages")
+#: Page accesses per chunk of the numba engine's replay in :func:`simulate` (memory only: the chunk's ids and
+#: flags, about 7 bytes per access; whole requests, so a chunk can exceed it by one request's pages).
+_COUNT_CHUNK = 1 << 22
+
+
+def _tally(hit, w, same, n_wb) -> dict:
+    """The :data:`COUNT_FIELDS` counts from the outcomes ``hit`` (capacity x page access) of consecutive
+    whole requests: ``w`` the write flag of each access, ``same`` whether it is page ``j >= 2`` of its
+    request, ``n_wb`` the dirty write-backs per capacity. A read continues a run when it and the page
+    before it in its request both hit or both miss (the same devices, Table 2(a)); every write page
+    ``j >= 2`` does (an SSD write whatever the outcome)."""
+    r = ~w
+    rs = r & same
+    prev_hit = np.zeros_like(hit)
+    prev_hit[:, 1:] = hit[:, :-1]
+    return {"read_hits": (hit & r).sum(axis=1), "read_misses": (~hit & r).sum(axis=1),
+            "write_pages": np.full(hit.shape[0], int(w.sum())), "dirty_evictions": np.asarray(n_wb),
+            "cont_read_hits": (hit & prev_hit & rs).sum(axis=1),
+            "cont_read_misses": (~hit & ~prev_hit & rs).sum(axis=1),
+            "cont_write_pages": np.full(hit.shape[0], int((w & same).sum()))}
+
+
+def _counts_from_hits(hit, req, w, n_wb) -> dict:
+    """:func:`_tally` for the JAX engine's whole-trace outcomes, ``req`` the request of each access."""
+    same = np.zeros(req.size, bool)
+    same[1:] = req[1:] == req[:-1]
+    return _tally(hit, w, same, n_wb)
+
+
+def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams):
+    """The numba engine of :func:`simulate`: ``(counts by COUNT_FIELDS name, request_hit, n_page_accesses)``.
+
+    The trace is replayed in chunks of whole requests (about :data:`_COUNT_CHUNK` page accesses each)
+    through the algorithm's own loop (``native_loop`` of :mod:`~tieringlab.policies.lru`, ``arc``,
+    ``car``) on one state carried from chunk to chunk (lists and ARC/CAR's ``p``: the same decisions as
+    one call), and each chunk's flags are reduced to counts at once (:func:`_tally`): no array per page
+    access of the whole trace is built. Page ids: the page numbers less the smallest when the address
+    span is at most 16 page accesses per page of span (and fits int32), else dense ids from the sorted
+    distinct pages (the page array is then built once). Each flash size replays from an empty cache;
+    ``params.threads`` sizes at once.
+    """
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    _check_trace(ds)
+    first, n_pages = unit_span(ds["offset"].values, ds["size"].values, params.page_bytes)
+    w_req = np.ascontiguousarray(ds["is_write"].values, dtype=bool)
+    n_acc = int(n_pages.sum())
+    n_req = first.size
+    if n_req == 0:
+        z = np.zeros(caps.size, np.int64)
+        return {k: z for k in COUNT_FIELDS}, np.zeros((caps.size, 0), bool), 0
+    base = int(first.min())
+    span = int((first + n_pages).max()) - base
+    ends = np.cumsum(n_pages, dtype=np.int64)
+    starts = ends - n_pages
+    if span < np.iinfo(np.int32).max - 1 and span <= 16 * n_acc + (1 << 20):
+        n_ids, ids_all = span, None
+    else:
+        keys, _ = split_arrays(ds["offset"].values, ds["size"].values, params.page_bytes)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        del keys
+        n_ids, ids_all = uniq.size, inv.astype(np.int32)  # native_state refuses more than int32 ids
+        del uniq, inv
+    cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
+    bounds = np.r_[0, cuts, n_req]
+    kernel = _ALGORITHMS[policy].native_loop()
+    request_hit = np.zeros((caps.size, n_req), bool)
+    counts = {k: np.zeros(caps.size, np.int64) for k in COUNT_FIELDS}
+
+    def chunk(r0, r1):
+        a0, a1 = int(starts[r0]), int(ends[r1 - 1])
+        np_ = n_pages[r0:r1]
+        local = starts[r0:r1] - a0
+        if ids_all is None:
+            ids = (np.repeat(first[r0:r1] - base - local, np_) + np.arange(a1 - a0)).astype(np.int32)
+        else:
+            ids = ids_all[a0:a1]
+        same = np.ones(a1 - a0, bool)
+        same[local] = False
+        return ids, np.repeat(w_req[r0:r1], np_), same, local
+
+    def run(k):
+        state = native_state(int(n_ids))
+        for r0, r1 in zip(bounds[:-1], bounds[1:]):
+            ids, w, same, local = chunk(int(r0), int(r1))
+            hit = np.empty((1, ids.size), bool)
+            wb = np.empty(ids.size, bool)
+            kernel(ids, w, int(caps[k]), *state, hit[0], wb)
+            for name, v in _tally(hit, w, same, wb[None].sum(axis=1)).items():
+                counts[name][k] += int(v[0])
+            request_hit[k, r0:r1] = np.logical_and.reduceat(hit[0], local)
+
+    bar = progress(total=caps.size, desc=f"{policy} cache (numba)", unit="size", leave=False)
+    with ThreadPoolExecutor(max_workers=min(int(params.threads), caps.size)) as pool:
+        for _ in pool.map(run, range(caps.size)):
+            bar.update(1)
+    bar.close()
+    return counts, request_hit, n_acc
 
 
 # ------------------------------------------------------------------------------------------ registry

@@ -90,9 +90,9 @@ def native_loop(remove, push, admit):
     end (head).
     """
 
-    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, hit_out, wb_out):
+    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
         nil = prev.size - 1
-        p = 0.0
+        p = p_state[0]
         for t in range(ids.size):
             x = ids[t]
             lst = meta[x] & LIST
@@ -144,5 +144,6 @@ def native_loop(remove, push, admit):
                 admit(x, lt, 0, wbit, prev, nxt, meta, head, tail, size, nil)
             hit_out[t] = hit
             wb_out[t] = wb
+        p_state[0] = p
 
     return kernel

@@ -22,9 +22,12 @@ The result (:func:`trace_result` builds it) has the one dimension :data:`CAPACIT
 - the operation counts :mod:`tieringlab.policies.iocost` prices: ``ssd_reads``, ``ssd_writes``,
   ``md_reads``, ``md_writes`` (operations of ``attrs["io_bytes"]`` bytes) and, for systems that
   migrate whole units, ``update_ssd_reads`` ... ``update_md_writes`` (``attrs["update_io_bytes"]``);
-  page caches add ``dirty_evictions``;
-- ``io_cost`` and ``update_cost`` (seconds, vFRM Eq. 4 with the params' cost model) when the system
-  is priced by Eq. 4 (its params carry a ``cost_model``);
+  page caches add ``dirty_evictions``; optionally the continuation counts ``cont_*`` (the part of each
+  access count that continues a run inside one request, :data:`~tieringlab.policies.iocost.CONTINUATION_NAMES`);
+- ``io_cost`` and ``update_cost`` (seconds, vFRM Eq. 4 with the params' cost model and ``io_pricing``)
+  when the system is priced by Eq. 4 (its params carry a ``cost_model``); with the ``cont_*`` counts
+  also ``io_cost_by_pricing`` over the dimension ``io_pricing`` (every reading of
+  :data:`~tieringlab.policies.iocost.IO_PRICINGS`, from the same counts);
 - attrs ``policy`` (the registry name), ``source`` (where the paper defines it).
 
 Systems add their own variables beside these (``request_hit``, ``move_ins``, ...).
@@ -58,7 +61,8 @@ from typing import Any, Mapping
 import numpy as np
 import xarray as xr
 
-from tieringlab.policies.iocost import ACCESS_NAMES, UPDATE_NAMES, CostModel, io_cost, update_cost
+from tieringlab.policies.iocost import (ACCESS_NAMES, CONTINUATION_NAMES, IO_PRICINGS, UPDATE_NAMES, CostModel,
+                                       io_cost, update_cost)
 
 __all__ = ["CAPACITY_DIM", "KINDS", "check_capacities", "trace_result", "queue_result"]
 
@@ -88,21 +92,25 @@ def check_capacities(capacities, name: str = "capacities") -> np.ndarray:
 
 def trace_result(capacities, *, policy: str, source: str, requests: int, hits, counts: Mapping[str, Any],
                  io_bytes: int, cost_model: CostModel | None = None, extra: Mapping[str, Any] | None = None,
-                 coords: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None) -> xr.Dataset:
+                 coords: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None,
+                 io_pricing: str = "random") -> xr.Dataset:
     """The result of a trace policy over :data:`CAPACITY_DIM` (see the module docstring).
 
     ``hits`` and every entry of ``counts`` have one value per capacity; ``counts`` holds the names of
     :data:`~tieringlab.policies.iocost.ACCESS_NAMES` (required) and optionally
-    :data:`~tieringlab.policies.iocost.UPDATE_NAMES` and ``dirty_evictions``. ``extra`` adds variables
-    (a ``(dims, values)`` tuple, or values over the capacity dimension); ``coords`` adds coordinates
-    over it. With ``cost_model``, ``io_cost`` and ``update_cost`` (s) are priced by vFRM Eq. 4.
+    :data:`~tieringlab.policies.iocost.UPDATE_NAMES`, ``dirty_evictions`` and
+    :data:`~tieringlab.policies.iocost.CONTINUATION_NAMES`. ``extra`` adds variables (a ``(dims,
+    values)`` tuple, or values over the capacity dimension); ``coords`` adds coordinates over it. With
+    ``cost_model``, ``io_cost`` and ``update_cost`` (s) are priced by vFRM Eq. 4 (``io_pricing``: how
+    the IOs of a multi-IO request are priced), and, when the continuation counts are given,
+    ``io_cost_by_pricing`` holds ``io_cost`` under every pricing.
     """
     caps = check_capacities(capacities)
     n = caps.size
     missing = [k for k in ACCESS_NAMES if k not in counts]
     if missing:
         raise ValueError(f"{policy}: the counts must include {list(ACCESS_NAMES)}; missing {missing}")
-    known = set(ACCESS_NAMES) | set(UPDATE_NAMES) | {"dirty_evictions"}
+    known = set(ACCESS_NAMES) | set(UPDATE_NAMES) | set(CONTINUATION_NAMES) | {"dirty_evictions"}
     unknown = sorted(set(counts) - known)
     if unknown:
         raise ValueError(f"{policy}: unknown count name(s) {unknown}; allowed {sorted(known)}")
@@ -122,20 +130,31 @@ def trace_result(capacities, *, policy: str, source: str, requests: int, hits, c
     for k, v in (extra or {}).items():
         ds[k] = v if isinstance(v, tuple) else over_caps(k, v)
     ds[CAPACITY_DIM].attrs["units"] = "bytes"
-    ds["hit_ratio"].attrs.update(units="1", long_name="IO hit ratio (requests all of whose units were in the fast tier)")
+    ds["hit_ratio"].attrs.update(units="1",
+                                 long_name="IO hit ratio (requests all of whose units were in the fast tier)")
     for k in counts:
-        if k != "dirty_evictions":
+        if k != "dirty_evictions" and k not in CONTINUATION_NAMES:
             size = io_bytes if k in ACCESS_NAMES else (cost_model.update_io_bytes if cost_model else io_bytes)
             ds[k].attrs["units"] = f"{size}-byte operations"
     if cost_model is not None:
-        ds["io_cost"] = io_cost(ds, cost_model)
-        ds["io_cost"].attrs.update(units="s", long_name="IO cost C_IO (vFRM Eq. 4, Table 3 latencies)")
+        ds["io_cost"] = io_cost(ds, cost_model, io_pricing)
+        ds["io_cost"].attrs.update(units="s", long_name="IO cost C_IO (vFRM Eq. 4, Table 3 latencies)",
+                                   io_pricing=io_pricing)
+        if all(k in counts for k in CONTINUATION_NAMES):
+            ds["io_cost_by_pricing"] = xr.concat([io_cost(ds, cost_model, pr) for pr in IO_PRICINGS],
+                                                 dim="io_pricing").assign_coords(io_pricing=list(IO_PRICINGS))
+            ds["io_cost_by_pricing"].attrs.update(units="s", long_name="C_IO under each io_pricing reading")
         if any(k in counts for k in UPDATE_NAMES) or "dirty_evictions" in counts:
             ds["update_cost"] = update_cost(ds, cost_model)
         else:  # no migrations and no write-backs: nothing updates the fast tier
             ds["update_cost"] = xr.zeros_like(ds["io_cost"])
         ds["update_cost"].attrs.update(units="s", long_name="C_FlashUpdate (the Table 2(b) part of C_IO)")
+    for k in counts:
+        if k in CONTINUATION_NAMES:
+            ds[k].attrs["units"] = f"{io_bytes}-byte operations (part of {k[5:]} that continues a run)"
     ds.attrs.update({"policy": policy, "source": source, "io_bytes": int(io_bytes), **(attrs or {})})
+    if cost_model is not None:
+        ds.attrs["io_pricing"] = io_pricing
     return ds
 
 

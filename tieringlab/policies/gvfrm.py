@@ -1,17 +1,36 @@
 """GLB-vFRM (G1-vFRM) and G2-vFRM: vFRM's bins shared by several VMs through a private and a public zone.
 
 - :func:`g1_vfrm` — GLB-vFRM / G1-vFRM (vFRM paper Alg. 1, Sec. 4.5; thesis Alg. 1, Sec. 4.3.2):
-  a private zone split equally among VMs plus a public zone shared by popularity.
+  a private zone split among VMs plus a public zone shared by popularity.
 - :func:`g2_vfrm` — G2-vFRM (thesis Alg. 2, Sec. 4.3.2): the private zone holds the bins with the
-  highest globally aged frequency counters (:func:`tieringlab.models.temperature.aged_counters`), the
-  public zone the recently accessed bins.
+  highest globally aged frequency counters, the public zone the recently accessed bins.
 
 Both share vFRM's bin/epoch layout and temperatures (:func:`tieringlab.policies.vfrm.binned`) and its
-documented choices 1, 2, 5 and 6 (:mod:`tieringlab.policies.vfrm`). G1/G2 carry per-VM zone state from
-epoch to epoch whose content depends on the flash size, so each flash size is its own pass: a Python
-loop over the epochs with array (set) operations over bins inside; the replay of the requests against
-the resulting placements (:func:`replay_placements`) is vectorized. Registered as "G1-vFRM" (alias
-"GLB-vFRM") and "G2-vFRM" (the trace contract of :mod:`tieringlab.policies.contract`).
+documented choices 1, 2, 4, 5 and 6 (:mod:`tieringlab.policies.vfrm`). G1/G2 carry zone state from
+epoch to epoch whose content depends on the flash size; the zone updates and the replay of the
+requests against them run as compiled loops over the epochs (:mod:`tieringlab.policies._vfrm_kernels`,
+which says why), one call per flash size for G1 and one call for all sizes for G2 (its frequency
+order is shared by every size). Registered as "G1-vFRM" (alias "GLB-vFRM") and "G2-vFRM" (the trace
+contract of :mod:`tieringlab.policies.contract`).
+
+**One zone per bin** (issue 17). A bin is never in two zones at once: a bin that joins a private zone
+leaves the public zone (Alg. 2 line 19 does this for G2; Alg. 1 does not say it, and read literally its
+third branch keeps public bins that have since become private, so Flash would hold one bin in two
+slots), and ``UpdatePublicZone`` counts the union ``pubBin + extraBin + evictBin`` once, so it evicts
+only as many public bins as the distinct newcomers need. Once G1's Flash is full it stays full of
+distinct bins (every bin leaving a zone is a candidate of the public zone).
+
+**Documented choices** (the papers are silent):
+
+- ``len(prvBin)`` and ``len(pubBin)`` are the zones' pre-allocated sizes, empty slots counting as the
+  least popular entries (read as the current contents, an empty zone would stay empty forever);
+- zone sizes: ``P = floor(private_fraction x cap)``; :attr:`GvfrmParams.private_split` ``"equal"``
+  (vFRM Sec. 4.5, thesis Sec. 4.3.2: "all VMs are assigned the equal portion") gives each of the ``n``
+  VMs ``floor(P / n)``; ``"demand"`` (vFRM Sec. 5.3: "GLB-vFRM dynamically adjusts the partitioning of
+  the private zone among different VMs", which contradicts Sec. 4.5) gives VM ``v``
+  ``floor(P x |popBin[v]| / sum |popBin|)`` at every epoch (its last epoch's accessed bins; the split
+  is kept through an epoch without IO). The remainder goes to the public zone (no slot is lost);
+- G2's counters age by one bit every :attr:`GvfrmParams.aging_period` epochs (see there).
 """
 
 from __future__ import annotations
@@ -21,22 +40,36 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from tieringlab.arrays import choice
 from tieringlab.policies.registry import PolicySpec, register
-from tieringlab.policies.vfrm import BinTrace, VfrmParams, bin_result, binned, capacity_bins
+from tieringlab.policies.vfrm import BinTrace, VfrmParams, bin_result, binned, capacity_bins, request_counts
+from tieringlab.units import DAY, MINUTE
 
-__all__ = ["GvfrmParams", "g1_vfrm", "g2_vfrm", "g1_placements", "g2_placements", "replay_placements"]
+__all__ = ["GvfrmParams", "PRIVATE_SPLITS", "g1_vfrm", "g2_vfrm", "g1_placements", "g2_placements", "g1_zones",
+           "g2_zones", "replay_placements"]
+
+#: Values of :attr:`GvfrmParams.private_split` (the Sec. 4.5 and Sec. 5.3 readings), the default first.
+PRIVATE_SPLITS = ("equal", "demand")
 
 
 @dataclass(frozen=True)
 class GvfrmParams(VfrmParams):
-    """G1-vFRM / G2-vFRM parameters: vFRM's (bins, epochs, Eq. 1-3, cost model) and the zone split."""
+    """G1-vFRM / G2-vFRM parameters: vFRM's (bins, epochs, Eq. 1-3, cost model) and the zones."""
 
     #: share of Flash in the private zone; "50% of Flash space is assigned to each of these two zones
     #: in our evaluation" (vFRM paper Sec. 5.3).
     private_fraction: float = 0.5
-    #: G2-vFRM counter aging period in epochs (thesis Sec. 4.3.2 ages "periodically" without a period;
-    #: one epoch, as in :func:`tieringlab.models.temperature.aged_counters`).
-    aging_period: int = 1
+    #: G2-vFRM counter aging period in epochs. The thesis (Sec. 4.3.2) ages "periodically" only because
+    #: "a counter may overflow", and G2's private zone is meant to hold the most *frequent* bins (the
+    #: public zone the recent ones): aging every 5-minute epoch would turn the counters into a recency
+    #: measure. Documented choice: one day (288 epochs), the longest period for which a 16-bit counter
+    #: (the heat map's 2-byte counts, vFRM Sec. 4.3) holds a bin accessed up to 32,767 times a day
+    #: (Obs. 1: the hottest bins see "thousands" a day) without overflowing. Verdicts on G2 are
+    #: conditional on it; the notebook reruns G2 at other periods.
+    aging_period: int = int(DAY // (5 * MINUTE))
+    #: how the private zone is divided among VMs (G1 only): ``"equal"`` (Sec. 4.5) or ``"demand"``
+    #: (Sec. 5.3), see the module docstring.
+    private_split: str = "equal"
 
     def __post_init__(self):
         super().__post_init__()
@@ -44,149 +77,111 @@ class GvfrmParams(VfrmParams):
             raise ValueError(f"private_fraction must be in [0, 1], got {self.private_fraction}")
         if int(self.aging_period) < 1:
             raise ValueError(f"aging_period must be a positive number of epochs, got {self.aging_period}")
-
-
-
-def _top(bins, score, j):
-    """The ``j`` bins of ``bins`` with the highest ``score`` (ties: smaller bin id first)."""
-    if j <= 0 or bins.size == 0:
-        return bins[:0]
-    return bins[np.lexsort((bins, -score[bins]))[:j]]
-
-
-def _bottom(bins, score, j):
-    """The ``j`` bins of ``bins`` with the lowest popularity (reverse of :func:`_top`'s order)."""
-    if j <= 0 or bins.size == 0:
-        return bins[:0]
-    return bins[np.lexsort((bins, -score[bins]))[::-1][:j]]
+        choice("private_split", self.private_split, PRIVATE_SPLITS)
 
 
 def _zone_sizes(cap, n_vm, private_fraction):
-    """(private bins per VM, public bins): ``P = floor(private_fraction * cap)`` split equally, the
-    remainder of ``P / n`` goes to the public zone (a documented choice: no slot is lost)."""
+    """(private bins per VM, public bins) under the equal split: ``P = floor(private_fraction * cap)``
+    split equally, the remainder of ``P / n`` goes to the public zone (a documented choice: no slot is lost)."""
     p = int(np.floor(private_fraction * cap))
     per_vm = p // n_vm
     return per_vm, cap - per_vm * n_vm
 
 
-def _epoch_views(bt):
-    temp = np.zeros(bt.n_bins)
+def _i64(a):
+    return np.ascontiguousarray(a, dtype=np.int64)
 
-    def temps(e):
-        temp[:] = 0.0
-        lo, hi = bt.elig_ptr[e], bt.elig_ptr[e + 1]
-        temp[bt.elig_key[lo:hi] % bt.n_bins] = bt.elig_temp[lo:hi]
-        return temp
 
-    def accessed(e):
-        if e < 0:
-            return bt.pair_bin[:0], bt.pair_count[:0]
-        lo, hi = bt.pair_ptr[e], bt.pair_ptr[e + 1]
-        return bt.pair_bin[lo:hi], bt.pair_count[lo:hi]
+def _g1_run(bt: BinTrace, cap: int, params: GvfrmParams, record: bool):
+    from tieringlab.policies._vfrm_kernels import g1_kernel  # noqa: PLC0415 (numba on first use)
 
-    return temps, accessed
+    n_vm = bt.vms.size
+    p_vm, _ = _zone_sizes(cap, n_vm, params.private_fraction)
+    private_total = int(np.floor(params.private_fraction * cap))
+    vm_lo = _i64(np.searchsorted(bt.bin_vm, np.arange(n_vm + 1)))
+    n_rec = bt.n_epochs * cap if record else 1
+    rec_bin = np.zeros(n_rec, np.int64)
+    rec_zone = np.zeros(n_rec, np.int64)
+    rec_ptr = np.zeros(bt.n_epochs + 1, np.int64)
+    in_pair = np.zeros(bt.pair_bin.size, dtype=bool)
+    counters = np.zeros(3, np.int64)
+    g1_kernel(int(bt.n_epochs), vm_lo, _i64(bt.elig_ptr), _i64(bt.elig_key % bt.n_bins), bt.elig_temp,
+              _i64(bt.pair_ptr), _i64(bt.pair_bin), np.ascontiguousarray(bt.pair_wrote), int(cap), int(p_vm),
+              private_total, params.private_split == "demand", bool(record), rec_bin, rec_zone, rec_ptr, in_pair,
+              counters)
+    return in_pair, counters, (rec_bin, rec_zone, rec_ptr)
+
+
+def _g2_run(bt: BinTrace, caps, params: GvfrmParams, record: bool):
+    from tieringlab.policies._vfrm_kernels import g2_kernel  # noqa: PLC0415 (numba on first use)
+
+    caps = _i64(caps)
+    ps = _i64([_zone_sizes(int(c), 1, params.private_fraction)[0] for c in caps])
+    if int(bt.pair_count.sum()) >= 2**31 - 1:
+        raise ValueError("G2-vFRM: the frequency counters need < 2^31 bin accesses in the trace")
+    n_rec = bt.n_epochs * int(caps.max()) if record else 1
+    rec_bin = np.zeros(n_rec, np.int64)
+    rec_zone = np.zeros(n_rec, np.int64)
+    rec_ptr = np.zeros(bt.n_epochs + 1, np.int64)
+    in_pair = np.zeros((caps.size, bt.pair_bin.size), dtype=bool)
+    counters = np.zeros((caps.size, 3), np.int64)
+    g2_kernel(int(bt.n_epochs), int(bt.n_bins), _i64(bt.elig_ptr), _i64(bt.elig_key % bt.n_bins), bt.elig_temp,
+              _i64(bt.pair_ptr), _i64(bt.pair_bin), _i64(bt.pair_count), np.ascontiguousarray(bt.pair_wrote), caps,
+              ps, int(params.aging_period), bool(record), rec_bin, rec_zone, rec_ptr, in_pair, counters)
+    return in_pair, counters, (rec_bin, rec_zone, rec_ptr)
+
+
+def _zones(rec):
+    rec_bin, rec_zone, rec_ptr = rec
+    out = []
+    for e in range(rec_ptr.size - 1):  # unpacking a recorded run (tests and notebooks, small traces)
+        sl = slice(rec_ptr[e], rec_ptr[e + 1])
+        order = np.argsort(rec_bin[sl], kind="stable")
+        out.append((rec_bin[sl][order], rec_zone[sl][order]))
+    return out
+
+
+def g1_zones(bt: BinTrace, cap: int, params: GvfrmParams = GvfrmParams()):
+    """G1-vFRM's Flash during each epoch, zone by zone: a list (one entry per epoch) of ``(bins,
+    owner)``, ``owner`` the VM index (0-based, sorted-label order) of a private bin and -1 for a public
+    one, sorted by bin. A bin appears at most once per epoch (one zone per bin)."""
+    return _zones(_g1_run(bt, int(cap), params, True)[2])
+
+
+def g2_zones(bt: BinTrace, cap: int, params: GvfrmParams = GvfrmParams()):
+    """G2-vFRM's Flash during each epoch as :func:`g1_zones` (owner 0 = the private zone, -1 = public)."""
+    return _zones(_g2_run(bt, [int(cap)], params, True)[2])
 
 
 def g1_placements(bt: BinTrace, cap: int, params: GvfrmParams = GvfrmParams()):
-    """G1-vFRM / GLB-vFRM (vFRM paper Alg. 1; thesis Alg. 1): the bins in Flash during each epoch.
+    """G1-vFRM / GLB-vFRM (vFRM paper Alg. 1; thesis Alg. 1): the bins in Flash during each epoch (a list
+    of sorted bin arrays, one per epoch).
 
     At the start of epoch ``i``: ``popBin[v]`` = bins of VM ``v`` accessed in epoch ``i-1``; IO
-    popularity = temperature ``T_i`` (Eq. 1). ``len(prvBin[v])`` and ``len(pubBin)`` in Alg. 1 are read
-    as the zones' pre-allocated sizes (Sec. 4.5: "the equal portion of Flash that is pre-allocated"),
-    with empty slots as the least popular entries: read as the current contents, an empty private
-    zone would stay empty forever (line 20-21 with ``j = 0``). So line 14/35 evict real bins only as
-    far as the incoming bins do not fit into free slots. ``evictBin`` and ``extraBin`` are rebuilt at
-    every epoch. Returns a list of sorted bin-id arrays, one per epoch.
+    popularity = temperature ``T_i`` (Eq. 1), ties by bin id. ``evictBin`` and ``extraBin`` are rebuilt
+    at every epoch. Alg. 1 as written, with one zone per bin and the zone sizes of the module docstring:
+    line 12 compares ``len(popBin[i])`` with the VM's private slots; lines 13-17 evict the least popular
+    private bins only as far as ``popDiff`` does not fit into free slots; lines 33-36 evict the least
+    popular public bins (those not re-entering as extra or evicted bins) only as far as the distinct
+    newcomers do not fit.
     """
-    n_vm = bt.vms.size
-    p_vm, q = _zone_sizes(cap, n_vm, params.private_fraction)
-    temps, accessed = _epoch_views(bt)
-    prv = [np.zeros(0, np.int64) for _ in range(n_vm)]
-    pub = np.zeros(0, np.int64)
-    out = []
-    for e in range(bt.n_epochs):
-        tmp = temps(e)
-        pb, _ = accessed(e - 1)
-        pvm = bt.bin_vm[pb]
-        evict, extra = [], []
-        for v in range(n_vm):                                  # UpdatePrivateZone, lines 8-23
-            pop = pb[pvm == v]
-            pop_diff = np.setdiff1d(pop, prv[v])               # line 10
-            prv_diff = np.setdiff1d(prv[v], pop)               # line 11
-            if pop.size < p_vm:                                # line 12
-                need = max(0, prv[v].size + pop_diff.size - p_vm)
-                item_l = _bottom(prv[v], tmp, need)            # line 13-14 (free slots go first)
-                evict.append(item_l)                           # line 15
-                prv[v] = np.union1d(np.setdiff1d(prv[v], item_l), pop_diff)  # lines 16-17
-            else:
-                evict.append(prv_diff)                         # line 19
-                new = _top(pop, tmp, p_vm)                     # lines 20-21
-                extra.append(np.setdiff1d(pop, new))           # line 22
-                prv[v] = np.sort(new)
-        evict = np.concatenate(evict) if evict else np.zeros(0, np.int64)
-        extra = np.concatenate(extra) if extra else np.zeros(0, np.int64)
-        if extra.size >= q:                                    # UpdatePublicZone, lines 25-27
-            pub = np.sort(_top(extra, tmp, q))
-        elif extra.size + evict.size >= q:                     # lines 28-31
-            pub = np.union1d(extra, _top(evict, tmp, q - extra.size))
-        else:                                                  # lines 33-36
-            need = max(0, pub.size + extra.size + evict.size - q)
-            item_l = _bottom(pub, tmp, need)
-            pub = np.union1d(np.setdiff1d(pub, item_l), np.union1d(extra, evict))
-        flash = pub
-        for v in range(n_vm):                                  # lines 4-6 (set union)
-            flash = np.union1d(flash, prv[v])
-        out.append(flash)
-    return out
+    return [b for b, _ in g1_zones(bt, cap, params)]
 
 
 def g2_placements(bt: BinTrace, cap: int, params: GvfrmParams = GvfrmParams()):
-    """G2-vFRM (thesis Alg. 2): the bins in Flash during each epoch.
+    """G2-vFRM (thesis Alg. 2): the bins in Flash during each epoch (a list of sorted bin arrays).
 
-    At the start of epoch ``i``: ``binFreq`` = the aged counters after epoch ``i-1``
-    (:func:`~tieringlab.models.temperature.aged_counters` with ``params.aging_period``; its keys are
-    the bins with a non-zero counter), ``popBin`` = bins of all VMs accessed in epoch ``i-1``, IO
-    popularity (public zone) = temperature ``T_i`` (Eq. 1, recency-weighted). Zone sizes as in
-    :func:`g1_placements` (``len(prvBin)`` = ``P``, ``len(pubBin)`` = ``Q``, ``len(flashBin)`` = ``P + Q``).
-    Line 12 reads "evictBin = bins of prvBin which are also in itemH"; we take the bins of ``prvBin``
-    **not** in ``itemH`` (the ones leaving the private zone, which the text says the public zone takes
-    in: "as well as the data just evicted from the private zone"). In the branch ``len(binFreq) <= P``
-    the public zone is left as it is (Alg. 2 has no else). Returns a list of sorted bin arrays.
+    At the start of epoch ``i``: ``binFreq`` = the counters after epoch ``i-1``, aged by one bit every
+    ``params.aging_period`` epochs (``F_{i-1} = (F_{i-2} >> 1 if aged) + M_{i-1}``; its keys are the bins
+    with a non-zero counter), ``popBin`` = bins of all VMs accessed in epoch ``i-1``, IO popularity
+    (public zone) = temperature ``T_i`` (Eq. 1, recency-weighted). Zone sizes as for G1 with one VM
+    (``len(prvBin)`` = ``P``, ``len(pubBin)`` = ``Q``, ``len(flashBin)`` = ``P + Q``). Line 12 reads
+    "evictBin = bins of prvBin which are also in itemH"; we take the bins of ``prvBin`` **not** in
+    ``itemH`` (the ones leaving the private zone, which the text says the public zone takes in: "as well
+    as the data just evicted from the private zone"). In the branch ``len(binFreq) <= P`` the public
+    zone keeps its bins (Alg. 2 has no else) less those now private (line 19's rule, in every branch).
     """
-    p, q = _zone_sizes(cap, 1, params.private_fraction)
-    temps, accessed = _epoch_views(bt)
-    freq = np.zeros(bt.n_bins, dtype=np.int64)
-    prv = np.zeros(0, np.int64)
-    pub = np.zeros(0, np.int64)
-    out = []
-    period = int(params.aging_period)
-    for e in range(bt.n_epochs):
-        tmp = temps(e)
-        pop, cnt = accessed(e - 1)
-        if e >= 1:                                  # F_{e-1} = (F_{e-2} >> 1 if aged) + M_{e-1}
-            if e - 1 > 0 and (e - 1) % period == 0:
-                freq >>= 1
-            freq[pop] += cnt
-        keys = np.flatnonzero(freq)
-        evict = np.zeros(0, np.int64)
-        if keys.size <= p:                          # UpdatePrivateZone, lines 7-8
-            prv = keys
-        else:                                       # lines 10-13
-            item_h = np.sort(_top(keys, freq, p))
-            evict = np.setdiff1d(prv, item_h)
-            prv = item_h
-        if p < keys.size <= p + q:                  # UpdatePublicZone, lines 16-17
-            pub = np.setdiff1d(keys, prv)
-        elif keys.size > p + q:                     # lines 18-29
-            pub = np.setdiff1d(pub, prv)
-            popr = np.setdiff1d(pop, prv)
-            if popr.size >= q:
-                pub = np.sort(_top(popr, tmp, q))
-            else:
-                pub = np.setdiff1d(np.union1d(pub, evict), popr)
-                pub = np.union1d(_top(pub, tmp, q - popr.size), popr)
-        out.append(np.union1d(prv, pub))
-    return out
+    return [b for b, _ in g2_zones(bt, cap, params)]
 
 
 def replay_placements(bt: BinTrace, placements) -> dict:
@@ -217,26 +212,26 @@ def replay_placements(bt: BinTrace, placements) -> dict:
     return {"hit": hit, "move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty_outs}
 
 
-def _global(policy, placer, ds, capacities, params, vm, start, lam):
+def _global(policy, ds, capacities, params, vm, start, lam):
     if not isinstance(params, GvfrmParams):
         raise TypeError(f"{policy} takes GvfrmParams; got {type(params).__name__}")
     bt = binned(ds, params, vm=vm, start=start, lam=lam)
     fs, caps = capacity_bins(capacities, params.bin_bytes)
-    cols = {k: np.zeros(fs.size, dtype=np.int64) for k in
-            ("hits", "hit_r", "hit_w", "move_ins", "move_outs", "dirty")}
-    w, ops = bt.req_write, bt.req_ops
-    for i, cap in enumerate(caps):  # zone state depends on the flash size: one pass per size
-        r = replay_placements(bt, placer(bt, int(cap), params))
-        cols["hits"][i] = r["hit"].sum()
-        cols["hit_r"][i] = ops[r["hit"] & ~w].sum()
-        cols["hit_w"][i] = ops[r["hit"] & w].sum()
-        cols["move_ins"][i], cols["move_outs"][i], cols["dirty"][i] = (
-            r["move_ins"], r["move_outs"], r["dirty_move_outs"])
-    return bin_result(bt, params, fs, caps, hit_r=cols["hit_r"], hit_w=cols["hit_w"],
-                      miss_r=ops[~w].sum() - cols["hit_r"], miss_w=ops[w].sum() - cols["hit_w"],
-                      hits=cols["hits"], move_ins=cols["move_ins"], move_outs=cols["move_outs"],
-                      dirty=cols["dirty"], policy=policy, source=_SOURCE[policy],
-                      attrs={"private_fraction": params.private_fraction, "aging_period": params.aging_period})
+    if policy == "G1-vFRM":  # zone state depends on the flash size: one pass per size
+        runs = [_g1_run(bt, int(c), params, False)[:2] for c in caps]
+    else:  # the frequency order is shared by every size: one pass for all
+        in_pair, counters, _ = _g2_run(bt, caps, params, False)
+        runs = [(in_pair[i], counters[i]) for i in range(caps.size)]
+    users, moves = [], np.zeros((caps.size, 3), np.int64)
+    for i, (in_pair, counters) in enumerate(runs):
+        hit = np.minimum.reduceat(in_pair[bt.unit_pair].astype(np.int8), bt.req_start).astype(bool)
+        users.append(request_counts(bt, hit))
+        moves[i] = counters
+    user = {k: np.array([u[k] for u in users], dtype=np.int64) for k in users[0]}
+    return bin_result(bt, params, fs, caps, user=user, move_ins=moves[:, 0], move_outs=moves[:, 1],
+                      dirty=moves[:, 2], policy=policy, source=_SOURCE[policy],
+                      attrs={"private_fraction": params.private_fraction, "aging_period": params.aging_period,
+                             "private_split": params.private_split})
 
 
 def g1_vfrm(ds: xr.Dataset, capacities, params: GvfrmParams = GvfrmParams(), *, vm=None, start=None,
@@ -245,14 +240,14 @@ def g1_vfrm(ds: xr.Dataset, capacities, params: GvfrmParams = GvfrmParams(), *, 
     ``vm`` variable; timestamps aligned to one start), for every flash size in ``capacities`` (bytes):
     the trace contract, same outputs as :func:`tieringlab.policies.vfrm.vfrm`. See :func:`g1_placements`.
     ``lam``: λ per VM (sorted-label order) instead of ``params.lam``."""
-    return _global("G1-vFRM", g1_placements, ds, capacities, params, vm, start, lam)
+    return _global("G1-vFRM", ds, capacities, params, vm, start, lam)
 
 
 def g2_vfrm(ds: xr.Dataset, capacities, params: GvfrmParams = GvfrmParams(), *, vm=None, start=None,
             lam=None) -> xr.Dataset:
     """G2-vFRM (thesis Alg. 2) over a multi-VM trace, for every flash size: the trace contract, same
     outputs as :func:`tieringlab.policies.vfrm.vfrm`. See :func:`g2_placements`."""
-    return _global("G2-vFRM", g2_placements, ds, capacities, params, vm, start, lam)
+    return _global("G2-vFRM", ds, capacities, params, vm, start, lam)
 
 
 _SOURCE = {"G1-vFRM": "vFRM paper Alg. 1, Sec. 4.5 (GLB-vFRM); thesis Alg. 1, Sec. 4.3.2 (G1-vFRM)",

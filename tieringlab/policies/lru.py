@@ -42,7 +42,7 @@ def jax_step(S, x, w, c):
 def native_loop(remove, push, admit):  # noqa: ARG001  (LRU needs no push)
     """LRU, one list T1 (the same decisions as :func:`jax_step`)."""
 
-    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, hit_out, wb_out):
+    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):  # noqa: ARG001
         nil = prev.size - 1
         for t in range(ids.size):
             x = ids[t]

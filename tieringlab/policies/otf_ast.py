@@ -898,9 +898,13 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams = FlashCache
         d["ssd_writes"] += int(_pages(sz[fill]).sum())
         d["md_writes"] += int(_pages(clean_len).sum()) if clean_len.size else 0
         d["hdd_util_per_s"] = out["hdd_util"].mean(axis=0)
+        d["request_hit"] = r_hit
         per.append(d)
     name = "FlashCache" if P == 1 else f"FlashCache pass {P}"
-    return _result(name, p, caps, rq, per, extra_dims={"hdd_util_per_s": (("second",), lambda d: d["hdd_util_per_s"])})
+    res = _result(name, p, caps, rq, per, extra_dims={"hdd_util_per_s": (("second",), lambda d: d["hdd_util_per_s"]),
+                                                       "request_hit": (("replay_request",), lambda d: d["request_hit"])})
+    res["request_hit"].attrs["long_name"] = "all the request's 4 KB blocks were in the cache (Table 4 SSD access)"
+    return res
 
 
 # ============================================================================ registry

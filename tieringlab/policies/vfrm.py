@@ -20,15 +20,26 @@ and 6 hold for G1/G2 too):
    request's time (for VM mixes: the common start the timestamps were aligned to, Sec. 5.3).
 2. ``M_i`` of a bin counts the requests that touch it in epoch ``i`` (a request over two bins heats
    both, once each).
-3. Idle bins (``T_i = 0``: no IO in the last ``N`` epochs), :attr:`VfrmParams.idle_bins`:
-   ``"recency"`` (default): every bin accessed before epoch ``i`` is ranked, by the key (``T_i``
-   descending, epoch of its last access descending, bin id ascending); bins with ``T_i > 0`` come first,
-   ranked exactly as under ``"disk"``, then the idle bins, most recently accessed first, so a Flash with
-   room keeps cooled bins instead of leaving the room empty. Why: Sec. 4.4.2 ranks all blocks and fills
-   the available capacity; ``T_i`` ties at 0 are broken by recency, the same "recent IO matters more"
-   heuristic as the cooling factor (Eq. 3). ``"disk"``: only bins with ``T_i > 0`` are placed, so a
-   large Flash holds exactly the bins accessed in the last ``N`` epochs (a bin with no IO in the last
-   ``N`` epochs has no popularity, and moving it in would cost 8 migration IOs).
+3. Idle bins (``T_i = 0``: no IO in the last ``N`` epochs), :attr:`VfrmParams.idle_bins`. Sec. 4.4.2
+   ranks the blocks by temperature and places "the most popular" in Flash "based on the available
+   capacity"; what a Flash with more room than warm bins holds is not said. Three readings, all run
+   side by side by the notebooks (the verdicts of Fig. 6/7 depend on them):
+
+   - ``"keep"`` (default): idle bins only keep their place. The bins with ``T_i > 0`` are placed by
+     ``T_i``; room they leave is kept by the idle bins already in Flash, most recently accessed first
+     (epoch of last access descending, then bin id); a bin is never moved in with ``T_i = 0``. Why:
+     moving in a bin with no IO in the last ``N`` epochs costs 8 migration IOs for data Eq. 1 calls
+     not popular, while evicting a resident idle bin for nothing frees a slot no warm bin needs.
+   - ``"recency"``: every bin accessed before epoch ``i`` is ranked, by (``T_i`` descending, epoch of
+     its last access descending, bin id ascending): the idle bins fill the room left, most recently
+     accessed first, resident or not (so an idle bin can move in over a resident idle bin last
+     accessed in the same epoch, by bin id, and a bin can enter Flash after it cooled).
+   - ``"disk"``: only bins with ``T_i > 0`` are placed: a large Flash holds exactly the bins accessed
+     in the last ``N`` epochs.
+
+   All three are stack algorithms: a Flash of ``k`` bins holds, at every epoch, the bins of rank
+   ``< k`` in one ranking, so every flash size of a sweep shares one pass (for ``"keep"`` the idle
+   bins' ranks follow from the previous epoch's; see :func:`vfrm_ranks`).
 4. Ties in popularity (among bins with ``T_i > 0``, and among idle bins last accessed in the same
    epoch) are broken by bin id (smaller first; bins are numbered in (VM, address) order),
    so placements are deterministic; "lowest popularity" is the reverse of the same total order.
@@ -37,7 +48,9 @@ and 6 hold for G1/G2 too):
    it out then costs 8 x (SSD read + MD write). Clean bins leave for free. Flash is not flushed when
    the trace ends.
 6. User IOs are counted in 128 KB operations, ``ceil(size / user_io_bytes)`` per request (Sec. 5.1:
-   all vFRM ``T`` terms are 128 KB IOs), at least one per request.
+   all vFRM ``T`` terms are 128 KB IOs), at least one per request; operations 2..n of a request
+   continue its run (the ``cont_*`` counts that :attr:`VfrmParams.io_pricing` ``"sequential_runs"``
+   prices at the sequential row, :mod:`tieringlab.policies.iocost`).
 """
 
 from __future__ import annotations
@@ -51,16 +64,16 @@ import xarray as xr
 from tieringlab.arrays import choice
 from tieringlab.models.temperature import N_EPOCHS_PAPER, cooling_factors
 from tieringlab.policies.contract import check_capacities, trace_result
-from tieringlab.policies.iocost import VFRM_COST, CostModel
+from tieringlab.policies.iocost import IO_PRICINGS, VFRM_COST, CostModel
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
 
 __all__ = ["IDLE_BINS", "VfrmParams", "BinTrace", "bin_trace", "binned", "vfrm", "vfrm_ranks", "capacity_bins",
-           "bin_result"]
+           "bin_result", "request_counts"]
 
 
-#: Values of :attr:`VfrmParams.idle_bins` (documented choice 3).
-IDLE_BINS = ("recency", "disk")
+#: Values of :attr:`VfrmParams.idle_bins` (documented choice 3), the default first.
+IDLE_BINS = ("keep", "recency", "disk")
 
 
 @dataclass(frozen=True)
@@ -79,14 +92,18 @@ class VfrmParams:
     migration_io_bytes: int = 128 << 10
     #: size of one user-IO operation in the cost counts (Sec. 5.1: vFRM T terms are 128 KB IOs).
     user_io_bytes: int = 128 << 10
-    #: bins with ``T_i = 0`` (documented choice 3): ``"recency"`` ranks every bin accessed before, the idle
-    #: ones after the warm ones, most recently accessed first (Sec. 4.4.2 ranks all blocks and fills the
-    #: available capacity; ties at 0 broken by recency, the cooling factor's heuristic); ``"disk"`` keeps
-    #: idle bins on the spinning disk (only ``T_i > 0`` is placed).
-    idle_bins: str = "recency"
+    #: bins with ``T_i = 0`` (documented choice 3, the paper is silent): ``"keep"`` (default) lets idle
+    #: bins keep their place in Flash while room is left and never moves one in (moving in a bin Eq. 1
+    #: calls not popular costs 8 migration IOs); ``"recency"`` fills the room with idle bins, most
+    #: recently accessed first, resident or not; ``"disk"`` places only ``T_i > 0``.
+    idle_bins: str = "keep"
     #: Eq. 4 pricing: the Table 3 rows of user IOs and migrations
     #: (:data:`tieringlab.policies.iocost.VFRM_COST`: 128 KB, random user IO, sequential migrations).
     cost_model: CostModel = VFRM_COST
+    #: how the IOs of a multi-IO request are priced (:data:`tieringlab.policies.iocost.IO_PRICINGS`;
+    #: the paper is silent): ``"random"`` every one at the access row, ``"sequential_runs"`` IOs 2..n at
+    #: the sequential row. Only ``io_cost`` depends on it (``io_cost_by_pricing`` holds both).
+    io_pricing: str = "random"
 
     def __post_init__(self):
         if self.bin_bytes <= 0 or self.migration_io_bytes <= 0 or self.user_io_bytes <= 0:
@@ -100,6 +117,7 @@ class VfrmParams:
         if not self.lam > 0:
             raise ValueError(f"lam (λ) must be > 0, got {self.lam}")
         choice("idle_bins", self.idle_bins, IDLE_BINS)
+        choice("io_pricing", self.io_pricing, IO_PRICINGS)
         if not isinstance(self.cost_model, CostModel):
             raise TypeError(f"cost_model must be a CostModel (e.g. VFRM_COST); got {type(self.cost_model).__name__}")
 
@@ -231,7 +249,8 @@ def binned(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=
 
 
 def capacity_bins(capacities, bin_bytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(capacities in bytes, whole bins that fit)``, both int64 (:func:`~tieringlab.policies.contract.check_capacities`)."""
+    """``(capacities in bytes, whole bins that fit)``, both int64
+    (:func:`~tieringlab.policies.contract.check_capacities`)."""
     fs = check_capacities(capacities)
     return fs, fs // int(bin_bytes)
 
@@ -254,17 +273,46 @@ def _count_between(lo, hi, ks):
     return _count_below(lo, ones, ks) - _count_below(hi, ones, ks)
 
 
-def bin_result(bt: BinTrace, params: VfrmParams, fs, caps, *, hit_r, hit_w, miss_r, miss_w, hits, move_ins,
-               move_outs, dirty, policy: str, source: str, attrs=None) -> xr.Dataset:
+def request_counts(bt: BinTrace, hit, ks=None) -> dict:
+    """Table 2(a) user-IO counts from per-request outcomes: ``ssd_reads``/``ssd_writes`` (hits),
+    ``md_reads``/``md_writes`` (misses) in ``user_io_bytes`` operations, their ``cont_*`` parts
+    (operations 2..n of each request, choice 6) and ``hits``.
+
+    ``hit`` is a bool per request, or, with ``ks`` (flash sizes in bins), a rank per request: the
+    request hits a flash of ``k`` bins iff its rank is ``< k`` (one value per ``k``)."""
+    w, ops = bt.req_write, bt.req_ops
+    tot = {"r": int(ops[~w].sum()), "w": int(ops[w].sum())}
+    tot_c = {"r": int(ops[~w].sum()) - int((~w).sum()), "w": int(ops[w].sum()) - int(w.sum())}
+
+    def count(sel, weights):
+        if ks is None:
+            return int(weights[hit[sel]].sum())
+        return _count_below(hit[sel], weights, ks)
+
+    out = {}
+    for kind, sel in (("r", ~w), ("w", w)):
+        dev = "reads" if kind == "r" else "writes"
+        h = count(sel, ops[sel])
+        hc = count(sel, ops[sel] - 1)
+        out[f"ssd_{dev}"], out[f"md_{dev}"] = h, tot[kind] - h
+        out[f"cont_ssd_{dev}"], out[f"cont_md_{dev}"] = hc, tot_c[kind] - hc
+    out["hits"] = count(np.ones(hit.size, dtype=bool), np.ones(hit.size, dtype=np.int64))
+    return out
+
+
+def bin_result(bt: BinTrace, params: VfrmParams, fs, caps, *, user, move_ins, move_outs, dirty, policy: str,
+               source: str, attrs=None) -> xr.Dataset:
     """The trace-contract result of a bin-placement policy (vFRM, G1, G2): Table 2(a) user IOs in
-    ``params.user_io_bytes`` operations, Table 2(b) migrations of ``params.ios_per_bin`` IOs per bin moved
-    in or dirty bin moved out, priced by ``params.cost_model`` (Eq. 4)."""
+    ``params.user_io_bytes`` operations (``user``: the dict of :func:`request_counts`), Table 2(b)
+    migrations of ``params.ios_per_bin`` IOs per bin moved in or dirty bin moved out, priced by
+    ``params.cost_model`` and ``params.io_pricing`` (Eq. 4)."""
     n_io = params.ios_per_bin
-    counts = {"ssd_reads": hit_r, "ssd_writes": hit_w, "md_reads": miss_r, "md_writes": miss_w,
-              "update_md_reads": n_io * move_ins, "update_ssd_writes": n_io * move_ins,
-              "update_ssd_reads": n_io * dirty, "update_md_writes": n_io * dirty}
-    return trace_result(fs, policy=policy, source=source, requests=bt.req_epoch.size, hits=hits, counts=counts,
-                        io_bytes=params.user_io_bytes, cost_model=params.cost_model,
+    counts = {k: v for k, v in user.items() if k != "hits"}
+    counts.update({"update_md_reads": n_io * move_ins, "update_ssd_writes": n_io * move_ins,
+                   "update_ssd_reads": n_io * dirty, "update_md_writes": n_io * dirty})
+    return trace_result(fs, policy=policy, source=source, requests=bt.req_epoch.size, hits=user["hits"],
+                        counts=counts, io_bytes=params.user_io_bytes, cost_model=params.cost_model,
+                        io_pricing=params.io_pricing,
                         extra={"move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty},
                         coords={"capacity_bins": caps},
                         attrs={"bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s,
@@ -274,18 +322,27 @@ def bin_result(bt: BinTrace, params: VfrmParams, fs, caps, *, hit_r, hit_w, miss
 # ------------------------------------------------------------------------------------ single-VM vFRM
 
 
-def vfrm_ranks(bt: BinTrace, idle_bins: str = "recency", kmax: int | None = None):
+def vfrm_ranks(bt: BinTrace, idle_bins: str = "keep", kmax: int | None = None):
     """Rank of the bins at every epoch: 0 = hottest. Returns ``(keys, ranks)``, ``keys = epoch * n_bins
     + bin`` sorted; a flash of ``k <= kmax`` bins holds, during epoch ``i``, the bins with rank ``< k``
     at ``i`` (vFRM paper Sec. 4.4.2: "the most popular blocks ... placed in the Flash tier based on the
     available capacity"); a bin missing at ``i`` is not in any such flash.
 
-    Every bin with ``T_i > 0`` is listed, by ``T_i`` descending, ties by bin id (choice 4). With
-    ``idle_bins="recency"`` (choice 3) the idle bins of epoch ``i`` (``T_i = 0``, accessed before)
-    follow, ranked from ``n_pos_i`` (the number of bins with ``T_i > 0``) by epoch of last access
-    descending, then bin id; only those with rank ``< kmax`` are listed (default ``kmax = n_bins``:
-    all), so the output has at most ``n_epochs x kmax`` idle entries. With ``"disk"`` idle bins are
-    not ranked."""
+    Every bin with ``T_i > 0`` is listed, by ``T_i`` descending, ties by bin id (choice 4); ``n_pos_i``
+    of them. The idle bins (``T_i = 0``, choice 3) follow, ranked from ``n_pos_i``, only those with
+    rank ``< kmax`` (default ``kmax = n_bins``), so there are at most ``n_epochs x kmax`` idle entries:
+
+    - ``"keep"``: the idle bins ranked ``< kmax`` at ``i - 1`` (the ones some flash of the call held),
+      in the order (epoch of last access descending, bin id ascending), each ranked ``max(rho, v)``
+      where ``rho`` is its rank at ``i - 1`` and ``v`` the ``(n_pos_i + 1)``-th smallest value not
+      taken by the ``rho`` of the candidates before it. So a flash of ``k`` bins holds an idle bin iff
+      it held it at ``i - 1`` and it is among the first ``k - n_pos_i`` idle bins that flash held: idle
+      bins keep their place while room is left and never move in (a stack algorithm: each flash
+      size's contents follow from one ranking; tests/test_vfrm.py checks it against a plain
+      per-size replay);
+    - ``"recency"``: every idle bin accessed before, by epoch of last access descending, then bin id;
+    - ``"disk"``: none.
+    """
     choice("idle_bins", idle_bins, IDLE_BINS)
     nb = bt.n_bins
     e = bt.elig_key // nb
@@ -297,7 +354,13 @@ def vfrm_ranks(bt: BinTrace, idle_bins: str = "recency", kmax: int | None = None
     if idle_bins == "disk":
         return keys, ranks
     kmax = nb if kmax is None else min(int(kmax), nb)
-    ik, ir = _idle_ranks(bt, kmax)
+    if idle_bins == "recency":
+        ik, ir = _idle_ranks(bt, kmax)
+    else:
+        from tieringlab.policies._vfrm_kernels import keep_kernel  # noqa: PLC0415 (numba on first use)
+
+        ik, ir = keep_kernel(bt.n_epochs, nb, max(kmax, 0), bt.elig_ptr.astype(np.int64),
+                             b[order].astype(np.int64), bt.pair_ptr.astype(np.int64), bt.pair_bin.astype(np.int64))
     keys = np.concatenate([keys, ik])
     srt = np.argsort(keys, kind="stable")
     return keys[srt], np.concatenate([ranks, ir])[srt]
@@ -374,13 +437,7 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
     pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
     req_rank = np.maximum.reduceat(pair_rank[bt.unit_pair], bt.req_start)
-    w = bt.req_write
-    ops = bt.req_ops
-    hit_r = _count_below(req_rank[~w], ops[~w], ks)
-    hit_w = _count_below(req_rank[w], ops[w], ks)
-    hits = _count_below(req_rank, np.ones(req_rank.size, dtype=np.int64), ks)
-    miss_r = ops[~w].sum() - hit_r
-    miss_w = ops[w].sum() - hit_w
+    user = request_counts(bt, req_rank, ks)
 
     e = keys // bt.n_bins
     b = keys % bt.n_bins
@@ -394,9 +451,8 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf).
     mx = _max_rank_since_write(bt, keys, ranks, inf)
     dirty = _count_between(mx[inside], nxt, ks)
-    return bin_result(bt, params, fs, caps, hit_r=hit_r, hit_w=hit_w, miss_r=miss_r, miss_w=miss_w, hits=hits,
-                      move_ins=move_ins, move_outs=move_outs, dirty=dirty, policy="vFRM", source=_SOURCE,
-                      attrs={"idle_bins": params.idle_bins})
+    return bin_result(bt, params, fs, caps, user=user, move_ins=move_ins, move_outs=move_outs, dirty=dirty,
+                      policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins})
 
 
 def _max_rank_since_write(bt, keys, ranks, inf):

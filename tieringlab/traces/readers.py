@@ -9,16 +9,22 @@ Both return the one trace schema every other module reads (DESIGN.md, "Data flow
 - ``is_write``  bool,
 
 and attrs ``name``, ``source`` (``"msr"``, ``"cloudphysics"`` or ``"twin"``), ``sha256`` (of the file
-as stored, compressed or not), ``n_skipped`` (lines dropped under ``errors="skip"``).
+as stored, compressed or not), ``n_skipped`` (lines dropped under ``errors="skip"``), ``n_time_clamped``
+(requests whose small time inversion was set to the latest earlier time).
 
-Parsing is pandas' C tokenizer, chunk by chunk (``chunksize`` rows at a time), so a file larger than
-memory streams through; validation is vectorized per chunk. A malformed line raises
-:class:`TraceFormatError` naming the file, the 1-based line number (the header, if any, is line 1)
-and the field. Gzip input is detected by its magic bytes; a truncated gzip stream is an error.
+Parsing is pandas' C tokenizer, block by block (``chunksize`` lines at a time, cut at newlines found by
+numpy), so a file larger than memory streams through; validation is vectorized per block. A block whose
+numeric columns are not clean int64 (a missing field, junk, a decimal, a number beyond int64) is read
+again with those columns as text and parsed exactly (:func:`_numeric`), so no value is ever rounded
+through a float64. A malformed line raises :class:`TraceFormatError` naming the file, the 1-based line
+number (the header, if any, is line 1) and the field; the rules are in :func:`read_msr`'s docstring.
+Gzip input is detected by its magic bytes; a truncated gzip stream is an error. Any input gives a
+correct trace or a :class:`TraceFormatError` (tests/test_hostile_inputs.py checks it on random files).
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import io
@@ -44,7 +50,17 @@ CLOUDPHYSICS_COLUMNS = ("version", "time", "op", "size", "lbn")
 READ_OPS = ("28", "88", "a8")
 WRITE_OPS = ("2a", "8a", "aa")
 SECTOR_BYTES = 512
-DEFAULT_CHUNK_ROWS = 1 << 21
+DEFAULT_CHUNK_ROWS = 1 << 18  # lines per block (~16 MB of MSR text): low memory, same speed
+#: The address limit: a request must end within 2^53 bytes (8 PiB, far beyond any volume; below it every
+#: offset is exact in a float64 and ``offset + size`` never overflows int64). Documented choice.
+MAX_ADDRESS_BYTES = 1 << 53
+#: Default largest request (bytes): 1 GiB, far above real block IOs (the MSR and CloudPhysics traces' largest are
+#: a few MB) and small enough that splitting one into 4 KB pages stays cheap. Documented choice; a reader
+#: argument (``max_request_bytes``) raises it.
+MAX_REQUEST_BYTES = 1 << 30
+#: Default tolerance for time going back (s): real MSR files have small timestamp inversions; one second is
+#: far above them and far below a corrupt or concatenated file's jump. Documented choice; a reader argument.
+MAX_TIME_INVERSION_S = 1.0
 
 
 class TraceFormatError(ValueError):
@@ -68,14 +84,14 @@ class _HashingReader(io.RawIOBase):
         return n
 
     def drain(self) -> str:
-        """Hash whatever the parser did not read (it may stop early on trailing bytes) and return the digest."""
+        """Hash whatever the parser did not read and return the digest."""
         while block := self._fh.read(1 << 20):
             self.sha256.update(block)
         return self.sha256.hexdigest()
 
 
 def _open_text(path: Path):
-    """(binary stream for the parser, hashing reader). Gzip is detected by magic bytes, not the suffix."""
+    """(binary stream for the parser, hashing reader, raw file). Gzip is detected by magic bytes, not the suffix."""
     raw = open(path, "rb")  # noqa: SIM115  (closed by the caller)
     hashing = _HashingReader(raw)
     head = raw.read(2)
@@ -91,121 +107,162 @@ def _check_errors_arg(errors: str) -> None:
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
 
 
-def _chunks(path: Path, *, names, usecols, dtype, header_probe: Callable[[str], bool], chunksize: int,
-            errors: str):
-    """Yield (chunk DataFrame, first 1-based line number of its rows, bad-line line numbers) and the digest.
-
-    Rows keep a ``_line`` column with their 1-based line number in the file. ``skip_blank_lines`` is off
-    so that every physical line is a row (a blank line is then a malformed row, not a silent gap).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such trace file")
-    if path.stat().st_size == 0:
-        raise TraceFormatError(f"{path}: empty file (no requests)")
-    stream, hashing, raw = _open_text(path)
-    try:
-        yield from _chunks_body(path, stream, hashing, names=names, dtype=dtype, header_probe=header_probe,
-                                chunksize=chunksize, errors=errors)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise TraceFormatError(f"{path}: corrupt or truncated gzip stream ({exc}); "
-                               f"refusing to return a short trace") from None
-    finally:
-        stream.close()
-        raw.close()
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
-def _chunks_body(path, stream, hashing, *, names, dtype, header_probe, chunksize, errors):
-    if True:
+def _line_blocks(stream, chunksize: int, read_bytes: int = 1 << 24):
+    """Yield ``(body, n_lines, None)``: ``body`` holds ``n_lines`` (``chunksize``, fewer at the end) complete
+    lines, each ending in ``\n``; then ``(b"", 0, tail)`` with the bytes after the file's last newline
+    (``b""`` when the file ends with one). Newlines are found by numpy, each byte once (no loop over lines)."""
+    pieces: list[bytes] = []   # bytes read since the last cut
+    count = 0                  # newlines in ``pieces``
+    while block := stream.read(read_bytes):
+        nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 0x0A)
+        while count + nl.size >= chunksize:  # a cut inside this block
+            need = chunksize - count
+            end = int(nl[need - 1]) + 1
+            yield b"".join([*pieces, block[:end]]), chunksize, None
+            block, nl, pieces, count = block[end:], nl[need:] - end, [], 0
+        pieces.append(block)
+        count += nl.size
+    rest = b"".join(pieces)
+    if count:
+        end = rest.rindex(b"\n") + 1
+        yield rest[:end], count, None
+        rest = rest[end:]
+    yield b"", 0, rest
+
+
+def _blocks(path: Path, stream, chunksize: int):
+    """``_line_blocks`` with gzip errors turned into :class:`TraceFormatError`."""
+    gen = _line_blocks(stream, chunksize)
+    while True:
         try:
-            first = stream.peek(4096) if hasattr(stream, "peek") else b""
-        except (EOFError, OSError, zlib.error) as exc:
-            raise TraceFormatError(f"{path}: corrupt or truncated gzip stream ({exc})") from None
-        first_line = first.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-        has_header = header_probe(first_line)
-        if not first_line and len(first) == 0:
-            raise TraceFormatError(f"{path}: empty trace (no lines)")
-        bad_lines: list[int] = []
+            item = next(gen)
+        except StopIteration:
+            return
+        except _GZIP_ERRORS as exc:
+            raise TraceFormatError(f"{path}: corrupt or truncated gzip stream ({exc}); "
+                                   f"refusing to return a short trace") from None
+        yield item
 
-        def on_warning(message: str) -> None:
-            # pandas' C parser: "Skipping line 17: expected 7 fields, saw 8"
-            for part in str(message).split("\n"):
+
+def _bad_line_numbers(caught) -> list[int]:
+    """1-based line numbers (within the parsed block) from pandas' "Skipping line 17: expected 7 fields"."""
+    out = []
+    for w in caught:
+        if issubclass(w.category, pd.errors.ParserWarning):
+            for part in str(w.message).split("\n"):
                 part = part.strip()
                 if part.startswith("Skipping line"):
-                    bad_lines.append(int(part.split()[2].rstrip(":")))
+                    out.append(int(part.split()[2].rstrip(":")))
+    return out
 
-        reader = pd.read_csv(
-            stream, header=None, names=list(names), dtype=dtype,
-            skiprows=1 if has_header else 0, chunksize=chunksize, engine="c", skip_blank_lines=False,
-            on_bad_lines="error" if errors == "raise" else "warn", na_filter=True, low_memory=True,
-        )
-        row0 = 1 + int(has_header)  # 1-based line number of the first data row
-        seen_bad = 0
-        while True:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", pd.errors.ParserWarning)
-                try:
-                    chunk = next(reader)
-                except StopIteration:
-                    break
-                except pd.errors.ParserError as exc:
-                    # "Error tokenizing data. C error: Expected 7 fields in line 5, saw 8"
-                    msg = str(exc)
-                    line = None
-                    if " in line " in msg:
-                        line = int(msg.split(" in line ")[1].split(",")[0])  # pandas counts skipped header rows
-                    where = f"line {line}" if line is not None else "a line"
-                    raise TraceFormatError(f"{path}: {where}: wrong number of fields "
-                                           f"(expected {len(names)}: {', '.join(names)}); {msg}") from None
-                except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                    raise TraceFormatError(f"{path}: corrupt or truncated gzip stream ({exc}); "
-                                           f"refusing to return a short trace") from None
-                except UnicodeDecodeError as exc:
-                    raise TraceFormatError(f"{path}: not a text CSV ({exc})") from None
-            for w in caught:
-                if issubclass(w.category, pd.errors.ParserWarning):
-                    on_warning(str(w.message))
-            # Line numbers: rows are consecutive lines except for lines the parser skipped as bad.
-            n = len(chunk)
-            new_bad = sorted(bad_lines[seen_bad:])
-            seen_bad = len(bad_lines)
-            lines = row0 + np.arange(n, dtype=np.int64)
-            if new_bad:
-                # each skipped line before a row shifts that row's line number by one
-                bad = np.asarray(new_bad, dtype=np.int64)
-                shift = np.zeros(n, dtype=np.int64)
-                for b in bad:  # a handful of bad lines per chunk; not a loop over requests
-                    shift[lines + shift >= b] += 1
-                lines = lines + shift
-            chunk["_line"] = lines
-            row0 = int(lines[-1]) + 1 if n else row0 + len(new_bad)
-            yield chunk, len(new_bad)
-        digest = hashing.drain()
-        yield None, digest
+
+def _parse_block(path: Path, body: bytes, first_line: int, *, names, dtype, errors: str, extra: bool = False):
+    """Parse complete lines ``body`` (the first is line ``first_line`` of the file) with pandas' C parser.
+
+    Returns ``(chunk, n_bad)``: a DataFrame with a ``_line`` column (1-based file line of each row);
+    ``n_bad`` lines with a wrong number of fields were dropped (``errors="skip"``). Quotes are ordinary
+    characters and only ``\n`` ends a line, so that every physical line is one row (a blank line is a
+    malformed row, not a gap).
+
+    pandas takes the first line's number of fields as the width: a later line with more fields is a bad
+    line, but a *first* line with more is silently cut to the format's fields (``index_col=False``) with
+    a warning. Then ``chunk`` is ``None`` and the caller parses again with ``extra=True``: one more column,
+    ``_extra``, holds a field beyond the format's (missing on good rows).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        try:
+            chunk = pd.read_csv(
+                io.BytesIO(body), header=None, names=[*names, "_extra"] if extra else list(names), dtype=dtype,
+                engine="c", index_col=False,
+                skip_blank_lines=False, quoting=csv.QUOTE_NONE, lineterminator="\n", encoding="utf-8",
+                on_bad_lines="error" if errors == "raise" else "warn", na_filter=True, low_memory=False,
+            )
+        except pd.errors.ParserError as exc:
+            # "Error tokenizing data. C error: Expected 8 fields in line 5, saw 9" (8: the format's + _extra)
+            msg = str(exc)
+            where = "a line"
+            if " in line " in msg:
+                where = f"line {first_line - 1 + int(msg.split(' in line ')[1].split(',')[0])}"
+            raise TraceFormatError(f"{path}: {where}: wrong number of fields (expected {len(names)}: "
+                                   f"{', '.join(names)})") from None
+        except UnicodeDecodeError:
+            try:
+                body.decode("utf-8")
+                pos = 0
+            except UnicodeDecodeError as exc:
+                pos = exc.start
+            line = first_line + body.count(b"\n", 0, pos)
+            raise TraceFormatError(f"{path}: line {line}: not UTF-8 text (byte {body[pos:pos + 1]!r}); "
+                                   f"not a text CSV trace") from None
+    if not extra and any("Length of header or names does not match" in str(w.message) for w in caught):
+        return None, 0
+    bad = np.asarray(sorted(first_line - 1 + b for b in _bad_line_numbers(caught)), dtype=np.int64)
+    n = len(chunk)
+    # rows are consecutive lines except the ones pandas skipped: row i is the i-th line not in ``bad``
+    all_lines = first_line + np.arange(n + bad.size, dtype=np.int64)
+    lines = np.setdiff1d(all_lines, bad, assume_unique=True) if bad.size else all_lines
+    chunk["_line"] = lines[:n]
+    return chunk, int(bad.size)
 
 
 def _fail_or_mask(path: Path, bad: np.ndarray, lines: np.ndarray, field: str, why: str, errors: str,
                   keep: np.ndarray) -> None:
     """Raise for the first bad row (errors="raise") or drop the bad rows from ``keep`` (errors="skip")."""
+    bad = np.asarray(bad, dtype=bool) & keep  # a row already dropped is not reported twice
     if not bad.any():
         return
     if errors == "raise":
         line = int(lines[np.argmax(bad)])
-        raise TraceFormatError(f"{path}: line {line}: field {field!r}: {why}")
+        raise TraceFormatError(f"{path}: line {line}: " + (f"field {field!r}: " if field else "") + why)
     keep &= ~bad
 
 
-def _numeric(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 values, bad mask) of a column parsed as integers; non-numeric or missing entries are bad."""
-    if pd.api.types.is_integer_dtype(col.dtype) and not col.hasnans:
-        return col.to_numpy(np.int64), np.zeros(len(col), bool)
-    num = pd.to_numeric(col, errors="coerce")
-    arr = num.to_numpy(np.float64, na_value=np.nan)
-    bad = ~np.isfinite(arr) | (arr != np.round(arr))
-    out = np.where(bad, 0, arr).astype(np.int64)
-    if pd.api.types.is_integer_dtype(num.dtype):  # keep exact int64 (no float round trip) where possible
-        out = np.where(bad, 0, num.fillna(0).to_numpy(np.int64))
-    return out, bad
+_INT64_MAX_DIGITS = str(np.iinfo(np.int64).max)  # "9223372036854775807"
+_INT_LITERAL = r"^[ \t]*([+-]?)0*([0-9]+)[ \t]*$"
+#: Integers a float64 holds exactly (a field written as ``4096.0`` or ``1e3`` is accepted up to here).
+_FLOAT_EXACT = 2 ** 53
+
+
+def _numeric(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(int64 values, not-an-integer mask, out-of-range mask) of a column of integers, exactly.
+
+    The fast path is pandas' own int64 column. Otherwise (the block held a missing field, a decimal, junk
+    or a number beyond int64) the column was read as text and each entry is parsed here: an integer
+    literal (ASCII digits, optional sign and surrounding blanks) exactly when it fits int64 (out of range
+    otherwise); any other number (``4096.0``, ``1e3``) only when it is a whole number of at most 2^53 in
+    magnitude (a float64 is exact there; out of range beyond it).
+    """
+    n = len(col)
+    if pd.api.types.is_integer_dtype(col.dtype) and col.dtype.kind == "i" and not col.hasnans:
+        return col.to_numpy(np.int64), np.zeros(n, bool), np.zeros(n, bool)
+    missing = col.isna().to_numpy()
+    text = col.astype(object).where(~missing, "").astype(str)
+    parts = text.str.extract(_INT_LITERAL)
+    is_int = parts[1].notna().to_numpy()
+    digits = parts[1].fillna("").to_numpy(dtype=object)
+    ndig = parts[1].str.len().fillna(0).to_numpy(np.int64)
+    neg = (parts[0].fillna("") == "-").to_numpy()
+    fits = is_int & ((ndig < 19) | ((ndig == 19) & ~neg & (digits.astype(str) <= _INT64_MAX_DIGITS)))
+    out = np.zeros(n, np.int64)
+    if fits.any():
+        out[fits] = pd.to_numeric(pd.Series(digits[fits]), errors="raise").to_numpy(np.int64)
+        out[fits & neg] *= -1
+    big = is_int & ~fits
+    other = ~is_int & ~missing
+    bad = missing.copy()
+    if other.any():
+        num = pd.to_numeric(text[other], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        finite_whole = np.isfinite(num) & (num == np.round(num))
+        exact = finite_whole & (np.abs(num) <= _FLOAT_EXACT)
+        idx = np.flatnonzero(other)
+        out[idx[exact]] = num[exact].astype(np.int64)
+        bad[idx[~finite_whole]] = True
+        big[idx[finite_whole & ~exact]] = True
+    return out, bad, big
 
 
 def make_dataset(time_s, offset, size, is_write, *, name: str, source: str, sha256: str = "",
@@ -238,68 +295,165 @@ def _category_codes(col: pd.Series, table: dict[str, int]) -> np.ndarray:
     return lut[col.cat.codes.to_numpy()]  # code -1 (missing) maps to the trailing -1
 
 
-def _read_chunked(path: str | Path, *, columns: tuple[str, ...] | list[str], dtype: dict,
-                  header_probe: Callable[[str], bool], parse, ticks_per_s: int, source: str, name: str | None,
-                  errors: str, chunksize: int) -> xr.Dataset:
-    """The readers' shared loop: chunks of the C parser, the short-line check, per-format ``parse``, skip counts.
+def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, numeric: tuple[str, ...],
+                  header_probe: Callable[[str], bool], parse, ticks_per_s: int, time_field: str, source: str,
+                  name: str | None, errors: str, chunksize: int, max_request_bytes: int,
+                  max_time_inversion_s: float) -> xr.Dataset:
+    """The readers' shared loop: blocks of lines, the C parser, the field-count checks, per-format ``parse``,
+    the end-of-file check, then the file-level time rule (:func:`_finish`).
 
-    ``parse(chunk, fail)`` returns ``(ticks, offset_bytes, size_bytes, is_write)`` arrays for the chunk and
-    reports each bad field with ``fail(bad_mask, field, why)`` (raises, or masks the line with ``errors="skip"``).
+    ``parse(chunk, fail, max_request_bytes)`` returns ``(ticks, offset_bytes, size_bytes, is_write)`` arrays
+    for the chunk and reports each bad field with ``fail(bad_mask, field, why)`` (raises, or drops the line
+    with ``errors="skip"``).
     """
     _check_errors_arg(errors)
+    if int(chunksize) < 1:
+        raise ValueError(f"chunksize must be a positive number of lines, got {chunksize!r}")
+    if not int(max_request_bytes) >= 1:
+        raise ValueError(f"max_request_bytes must be a positive number of bytes, got {max_request_bytes!r}")
+    if not (np.isfinite(max_time_inversion_s) and max_time_inversion_s >= 0):
+        raise ValueError(f"max_time_inversion_s must be a number of seconds >= 0, got {max_time_inversion_s!r}")
     path = Path(path)
-    parts: tuple[list, list, list, list] = ([], [], [], [])
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such trace file")
+    if path.stat().st_size == 0:
+        raise TraceFormatError(f"{path}: empty file (no requests)")
+    parts: tuple[list, ...] = ([], [], [], [], [])
     n_skipped = 0
-    digest = ""
-    gen = _chunks(path, names=columns, usecols=columns, dtype=dtype, header_probe=header_probe,
-                  chunksize=chunksize, errors=errors)
-    for chunk, extra in gen:
-        if chunk is None:
-            digest = extra
-            break
-        n_skipped += extra
-        lines = chunk["_line"].to_numpy()
-        keep = np.ones(len(chunk), bool)
+    line0 = 1              # file line number of the next block's first line
+    header_done = False
+    stream, hashing, raw = _open_text(path)
+    try:
+        for body, n_lines, tail in _blocks(path, stream, int(chunksize)):
+            if tail is not None:  # the end of the file: bytes after the last newline
+                if tail.startswith(b"\xef\xbb\xbf") and line0 == 1:
+                    tail = tail[3:]
+                if not tail:
+                    break
+                if line0 == 1 and header_probe(tail.decode("utf-8", "replace").strip()):
+                    break  # a header line alone, without a newline: no requests (reported below)
+                if errors == "raise":
+                    raise TraceFormatError(
+                        f"{path}: line {line0}: the file does not end with a newline, so its last line may have "
+                        f"been cut short (a truncated download or copy?); if that line is complete, end the file "
+                        f"with a newline")
+                n_skipped += 1
+                break
+            if line0 == 1:
+                if body.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the first line
+                    body = body[3:]
+                cut = body.index(b"\n")
+                first = body[:cut].decode("utf-8", "replace").strip()
+                if not header_done and header_probe(first):
+                    body = body[cut + 1:]
+                    line0 += 1
+                    n_lines -= 1
+                header_done = True
+            if n_lines == 0:
+                continue
+            if b"\r" in body:
+                body = body.replace(b"\r\n", b"\n")  # Windows line ends (a lone CR stays, a bad field)
+            chunk, n_bad = _parse_block(path, body, line0, names=columns, dtype=dtype, errors=errors)
+            extra = chunk is None
+            dirty = list(numeric) if extra else [c for c in numeric
+                                                 if not (chunk[c].dtype.kind == "i" and not chunk[c].hasnans)]
+            if dirty:  # exact integers: reread this block's numeric columns as text (see _numeric)
+                chunk, n_bad = _parse_block(path, body, line0, names=columns, errors=errors, extra=extra,
+                                            dtype={**dtype, **{c: str for c in dirty}})
+            line0 += n_lines
+            n_skipped += n_bad
+            lines = chunk["_line"].to_numpy()
+            keep = np.ones(len(chunk), bool)
 
-        def fail(bad, field, why, lines=lines, keep=keep):
-            _fail_or_mask(path, bad, lines, field, why, errors, keep)
+            def fail(bad, field, why, lines=lines, keep=keep):
+                _fail_or_mask(path, bad, lines, field, why, errors, keep)
 
-        # A short line leaves trailing fields missing: check the last field first.
-        last = columns[-1]
-        fail(chunk[last].isna().to_numpy(), last, f"missing (a line needs {len(columns)} fields: {','.join(columns)})")
-        fields = parse(chunk, fail)
-        n_skipped += int((~keep).sum())
-        for acc, arr in zip(parts, fields):
-            acc.append(arr[keep])
-    return _finish(path, *parts, ticks_per_s, name=name, source=source, sha256=digest, n_skipped=n_skipped)
+            if extra:
+                fail(chunk["_extra"].notna().to_numpy(), None,
+                     f"wrong number of fields: too many (expected {len(columns)}: {', '.join(columns)})")
+            # A short line leaves trailing fields missing: check the last field first.
+            last = columns[-1]
+            fail(chunk[last].isna().to_numpy(), last,
+                 f"missing (a line needs {len(columns)} fields: {','.join(columns)})")
+            fields = parse(chunk, fail, int(max_request_bytes))
+            n_skipped += int((~keep).sum())
+            for acc, arr in zip(parts, (*fields, lines)):
+                acc.append(arr[keep])
+        digest = hashing.drain()
+    finally:
+        stream.close()
+        raw.close()
+    return _finish(path, *parts, ticks_per_s, time_field=time_field, name=name, source=source, sha256=digest,
+                   n_skipped=n_skipped, max_time_inversion_s=float(max_time_inversion_s))
 
 
-def _parse_msr(chunk: pd.DataFrame, fail) -> tuple[np.ndarray, ...]:
-    ts, bad = _numeric(chunk["Timestamp"])
-    fail(bad, "Timestamp", "expected an integer Windows FILETIME")
-    off, bad = _numeric(chunk["Offset"])
+def _check_extent(fail, off: np.ndarray, sz: np.ndarray, max_request_bytes: int, size_field: str,
+                  offset_field: str) -> None:
+    """The limits every request obeys: ``size <= max_request_bytes`` and ``offset + size <= MAX_ADDRESS_BYTES``."""
+    fail(sz > max_request_bytes, size_field,
+         f"larger than the limit of {max_request_bytes} bytes per request (max_request_bytes; the default, "
+         f"{MAX_REQUEST_BYTES} bytes = 1 GiB, is far above any real block IO; pass a larger max_request_bytes "
+         f"to read it)")
+    over = off > MAX_ADDRESS_BYTES - np.minimum(np.maximum(sz, 0), MAX_ADDRESS_BYTES)  # off + sz, without overflow
+    fail(over, offset_field, "out of range: the request (offset + size) ends beyond the address limit of 2^53 "
+                             "bytes (8 PiB)")
+
+
+def _parse_msr(chunk: pd.DataFrame, fail, max_request_bytes: int) -> tuple[np.ndarray, ...]:
+    ts, bad, big = _numeric(chunk["Timestamp"])
+    fail(bad, "Timestamp", "expected an integer Windows FILETIME (100 ns ticks)")
+    fail(big | (ts < 0), "Timestamp", "out of range: a Windows FILETIME is an integer in [0, 2^63 - 1]")
+    off, bad, big = _numeric(chunk["Offset"])
     fail(bad | (off < 0), "Offset", "expected a non-negative integer byte offset")
-    sz, bad = _numeric(chunk["Size"])
+    fail(big | (off > MAX_ADDRESS_BYTES), "Offset", "out of range: offsets are at most 2^53 bytes (8 PiB)")
+    sz, bad, big = _numeric(chunk["Size"])
     fail(bad | (sz <= 0), "Size", "expected a positive integer size in bytes")
+    fail(big, "Size", f"out of range: larger than the limit of {max_request_bytes} bytes per request")
+    _check_extent(fail, off, sz, max_request_bytes, "Size", "Offset")
     code = _category_codes(chunk["Type"], {"read": 0, "write": 1})
     fail(code < 0, "Type", "expected 'Read' or 'Write'")
     return ts, off, sz, code == 1
 
 
-def _parse_cloudphysics(chunk: pd.DataFrame, fail) -> tuple[np.ndarray, ...]:
-    t, bad = _numeric(chunk["time"])
+def _parse_cloudphysics(chunk: pd.DataFrame, fail, max_request_bytes: int) -> tuple[np.ndarray, ...]:
+    t, bad, big = _numeric(chunk["time"])
     fail(bad, "time", "expected an integer number of seconds")
-    sz, bad = _numeric(chunk["size"])
+    fail(big | (t < 0), "time", "out of range: time is a number of seconds in [0, 2^63 - 1]")
+    sz, bad, big = _numeric(chunk["size"])
     fail(bad | (sz <= 0), "size", "expected a positive integer size in bytes")
-    lbn, bad = _numeric(chunk["lbn"])
+    fail(big, "size", f"out of range: larger than the limit of {max_request_bytes} bytes per request")
+    lbn, bad, big = _numeric(chunk["lbn"])
     fail(bad | (lbn < 0), "lbn", "expected a non-negative integer sector number")
+    fail(big | (lbn > MAX_ADDRESS_BYTES // SECTOR_BYTES), "lbn",
+         f"out of range: lbn x {SECTOR_BYTES} bytes must stay within the address limit of 2^53 bytes (8 PiB)")
+    off = np.where(lbn > MAX_ADDRESS_BYTES // SECTOR_BYTES, 0, lbn) * SECTOR_BYTES  # no int64 wrap-around
+    _check_extent(fail, off, sz, max_request_bytes, "size", "lbn")
     code = _category_codes(chunk["op"], {**{o: 0 for o in READ_OPS}, **{o: 1 for o in WRITE_OPS}})
     fail(code < 0, "op", f"expected a SCSI read ({'/'.join(READ_OPS)}) or write ({'/'.join(WRITE_OPS)}) opcode")
-    return t, lbn * SECTOR_BYTES, sz, code == 1
+    return t, off, sz, code == 1
+
+
+_RULES_DOC = """
+    Every reader enforces the same rules (a :class:`TraceFormatError` names the file, the 1-based line,
+    the header being line 1, and the field):
+
+    - every line has exactly the format's fields (a line with more is an error, never a shifted row);
+    - integers are exact int64 (a value beyond is out of range, never wrapped or rounded);
+    - ``size`` is in ``[1, max_request_bytes]`` (default :data:`MAX_REQUEST_BYTES`, 1 GiB) and a request
+      ends within :data:`MAX_ADDRESS_BYTES` (2^53 bytes, 8 PiB);
+    - timestamps are >= 0 and **time does not go back** by more than ``max_time_inversion_s``
+      (default :data:`MAX_TIME_INVERSION_S`, 1 s) from the latest earlier timestamp. Real MSR files
+      have small inversions; such a request gets the latest time so far (``time`` is then
+      non-decreasing, which every consumer assumes; ``attrs["n_time_clamped"]`` counts them). A larger
+      step back (a negative timestamp, two files concatenated) is an error under both ``errors`` modes;
+    - the file ends with a newline (otherwise the last line may have been cut short: an error, or that
+      line is skipped with ``errors="skip"``); a UTF-8 byte-order mark before the first line is ignored.
+"""
 
 
 def read_msr(path: str | Path, *, errors: str = "raise", name: str | None = None,
-             chunksize: int = DEFAULT_CHUNK_ROWS) -> xr.Dataset:
+             chunksize: int = DEFAULT_CHUNK_ROWS, max_request_bytes: int | None = None,
+             max_time_inversion_s: float | None = None) -> xr.Dataset:
     """Read an MSR Cambridge trace (``<host>_<disk>.csv`` or ``.csv.gz``; SNIA IOTTA set 388).
 
     Columns ``Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime``; ``Timestamp`` is a Windows
@@ -311,13 +465,18 @@ def read_msr(path: str | Path, *, errors: str = "raise", name: str | None = None
     dropped with ``errors="skip"`` (their count in ``attrs["n_skipped"]``).
     """
     return _read_chunked(path, columns=MSR_COLUMNS, dtype={"Hostname": "category", "Type": "category"},
+                         numeric=("Timestamp", "Offset", "Size"),
                          header_probe=lambda line: line.lower().startswith("timestamp"), parse=_parse_msr,
-                         ticks_per_s=FILETIME_TICKS_PER_S, source="msr", name=name, errors=errors,
-                         chunksize=chunksize)
+                         ticks_per_s=FILETIME_TICKS_PER_S, time_field="Timestamp", source="msr", name=name,
+                         errors=errors, chunksize=chunksize,
+                         max_request_bytes=MAX_REQUEST_BYTES if max_request_bytes is None else max_request_bytes,
+                         max_time_inversion_s=(MAX_TIME_INVERSION_S if max_time_inversion_s is None
+                                               else max_time_inversion_s))
 
 
 def read_cloudphysics(path: str | Path, *, errors: str = "raise", name: str | None = None,
-                      chunksize: int = DEFAULT_CHUNK_ROWS) -> xr.Dataset:
+                      chunksize: int = DEFAULT_CHUNK_ROWS, max_request_bytes: int | None = None,
+                      max_time_inversion_s: float | None = None) -> xr.Dataset:
     """Read the libCacheSim CloudPhysics CSV (``version,time,op,size,lbn``).
 
     ``time`` is whole seconds, ``op`` a SCSI opcode in hex (28/88/a8 reads, 2a/8a/aa writes), ``size``
@@ -325,17 +484,38 @@ def read_cloudphysics(path: str | Path, *, errors: str = "raise", name: str | No
     detected); malformed lines raise :class:`TraceFormatError` or are skipped as in :func:`read_msr`.
     """
     return _read_chunked(path, columns=CLOUDPHYSICS_COLUMNS, dtype={"op": "category"},
+                         numeric=("time", "size", "lbn"),
                          header_probe=lambda line: line.lower().startswith("version"), parse=_parse_cloudphysics,
-                         ticks_per_s=1, source="cloudphysics", name=name, errors=errors, chunksize=chunksize)
+                         ticks_per_s=1, time_field="time", source="cloudphysics", name=name, errors=errors,
+                         chunksize=chunksize,
+                         max_request_bytes=MAX_REQUEST_BYTES if max_request_bytes is None else max_request_bytes,
+                         max_time_inversion_s=(MAX_TIME_INVERSION_S if max_time_inversion_s is None
+                                               else max_time_inversion_s))
 
 
-def _finish(path: Path, ticks, offs, sizes, writes, ticks_per_s: int, *, name, source, sha256,
-            n_skipped) -> xr.Dataset:
+read_msr.__doc__ += _RULES_DOC
+read_cloudphysics.__doc__ += _RULES_DOC
+
+
+def _finish(path: Path, ticks, offs, sizes, writes, lines, ticks_per_s: int, *, time_field: str, name, source,
+            sha256, n_skipped, max_time_inversion_s: float) -> xr.Dataset:
     t = np.concatenate(ticks) if ticks else np.zeros(0, np.int64)
     if t.size == 0:
         raise TraceFormatError(f"{path}: no valid requests"
                                + (f" ({n_skipped} malformed lines skipped)" if n_skipped else ""))
-    time_s = (t - t[0]).astype(np.float64) / ticks_per_s
+    line = np.concatenate(lines)
+    latest = np.maximum.accumulate(t)
+    back = latest - t                       # >= 0; both in [0, 2^63 - 1]: no overflow
+    tol = int(np.floor(max_time_inversion_s * ticks_per_s))
+    if (back > tol).any():
+        i = int(np.argmax(back > tol))
+        j = int(np.argmax(t[: i + 1] == latest[i]))
+        raise TraceFormatError(
+            f"{path}: line {int(line[i])}: field {time_field!r}: time goes back {back[i] / ticks_per_s:g} s from "
+            f"line {int(line[j])}'s; a trace may go back at most max_time_inversion_s = {max_time_inversion_s:g} s "
+            f"(small inversions get the latest earlier time; a larger one means a corrupt, concatenated or "
+            f"unsorted file)")
+    time_s = (latest - latest[0]).astype(np.float64) / ticks_per_s
     return make_dataset(time_s, np.concatenate(offs), np.concatenate(sizes), np.concatenate(writes),
                         name=name or _default_name(path), source=source, sha256=sha256,
-                        n_skipped=int(n_skipped), path=str(path))
+                        n_skipped=int(n_skipped), n_time_clamped=int((back > 0).sum()), path=str(path))

@@ -1,11 +1,13 @@
 """The workloads of the ARA chapter (thesis Ch. 3): MMPP(2) arrival streams and hyperexponential services.
 
 - Sec. 3.1, Fig. 3: three MMPP(2) arrival processes with one mean inter-arrival time and indices of
-  dispersion I = 313.5, 32.25, 1 (:func:`mmpp_arrivals`, fitted by :func:`tieringlab.models.mmpp.fit_mmpp2`);
+  dispersion I = 313.5, 32.25, 1 (:func:`bursty_mmpp`: :func:`tieringlab.models.mmpp.fit_mmpp2` with the
+  burst phase given by its share of jobs and the burst/idle rate ratio; :func:`mmpp_arrivals` samples one);
 - Sec. 3.2.3-3.2.4: the phased burst/idle workload (:func:`phased_mmpp`; about half of the jobs in
   bursts, mean burst 6 s), sampled with its true phases by :func:`tieringlab.models.mmpp.sample_with_phases`;
 - services: the thesis gives none; a 2-phase hyperexponential with balanced means and a chosen SCV
-  (:func:`h2_balanced`, :func:`sample_services`), and the Pollaczek-Khinchine relations that tie the
+  (:func:`h2_balanced`, :func:`sample_services`, :func:`sample_services_many` for many rows; SCV 1 is
+  exponential), and the Pollaczek-Khinchine relations that tie the
   SCV and E[S] to a published mean response (:func:`mean_service_s`, :func:`scv_from_rand_response`).
 
 The documented readings of the thesis (time scale, SCV anchor, MMPP shape) are parameters of the
@@ -18,11 +20,12 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from tieringlab.models.mmpp import MMPP2, fit_mmpp2, sample_with_phases
 
-__all__ = ["mean_service_s", "scv_from_rand_response", "h2_balanced", "sample_services", "mmpp_arrivals",
-           "phased_mmpp"]
+__all__ = ["mean_service_s", "scv_from_rand_response", "h2_balanced", "sample_services", "sample_services_many",
+           "mmpp_arrivals", "burst_time_share", "bursty_mmpp", "phased_mmpp"]
 
 
 def mean_service_s(n_sites: int, utilization: float, mean_interarrival_s: float) -> float:
@@ -62,6 +65,51 @@ def sample_services(key, n: int, mean: float, scv: float) -> jax.Array:
     return jax.random.exponential(k2, (n,)) * jnp.where(ph, m1, m2)
 
 
+def sample_services_many(key, n: int, means, scvs) -> jax.Array:
+    """``(R, n)`` H2 service times, row r with mean ``means[r]`` and SCV ``scvs[r]`` (each >= 1; 1 is
+    exponential), from ``jax.random.split(key, R)[r]``: :func:`h2_balanced`'s parameters as array
+    expressions, one vmapped draw for all rows."""
+    means = jnp.asarray(means, jnp.float64)
+    scvs = jnp.asarray(scvs, jnp.float64)
+    if means.ndim != 1 or scvs.shape != means.shape:
+        raise ValueError(f"means and scvs must be 1-D of the same length; got {means.shape} and {scvs.shape}")
+    if not bool(jnp.all(scvs >= 1.0)):
+        raise ValueError(f"scvs must be >= 1 for a hyperexponential; got {np.asarray(scvs)}")
+    if not bool(jnp.all(means > 0)):
+        raise ValueError(f"means must be > 0 seconds; got {np.asarray(means)}")
+    p1 = 0.5 * (1.0 + jnp.sqrt((scvs - 1.0) / (scvs + 1.0)))
+    m1, m2 = means / (2.0 * p1), means / (2.0 * (1.0 - p1))
+
+    def one(k, a, b, q):
+        k1, k2 = jax.random.split(k)
+        ph = jax.random.uniform(k1, (n,)) < q
+        return jax.random.exponential(k2, (n,)) * jnp.where(ph, a, b)
+
+    return jax.vmap(one)(jax.random.split(key, means.shape[0]), m1, m2, p1)
+
+
+def burst_time_share(jobs_in_burst: float, rate_ratio: float) -> float:
+    """Share of *time* in the high-rate phase of an MMPP(2) with rate ratio ``R = lam1 / lam2`` whose
+    high-rate phase receives a share ``f`` of the *jobs*: ``p = f / (R - f (R - 1))`` (from
+    ``f = p lam1 / (p lam1 + (1 - p) lam2)``)."""
+    f, R = float(jobs_in_burst), float(rate_ratio)
+    if not 0 < f < 1:
+        raise ValueError(f"jobs_in_burst must lie in (0, 1); got {jobs_in_burst!r}")
+    if not R > 1:
+        raise ValueError(f"rate_ratio must be > 1; got {rate_ratio!r}")
+    return f / (R - f * (R - 1.0))
+
+
+def bursty_mmpp(mean_interarrival_s: float, index_of_dispersion: float, jobs_in_burst: float,
+                rate_ratio: float) -> MMPP2:
+    """The MMPP(2) of Fig. 3 (thesis Sec. 3.1) with mean inter-arrival time E[A] and index of dispersion
+    I, parameterised by the share of jobs in its high-rate ("burst") phase and the burst/idle rate
+    ratio: :func:`tieringlab.models.mmpp.fit_mmpp2` with ``burst_fraction = burst_time_share(f, R)``
+    (I then sets how fast the phases switch: a larger I, longer bursts)."""
+    return fit_mmpp2(mean_interarrival_s, index_of_dispersion,
+                     burst_fraction=burst_time_share(jobs_in_burst, rate_ratio), rate_ratio=rate_ratio)
+
+
 def mmpp_arrivals(key, n: int, mean_interarrival_s: float, index_of_dispersion: float, *,
                   burst_fraction: float = 0.1, rate_ratio: float = 10.0, with_phase: bool = False):
     """Arrival times (s) of ``n`` jobs from the MMPP(2) fitted to (mean, I) by ``models.mmpp.fit_mmpp2``
@@ -78,8 +126,8 @@ def phased_mmpp(mean_interarrival_s: float, jobs_in_burst: float, burst_s: float
     ``p = f / (R - f (R - 1))``; ``r12 = 1 / burst_s`` (mean burst length), ``r21 = p r12 / (1 - p)``,
     ``lam2 = lambda / (p R + 1 - p)``, ``lam1 = R lam2``.
     """
-    f, R = float(jobs_in_burst), float(rate_ratio)
-    p = f / (R - f * (R - 1.0))
+    R = float(rate_ratio)
+    p = burst_time_share(jobs_in_burst, R)
     lam = 1.0 / float(mean_interarrival_s)
     lam2 = lam / (p * R + 1.0 - p)
     r12 = 1.0 / float(burst_s)
