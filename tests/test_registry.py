@@ -27,7 +27,7 @@ def test_every_paper_name_is_registered_once_with_its_kind():
     assert registry.names("trace") == ["ARC", "CAR", "FlashCache", "FlashCache pass 2", "G1-vFRM", "G2-vFRM",
                                        "HDD only", "LRU", "OTF-AST", "OTF-AST without write-back", "static tiering",
                                        "vFRM"]
-    assert registry.names("queueing") == ["ARA", "ARA_OPT", "ARA_PRED", "Qlen", "Rand"]
+    assert registry.names("queueing") == ["ARA", "ARA_OPT", "ARA_PRED", "LMST", "NMST", "Qlen", "Rand", "SMST"]
     for name in registry.names():
         spec = registry.get(name)
         assert spec.name == name and spec.kind in contract.KINDS and spec.source

@@ -16,6 +16,12 @@ becomes free before the first job; ``-inf`` for an empty server). The per-site v
 by (site, arrival) and runs a *segmented* cumulative sum and maximum (``lax.associative_scan`` with
 segment flags), so many sites cost one sort.
 
+Non-preemptive priority, one server (thesis Sec. 4.1.2.2, Fig. 12: one disk queue split into logical
+buffers served by SLA priority, FIFO inside a buffer): :func:`priority_response_times`. The per-class
+Lindley structure does not survive priorities (which class the server takes depends on all earlier
+choices), so the jobs are walked in *service order* with a small carry: one pointer per class to its
+oldest waiting job, and the time the server frees (a compiled loop, or a ``lax.scan``; see there).
+
 LMST (thesis Sec. 4.1.2.2, Table 3 notation): disk ``D_j`` with average service rate ``mu_{D_j}``
 and average I/O size ``s_{D_j}``; ALUN ``A_i`` with arrival rate ``lambda_{A_i}``; the disk's single
 I/O queue is split into ``l`` consecutive logical buffers ``Q_{j,1..l}``, buffer ``Q_{j,k}`` serving
@@ -51,6 +57,9 @@ __all__ = [
     "lmst_response_time",
     "lmst_sla_constraint",
     "priority_mean_response",
+    "PRIORITY_ENGINES",
+    "priority_departure_times",
+    "priority_response_times",
     "erlang_c",
     "mmc_mean_wait",
     "mmc_mean_response",
@@ -447,6 +456,139 @@ def priority_mean_response(lam, mean_s, scv_s):
     sigma = jnp.cumsum(rho)
     sigma_prev = sigma - rho
     return es + R / ((1.0 - sigma_prev) * (1.0 - sigma))
+
+
+# ----------------------------------------------------------------------------- non-preemptive priority
+
+#: Engines of :func:`priority_departure_times`: "auto" (numba on JAX's CPU backend, the JAX scan
+#: elsewhere), "numba" (a compiled loop, :mod:`tieringlab.models._queue_native`), "jax" (a jitted
+#: ``lax.scan`` over the jobs in service order). Same departures, bit for bit.
+PRIORITY_ENGINES = ("auto", "numba", "jax")
+
+
+def _check_priority_jobs(arrival_times, service_times, priority, n_classes):
+    """Validated float64 arrivals/services and dense class ranks (0 = served first); ValueError naming
+    the parameter otherwise."""
+    _check_jobs(arrival_times, service_times, need_sorted=True)
+    a = np.asarray(arrival_times, dtype=np.float64)
+    s = np.asarray(service_times, dtype=np.float64)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("service_times must be finite (seconds)")
+    pr = np.asarray(priority)
+    if pr.shape != a.shape:
+        raise ValueError(f"priority must have one entry per job ({a.shape[0]}); got shape {pr.shape}")
+    if pr.size and (pr.dtype == bool or not np.issubdtype(pr.dtype, np.integer)):
+        raise ValueError(f"priority must hold integers (smaller = served first); got dtype {pr.dtype}")
+    if n_classes is not None:
+        if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
+            raise ValueError(f"n_classes must be a positive int; got {n_classes!r}")
+        if pr.size and (pr.min() < 0 or pr.max() >= n_classes):
+            bad = int(np.flatnonzero((pr < 0) | (pr >= n_classes))[0])
+            raise ValueError(f"priority must lie in the classes [0, n_classes) = [0, {n_classes}); "
+                             f"priority[{bad}] = {int(pr[bad])}")
+        rank, k = pr.astype(np.int64), int(n_classes)
+    else:
+        levels, rank = np.unique(pr, return_inverse=True)      # dense ranks: any integers allowed
+        rank, k = rank.astype(np.int64).reshape(a.shape), max(int(levels.size), 1)
+    return a, s, rank, k
+
+
+@functools.partial(jax.jit, static_argnames=("n_classes",))
+def _priority_scan(a, s, rank, t0, n_classes):
+    """``lax.scan`` over the jobs in service order; carry: the time the server frees and, per class,
+    the position of its oldest unserved job in the class-sorted job list (the FIFO buffers)."""
+    n = a.shape[0]
+    order = jnp.argsort(rank, stable=True)                       # class by class, input order inside
+    counts = jnp.zeros(n_classes, jnp.int64).at[rank].add(1)
+    seg_end = jnp.cumsum(counts)
+    seg_start = seg_end - counts
+    a_o = a[order]
+
+    def step(carry, _):
+        t, ptr = carry
+        idx = seg_start + ptr
+        has = idx < seg_end
+        ha = jnp.where(has, a_o[jnp.minimum(idx, n - 1)], jnp.inf)   # each class's oldest waiting job
+        t_start = jnp.where(jnp.any(ha <= t), t, jnp.min(ha))          # idle: until the next arrival
+        k = jnp.argmax(has & (ha <= t_start))                          # smallest class waiting at t_start
+        j = order[jnp.minimum(idx[k], n - 1)]
+        d = jnp.maximum(t_start, a[j]) + s[j]
+        return (d, ptr.at[k].add(1)), (j, d)
+
+    _, (jobs, deps) = jax.lax.scan(step, (t0, jnp.zeros(n_classes, jnp.int64)), None, length=n, unroll=8)
+    return jnp.zeros(n).at[jobs].set(deps)
+
+
+def _resolve_engine(engine: str) -> str:
+    if engine not in PRIORITY_ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, PRIORITY_ENGINES))}; got {engine!r}")
+    if engine == "auto":
+        return "numba" if jax.default_backend() == "cpu" else "jax"
+    return engine
+
+
+def priority_departure_times(arrival_times, service_times, priority, *, n_classes: int | None = None,
+                             initial_departure: float = -np.inf, engine: str = "auto") -> np.ndarray:
+    """Departure times of one **non-preemptive priority** server, in input order (seconds).
+
+    Thesis Sec. 4.1.2.2 and Fig. 12: disk ``D_j`` has one server and one I/O queue split into logical
+    buffers ``Q_{j,1..l}``, buffer ``Q_{j,k}`` holding the I/Os of ``SLA_k``; the stricter the SLA, the
+    higher the priority; FIFO inside a buffer; an I/O in service is never interrupted (a documented
+    reading: the thesis does not mention preemption).
+
+    Rule: when the server frees at time ``t``, the waiting job (``a_j <= t``) with the smallest
+    ``priority`` value starts; ties go to the earlier arrival, then to the earlier input position. When
+    no job waits, the server idles until the next arrival, and among the jobs arriving then the same
+    rule picks. ``D_j = max(t, a_j) + s_j``.
+
+    Parameters
+    ----------
+    arrival_times : (n,) float seconds, non-decreasing (ValueError otherwise, naming the index).
+    service_times : (n,) float seconds, finite, >= 0.
+    priority : (n,) int; smaller = served first. Any integers when ``n_classes`` is None; with
+        ``n_classes`` they must lie in ``[0, n_classes)`` (ValueError naming the first bad job).
+    initial_departure : the server is busy until then (default ``-inf``: idle).
+    engine : one of :data:`PRIORITY_ENGINES` (identical results; "numba" is ~1000x faster on a CPU).
+
+    Returns
+    -------
+    (n,) float64 NumPy array of departure times. Cost O(n K) for K classes (meant for a few classes).
+    """
+    eng = _resolve_engine(engine)
+    a, s, rank, k = _check_priority_jobs(arrival_times, service_times, priority, n_classes)
+    n = a.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    t0 = float(initial_departure)
+    if np.isnan(t0):
+        raise ValueError("initial_departure must be a time in seconds or -inf; got nan")
+    if eng == "numba":
+        from tieringlab.models import _queue_native  # noqa: PLC0415  (numba only when this engine runs)
+
+        return _queue_native.priority_departures(a, s, rank, k, t0, np.empty(n))
+    nb = bucket(n, minimum=16, fine_above=1 << 16)
+    # padding jobs: their own last class, arriving at +inf, so they are served after every real job
+    a_p, s_p = np.full(nb, np.inf), np.zeros(nb)
+    r_p = np.full(nb, k, np.int64)
+    a_p[:n], s_p[:n], r_p[:n] = a, s, rank
+    # classes padded to a power of two (>= 8; empty classes are never picked): fewer compilations
+    dep = _priority_scan(jnp.asarray(a_p), jnp.asarray(s_p), jnp.asarray(r_p), jnp.float64(t0),
+                         bucket(k + 1, minimum=8))
+    return np.asarray(dep)[:n]
+
+
+def priority_response_times(arrival_times, service_times, priority, *, n_classes: int | None = None,
+                            initial_departure: float = -np.inf, engine: str = "auto") -> np.ndarray:
+    """Response (sojourn) times ``R_j = D_j - a_j`` of one non-preemptive priority server, input order.
+
+    The queue of thesis Fig. 12 (Sec. 4.1.2.2): see :func:`priority_departure_times` for the rule
+    (smallest ``priority`` first among the waiting jobs, then earlier arrival, then input order), the
+    parameters and the engines. With one class this is the FCFS server of :func:`fcfs_response_times`.
+    Returns a (n,) float64 NumPy array (seconds).
+    """
+    dep = priority_departure_times(arrival_times, service_times, priority, n_classes=n_classes,
+                                   initial_departure=initial_departure, engine=engine)
+    return dep - np.asarray(arrival_times, dtype=np.float64)
 
 
 # ----------------------------------------------------------------------------- M/M/c (Erlang C)

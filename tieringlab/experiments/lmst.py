@@ -1,0 +1,504 @@
+"""notebooks/05_lmst.ipynb: LMST against NMST and SMST on SSD/FC tiers (thesis Sec. 4.1.3).
+
+J. Tai, PhD thesis (2015), Sec. 4.1.3: two SSDs and five FCs (Table 4), applications of 10 ALUNs of 1 GB,
+high priority (SLA^H = 1 ms) on the SSDs and low priority (SLA^L = 20 ms) on the FCs, synthetic traces of
+30 slots of 20 minutes per ALUN (Sec. 4.1.3.1; :mod:`tieringlab.models.workloads.lmst`). The systems are
+:mod:`tieringlab.policies.lmst`'s LMST, NMST and SMST, called by name through the registry.
+
+- **Fig. 14**: the arrival flow of one ALUN (I/Os per minute) over five slots, three idle and two bursty
+  (the states of the figure's caption are imposed; the I/Os are the generator's).
+- **Table 7** (Sec. 4.1.3.2): M_Resp, V_Ratio, V_Time of NMST and LMST for 40/70/100 GB x 30/50/70 % burst,
+  with LMST's relative improvement; **Table 6**'s applications per capacity.
+- **Fig. 15 and Table 5** (Sec. 4.1.3.1): the 70 GB / 50 % cell: LMST / NMST ratios, per-application
+  M_Resp and V_Ratio, and disk utilizations.
+- **Fig. 16** (Sec. 4.1.3.3): at 70 GB / 50 %, the migration ratio of bursty FC ALUNs and the LMST/NMST
+  response-time ratio against alpha (Eq. 4) and e% (Eq. 16): each sweep is one call (the knobs as
+  sequences: one parameter set each, run on the same I/Os).
+- **Table 8** (Sec. 4.1.3.4): Mgr_Resp of LMST and SMST, Burst_TS and Mgr_Ratio per cell.
+
+Every cell runs NMST, LMST, SMST and the look-ahead variant of LMST (reading A5 T2, beside the causal
+main reading) in one call on the same generated I/Os (common random numbers), ``n_reps`` replications
+each; numbers are means with 95 % Student-t intervals over replications (improvements and ratios are
+taken per replication, on paired runs, then averaged). Times are reported in ms and ratios in %, as in
+the thesis; the library works in seconds and fractions.
+
+Documented choices (details and reasons in :mod:`tieringlab.policies.lmst` and
+:mod:`tieringlab.models.workloads.lmst`): per-ALUN rates (A2), bursts for every ALUN (A3), i.i.d. slot
+states (A4), causal decisions (A5; look-ahead beside), per-minute Eq. 4 samples (A6), Eqs. 11/14
+reconstructed (A8), benefit sign (A9), the rho_max guard (A10), 1 MB closed-loop migration chunks (A16),
+tau_h = 7.5 and tau_l = 6 KB/ms. The MMPP(2) shape of bursty slots (time share of the high phase, its
+rate multiple, its mean sojourn) is not in the thesis: it was calibrated once to Table 5's NMST rows
+(:func:`calibration_grid`), never to an LMST number. The grid (6 slots, 2 replications, per-disk load of
+the 70 GB / 50 % cell; objective: the sum of squared log-ratios to H 1.285 ms / 6.98 %, L 369.6 ms /
+40.93 %) gave, as (share, peak ratio, sojourn s): H M_Resp ms / V_Ratio %, L M_Resp ms / V_Ratio %:
+
+- (0.1, 5.5, 5/10/20): 2.51/7.1, 66/9.4; 0.35/5.9, 106/8.7; 6.19/6.4, 100/7.5
+- (0.1, 6.0, 5/10/20): 6.32/8.4, 105/15.3; 0.48/6.8, 163/15.0; 12.7/7.4, 163/15.0
+- (0.1, 6.5, 5/10/20): 11.3/9.9, 166/21.8; 0.71/8.1, 277/22.3; 21.6/8.7, 316/22.6
+- (0.1, 7.0, 5/10/20): 17.8/11.8, 253/26.0; **1.37/9.6, 445/26.0** (objective 0.35, chosen); 35.9/10.3, 545/25.7
+- (0.15, 4.5, 10): 0.36/5.9, 152/11.8; (0.2, 3.8, 10): 0.34/5.6, 39/7.4; (0.08, 8, 10): 4.85/10.5, 1191/26.9
+- earlier points with peak ratios 11-22 (time share 0.03-0.07) overload the SSDs: H M_Resp 20-800 ms.
+
+No point reaches the FC V_Ratio of ~41 % while the SSDs stay near 1.3 ms (the reading notes' Appendix C
+found the same): the low-priority V_Ratio stays at ~26 %, a standing difference of the calibration rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+import pandas as pd
+import scipy.stats
+import xarray as xr
+
+from tieringlab.claims import lmst as C
+from tieringlab.models.intervals import mean_ci
+from tieringlab.models.workloads import lmst as wl
+from tieringlab.params import param, section
+from tieringlab.policies import registry
+from tieringlab.progress import progress
+from tieringlab.units import KB, MB, MINUTE, MS
+
+__all__ = ["LmstSection", "TABLE6", "workload", "knobs", "cells", "sweep", "fig14_flow", "calibration_grid",
+           "table5", "table7", "table8", "fig15", "fig16", "raw_frames", "claim_values"]
+
+#: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
+TABLE6 = {40: (1, 3), 70: (2, 5), 100: (3, 7)}
+#: ALUN slots per disk: Table 4's 20 GB per disk over 1 GB ALUNs (reading A1 a); kept when alun_mb shrinks.
+DISK_ALUNS = 20
+#: The configurations of every cell: the registry name and the overrides of each.
+MAIN, NMST, SMST, LOOK = "LMST", "NMST", "SMST", "LMST-lookahead"
+
+
+@section("lmst")
+@dataclass(frozen=True)
+class LmstSection:
+    capacities_gb: tuple[int, ...] = param((40, 70, 100), "Table 6/7 active capacities (GB); Table 6 fixes the "
+                                           "applications of each", choices=tuple(TABLE6))
+    burst_ratios: tuple[float, ...] = param((0.3, 0.5, 0.7), "Table 7/8 burst ratios p", bounds=(0.0, 1.0))
+    n_reps: int = param(3, "replications (seeds) per cell, for the 95 % intervals (the thesis gives one run)",
+                        bounds=(2, 64))
+    n_slots: int = param(30, "slots per ALUN trace, 30 (Sec. 4.1.3.1)", bounds=(1, 1000))
+    slot_min: float = param(20.0, "slot and window length, 'around 20 minutes' (Sec. 4.1.3.1; t_win, Sec. "
+                            "4.1.2.1), exactly 20 (A25)", bounds=(0.5, 600.0))
+    sample_s: float = param(60.0, "monitoring interval of Eq. 4's recorded rates: per minute, as Fig. 14 "
+                            "plots (A6; thesis silent)", bounds=(1.0, 3600.0))
+    burst_high_share: float = param(0.1, "MMPP(2) of bursty slots: time share of the high phase (thesis silent; "
+                                    "calibrated to Table 5 NMST, see calibration_grid)", bounds=(1e-4, 0.9999))
+    burst_peak_ratio: float = param(7.0, "MMPP(2): high-phase rate / bursty-slot mean (thesis silent; calibrated)",
+                                    bounds=(1.0, None))
+    burst_high_sojourn_s: float = param(10.0, "MMPP(2): mean high-phase sojourn, s (thesis silent; calibrated)",
+                                        bounds=(1e-3, None))
+    slot_persistence: float = param(0.0, "lag-1 correlation of slot states (A4: 0 = i.i.d. Bernoulli(p))",
+                                    bounds=(0.0, 0.99))
+    bursts_high_priority: bool = param(True, "bursty slots for high-priority ALUNs too (A3)")
+    alpha: float = param(0.3, "Eq. 4 conservativeness, 'close to 0.3' (Sec. 4.1.3.3)", bounds=(0.0, None))
+    e_pct: float = param(0.0, "Eq. 16 threshold e% (0: response time expected to decrease; thesis examples "
+                         "-5, +5)", bounds=(-99.0, 99.0))
+    beta: float = param(1.0, "Eq. 17 capacity factor (thesis silent; no writes in the I/Os)", bounds=(1e-3, None))
+    tau_h_kbms: float = param(7.5, "hot threshold tau_h, KB/ms (thesis silent: midway between SLA^L idle 5 and "
+                              "bursty 10)", bounds=(0.0, None))
+    tau_l_kbms: float = param(6.0, "cold threshold tau_l, KB/ms (thesis silent; tau_l < tau_h)", bounds=(0.0, None))
+    rho_max: float = param(0.95, "guard of Eq. 9 in the during-migration terms (A10)", bounds=(0.01, 0.9999))
+    chunk_mb: float = param(1.0, "migration chunk, MB, closed-loop copy (A16; thesis silent)", bounds=(0.001, 1000.0))
+    alun_mb: float = param(1000.0, "ALUN size, MB: 1 GB (Sec. 4.1.1); quick runs with short slots shrink it with "
+                           "the slot so that copies take the same share of a window (disks keep 20 ALUN slots)",
+                           bounds=(1.0, 1000.0))
+    lookahead_variant: bool = param(True, "run LMST's look-ahead reading (A5 T2) beside the causal one in every cell")
+    fig16_alphas: tuple[float, ...] = param((0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 1.0),
+                                            "Fig. 16(a) alpha sweep (values not printed; A21)", bounds=(0.0, None))
+    fig16_e_pct: tuple[float, ...] = param((-10.0, -5.0, 0.0, 5.0, 10.0), "Fig. 16(b) e% sweep (A21; thesis "
+                                           "examples -5, +5)", bounds=(-99.0, 99.0))
+    focus_capacity_gb: int = param(70, "the cell of Fig. 15, Table 5 and Fig. 16: 70 GB (Sec. 4.1.3.1)",
+                                   choices=tuple(TABLE6))
+    focus_burst: float = param(0.5, "... and 50 % burst", bounds=(0.0, 1.0))
+    fig14_slots: int = param(5, "Fig. 14: slots shown (three idle, two bursty)", bounds=(2, 30))
+
+    def __post_init__(self):
+        if not self.tau_l_kbms < self.tau_h_kbms:
+            raise ValueError(f"lmst.tau_l_kbms must be below tau_h_kbms (Sec. 4.1.2.2); got {self.tau_l_kbms} "
+                             f">= {self.tau_h_kbms}")
+        if not self.burst_high_share * self.burst_peak_ratio < 1.0:
+            raise ValueError("lmst.burst_peak_ratio x burst_high_share must be < 1 (the low phase needs a rate "
+                             f">= 0); got {self.burst_peak_ratio} x {self.burst_high_share}")
+        if self.slot_min * MINUTE / self.sample_s != round(self.slot_min * MINUTE / self.sample_s):
+            raise ValueError(f"lmst.sample_s must divide the slot ({self.slot_min} min); got {self.sample_s}")
+        if self.focus_capacity_gb not in self.capacities_gb or self.focus_burst not in self.burst_ratios:
+            raise ValueError("lmst.focus_capacity_gb and focus_burst must be one of the cells (capacities_gb x "
+                             f"burst_ratios); got {self.focus_capacity_gb} GB / {self.focus_burst}")
+
+
+# ------------------------------------------------------------------------------------------ inputs
+
+
+def workload(p: LmstSection, capacity_gb: int, burst_ratio: float) -> wl.LmstWorkloadParams:
+    """The workload of one cell: Table 6's applications, the section's slots and burst shape."""
+    n_h, n_l = TABLE6[int(capacity_gb)]
+    return wl.LmstWorkloadParams(
+        n_high_apps=n_h, n_low_apps=n_l, n_slots=p.n_slots, slot_s=p.slot_min * MINUTE, burst_ratio=float(burst_ratio),
+        burst_high_share=p.burst_high_share, burst_peak_ratio=p.burst_peak_ratio,
+        burst_high_sojourn_s=p.burst_high_sojourn_s, slot_persistence=p.slot_persistence,
+        bursts_high_priority=p.bursts_high_priority, sample_s=p.sample_s, alun_bytes=int(round(p.alun_mb * MB)))
+
+
+def knobs(p: LmstSection) -> dict:
+    """LMST's parameters from the section (LmstParams fields; bytes, seconds, fractions)."""
+    return {"window_s": p.slot_min * MINUTE, "alpha": p.alpha, "e": p.e_pct / 100.0, "beta": p.beta,
+            "tau_h": p.tau_h_kbms * KB / MS, "tau_l": p.tau_l_kbms * KB / MS, "rho_max": p.rho_max,
+            "chunk_bytes": int(round(p.chunk_mb * MB)),
+            "disk_capacity_bytes": DISK_ALUNS * int(round(p.alun_mb * MB))}
+
+
+def _keys(key, capacity_gb, burst_ratio, n_reps):
+    """One key per replication of a cell; the same cell always gets the same keys (sweep and cells pair)."""
+    k = jax.random.fold_in(jax.random.fold_in(key, int(capacity_gb)), int(round(1000 * burst_ratio)))
+    return jax.random.split(k, n_reps)
+
+
+def _baselines(p: LmstSection):
+    out = ["NMST", "SMST"]
+    if p.lookahead_variant:
+        out.append(("LMST", {"timing": "lookahead"}))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------------------ experiments
+
+
+def cells(p: LmstSection, key) -> xr.Dataset:
+    """Tables 7 and 8 (and the focus cell of Table 5 / Fig. 15): every cell, NMST, LMST, SMST (and LMST's
+    look-ahead variant) on the same I/Os, ``n_reps`` replications. Dims ``capacity_gb``, ``burst_ratio``,
+    ``replication``, ``config`` (coordinate ``label``), plus ``app``, ``disk``, ``window``, ``migration``."""
+    grid = [(c, b) for c in p.capacities_gb for b in p.burst_ratios]
+    parts = {}
+    for c, b in progress(grid, total=len(grid), desc="LMST cells"):   # nine cells, each one batched call
+        ds = registry.run("LMST", None, None, knobs=knobs(p), key=_keys(key, c, b, p.n_reps),
+                          workload=workload(p, c, b), baselines=_baselines(p))
+        parts[(c, b)] = ds.assign_coords(config=ds.label.values).drop_vars("label").reset_coords("app_class")
+    rows = [xr.concat([parts[(c, b)] for b in p.burst_ratios], dim=pd.Index(list(p.burst_ratios), name="burst_ratio"),
+                      join="outer") for c in p.capacities_gb]
+    out = xr.concat(rows, dim=pd.Index(list(p.capacities_gb), name="capacity_gb"), join="outer")
+    out.attrs.update(n_reps=p.n_reps, slot_min=p.slot_min, n_slots=p.n_slots)
+    return out
+
+
+def sweep(p: LmstSection, key) -> xr.Dataset:
+    """Fig. 16: LMST at the focus cell for each alpha of ``fig16_alphas`` (e = ``e_pct``) and each e of
+    ``fig16_e_pct`` (alpha = ``alpha``), all parameter sets in one call on the same I/Os as the focus cell
+    of :func:`cells` (same keys), with NMST for the ratio. Dim ``config`` with coordinates ``alpha``,
+    ``e`` and ``part`` ("alpha" or "e")."""
+    alphas = list(p.fig16_alphas) + [p.alpha] * len(p.fig16_e_pct)
+    es = [p.e_pct / 100.0] * len(p.fig16_alphas) + [e / 100.0 for e in p.fig16_e_pct]
+    kn = {**knobs(p), "alpha": tuple(alphas), "e": tuple(es)}
+    ds = registry.run("LMST", None, None, knobs=kn, key=_keys(key, p.focus_capacity_gb, p.focus_burst, p.n_reps),
+                      workload=workload(p, p.focus_capacity_gb, p.focus_burst), baselines=("NMST",))
+    part = np.array(["alpha"] * len(p.fig16_alphas) + ["e"] * len(p.fig16_e_pct) + ["nmst"])
+    return ds.assign_coords(part=("config", part))
+
+
+def fig14_flow(p: LmstSection, key) -> xr.DataArray:
+    """Fig. 14: I/Os per minute of one low-priority ALUN over ``fig14_slots`` slots whose states are imposed as
+    in the caption (idle and bursty alternating, starting idle: I, B, I, B, I for five)."""
+    wp = dataclasses.replace(workload(p, p.focus_capacity_gb, p.focus_burst), n_slots=p.fig14_slots)
+    states = np.zeros((wp.n_aluns, wp.n_slots), bool)
+    states[:, 1::2] = True
+    alun = wl.alun_layout(wp).alun_class.tolist().index(1)         # the first low-priority ALUN
+    per_min = []
+    for s in range(wp.n_slots):                                      # a handful of slots
+        slot = wl.generate_slot(key, wp, s, states)
+        t = slot.time[slot.alun == alun]
+        per_min.append(np.bincount(((t - slot.t0) // MINUTE).astype(int), minlength=int(wp.slot_s // MINUTE)))
+    counts = np.concatenate(per_min)
+    da = xr.DataArray(counts, dims=("minute",), coords={"minute": np.arange(counts.size)}, name="ios_per_minute")
+    da = da.assign_coords(bursty=("minute", np.repeat(states[alun], int(wp.slot_s // MINUTE))))
+    da.attrs.update(alun=alun, units="I/Os per minute")
+    return da
+
+
+def calibration_grid(p: LmstSection, key, grid, n_slots: int | None = None) -> pd.DataFrame:
+    """NMST at the focus cell's per-disk load for each burst shape ``(share, peak_ratio, sojourn_s)`` of
+    ``grid``: the high- and low-priority M_Resp (ms) and V_Ratio (%) beside Table 5's NMST rows, and their
+    squared log-distance (the calibration objective). Under NMST the disks are independent and each holds
+    10 ALUNs of one class at the focus cell, so one SSD and one FC with one application each carry it.
+    Run once to choose the section's MMPP(2) shape; the notebook reports the chosen point's fit."""
+    targets = {"h_mresp_ms": 1.285, "h_vratio_pct": 6.98, "l_mresp_ms": 369.62, "l_vratio_pct": 40.93}
+    rows = []
+    for share, peak, soj in progress(grid, total=len(grid), desc="calibration"):   # a small grid of workloads
+        q = dataclasses.replace(p, burst_high_share=share, burst_peak_ratio=peak, burst_high_sojourn_s=soj,
+                                n_slots=n_slots or p.n_slots)
+        wp = dataclasses.replace(workload(q, p.focus_capacity_gb, p.focus_burst), n_high_apps=1, n_low_apps=1)
+        ds = registry.run("NMST", None, None, knobs={**knobs(q), "n_ssd": 1, "n_fc": 1},
+                          key=_keys(key, 0, 0.0, p.n_reps), workload=wp)
+        r = ds.app_m_resp_s.isel(config=0).mean("replication").values
+        v = ds.app_v_ratio.isel(config=0).mean("replication").values
+        got = {"h_mresp_ms": 1e3 * r[0], "h_vratio_pct": 100 * v[0], "l_mresp_ms": 1e3 * r[1],
+               "l_vratio_pct": 100 * v[1]}
+        rows.append({"burst_high_share": share, "burst_peak_ratio": peak, "burst_high_sojourn_s": soj, **got,
+                     "objective": float(sum(np.log(got[k] / t) ** 2 for k, t in targets.items()))})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------ tables
+
+
+def _mci(x, axis):
+    m, h = mean_ci(x, axis=axis)
+    return m, h
+
+
+def _improvement(ds, var, a=MAIN, b=NMST):
+    """Per replication ``100 (b - a) / b`` (LMST's relative improvement over NMST, paired runs)."""
+    x = ds[var]
+    return 100.0 * (x.sel(config=b) - x.sel(config=a)) / x.sel(config=b)
+
+
+def table7(cl: xr.Dataset, variant: str = MAIN) -> pd.DataFrame:
+    """Table 7: per cell and metric, NMST and LMST (``variant``) mean ± 95 % interval, LMST's improvement
+    (mean ± interval of the paired per-replication values), and the thesis' numbers beside."""
+    rows = []
+    scale = {"m_resp_s": 1e3, "v_ratio": 100.0, "v_time_s": 1e3}
+    names = {"m_resp_s": "M_Resp (ms)", "v_ratio": "V_Ratio (%)", "v_time_s": "V_Time (ms)"}
+    for c in cl.capacity_gb.values:
+        for b in cl.burst_ratio.values:
+            cell = cl.sel(capacity_gb=c, burst_ratio=b)
+            paper = C.TABLE7.get((int(c), int(round(100 * b))))
+            for i, var in enumerate(("m_resp_s", "v_ratio", "v_time_s")):
+                n_m, n_h = _mci(scale[var] * cell[var].sel(config=NMST).values, 0)
+                l_m, l_h = _mci(scale[var] * cell[var].sel(config=variant).values, 0)
+                i_m, i_h = _mci(_improvement(cell, var, variant).values, 0)
+                rows.append({"capacity_gb": int(c), "burst_pct": int(round(100 * b)), "metric": names[var],
+                             "nmst": n_m, "nmst_ci95": n_h, "lmst": l_m, "lmst_ci95": l_h,
+                             "improvement_pct": i_m, "improvement_ci95": i_h,
+                             "thesis_nmst": paper[i] if paper else np.nan,
+                             "thesis_lmst": paper[3 + i] if paper else np.nan,
+                             "thesis_improvement_pct": 100 * (paper[i] - paper[3 + i]) / paper[i] if paper else np.nan})
+    return pd.DataFrame(rows)
+
+
+def table5(cl: xr.Dataset, p: LmstSection, variant: str = MAIN) -> pd.DataFrame:
+    """Table 5: per application (and disk utilization per disk) at the focus cell, NMST and LMST, with the
+    thesis' numbers beside (the utilizations were not printed, A20)."""
+    cell = cl.sel(capacity_gb=p.focus_capacity_gb, burst_ratio=p.focus_burst)
+    rows = []
+    n_apps = sum(TABLE6[p.focus_capacity_gb])
+    for pol in (NMST, variant):
+        paper = C.TABLE5.get(pol if pol != LOOK else MAIN)
+        for a in range(n_apps):
+            r_m, r_h = _mci(1e3 * cell.app_m_resp_s.sel(config=pol, app=a).values, 0)
+            v_m, v_h = _mci(100 * cell.app_v_ratio.sel(config=pol, app=a).values, 0)
+            rows.append({"policy": pol, "item": f"App{a + 1} ({str(cell.app_class.values[a])})",
+                         "m_resp_ms": r_m, "m_resp_ci95": r_h, "v_ratio_pct": v_m, "v_ratio_ci95": v_h,
+                         "thesis_m_resp_ms": paper[0][a] if paper and a < 7 else np.nan,
+                         "thesis_v_ratio_pct": paper[1][a] if paper and a < 7 else np.nan})
+        for d in cell.disk.values:
+            u_m, u_h = _mci(100 * cell.disk_utilization.sel(config=pol, disk=d).values, 0)
+            rows.append({"policy": pol, "item": f"D{int(d) + 1} ({str(cell.tier.values[d])}) utilization %",
+                         "m_resp_ms": np.nan, "m_resp_ci95": np.nan, "v_ratio_pct": u_m, "v_ratio_ci95": u_h,
+                         "thesis_m_resp_ms": np.nan, "thesis_v_ratio_pct": np.nan})
+    return pd.DataFrame(rows)
+
+
+def fig15(cl: xr.Dataset, p: LmstSection, variant: str = MAIN) -> pd.DataFrame:
+    """Fig. 15: LMST / NMST for M_Resp, V_Ratio, V_Time at the focus cell (paired ratios, mean ± interval)."""
+    cell = cl.sel(capacity_gb=p.focus_capacity_gb, burst_ratio=p.focus_burst)
+    paper = C.TABLE7[(p.focus_capacity_gb, int(round(100 * p.focus_burst)))]
+    rows = []
+    for i, var in enumerate(("m_resp_s", "v_ratio", "v_time_s")):
+        ratio = (cell[var].sel(config=variant) / cell[var].sel(config=NMST)).values
+        m, h = _mci(ratio, 0)
+        rows.append({"metric": var, "ratio": m, "ratio_ci95": h, "thesis_ratio": paper[3 + i] / paper[i]})
+    return pd.DataFrame(rows)
+
+
+def table8(cl: xr.Dataset, variant: str = MAIN) -> pd.DataFrame:
+    """Table 8: Mgr_Resp (ms) of LMST and SMST, Burst_TS and Mgr_Ratio (%) per cell, thesis beside."""
+    rows = []
+    for c in cl.capacity_gb.values:
+        for b in cl.burst_ratio.values:
+            cell = cl.sel(capacity_gb=c, burst_ratio=b)
+            paper = C.TABLE8.get((int(c), int(round(100 * b))), (np.nan,) * 4)
+            lm, lh = _mci(1e3 * cell.mgr_resp_s.sel(config=variant).values, 0)
+            sm, sh = _mci(1e3 * cell.mgr_resp_s.sel(config=SMST).values, 0)
+            bm, bh = _mci(cell.burst_ts.values.astype(float), 0)
+            rm, rh = _mci(100 * cell.mgr_ratio.sel(config=variant).values, 0)
+            im, ih = _mci(100 * cell.mgr_ratio_io.sel(config=variant).values, 0)
+            rows.append({"capacity_gb": int(c), "burst_pct": int(round(100 * b)), "lmst_mgr_resp_ms": lm,
+                         "lmst_ci95": lh, "smst_mgr_resp_ms": sm, "smst_ci95": sh, "burst_ts": bm,
+                         "burst_ts_ci95": bh, "mgr_ratio_pct": rm, "mgr_ratio_ci95": rh,
+                         "mgr_ratio_io_pct": im, "mgr_ratio_io_ci95": ih,
+                         "migrations": float(cell.migrations_started.sel(config=variant).mean()),
+                         "thesis_lmst_ms": paper[0], "thesis_smst_ms": paper[1], "thesis_burst_ts": paper[2],
+                         "thesis_mgr_ratio_pct": paper[3]})
+    return pd.DataFrame(rows)
+
+
+def fig16(sw: xr.Dataset) -> pd.DataFrame:
+    """Fig. 16: per parameter set of the sweep, the migration ratio (%) and LMST/NMST M_Resp (paired), mean ±
+    interval."""
+    nm = sw.m_resp_s.isel(config=int(np.flatnonzero(sw.part.values == "nmst")[0]))
+    rows = []
+    for i in np.flatnonzero(sw.part.values != "nmst"):
+        cfg = sw.isel(config=int(i))
+        r_m, r_h = _mci((cfg.m_resp_s / nm).values, 0)
+        g_m, g_h = _mci(100 * cfg.mgr_ratio.values, 0)
+        rows.append({"part": str(cfg.part.values), "alpha": float(cfg.alpha), "e_pct": 100 * float(cfg.e),
+                     "response_ratio": r_m, "response_ratio_ci95": r_h, "mgr_ratio_pct": g_m, "mgr_ratio_ci95": g_h})
+    return pd.DataFrame(rows)
+
+
+def raw_frames(cl: xr.Dataset, sw: xr.Dataset | None = None) -> dict[str, pd.DataFrame]:
+    """Every replication's numbers as long tables (for re-analysis without re-running): per cell, replication
+    and configuration the scalar metrics; per application; per disk; and the Fig. 16 sweep."""
+    scalars = ["m_resp_s", "v_ratio", "v_time_s", "ios", "mgr_resp_s", "mgr_ios", "mgr_ratio", "mgr_ratio_io",
+               "migrations_started", "migrations_completed", "migrations_abandoned", "forward_migrations",
+               "backward_migrations", "forward_validated"]
+    out = {"raw_cells": cl[scalars + ["burst_ts"]].to_dataframe().reset_index(),
+           "raw_apps": cl[["app_m_resp_s", "app_v_ratio", "app_v_time_s", "app_ios"]].to_dataframe().dropna(
+               subset=["app_ios"]).reset_index(),
+           "raw_disks": cl[["disk_utilization", "disk_migration_utilization"]].to_dataframe().reset_index()}
+    if sw is not None:
+        keep = [v for v in scalars if v in sw]
+        out["raw_sweep"] = sw[keep].to_dataframe().reset_index()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ claims
+
+
+def _sep_above(a, b):
+    """True when the 95 % interval of ``a`` (replications) lies entirely above that of ``b``."""
+    am, ah = mean_ci(np.asarray(a, float))
+    bm, bh = mean_ci(np.asarray(b, float))
+    return bool(am - ah > bm + bh)
+
+
+def _paired_above(diff):
+    """True when the 95 % interval of the paired differences lies above 0."""
+    m, h = mean_ci(np.asarray(diff, float))
+    return bool(m - h > 0)
+
+
+def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> dict:
+    """The claim values for LMST variant ``v`` (its config label)."""
+    out = {}
+    caps = [int(c) for c in cl.capacity_gb.values]
+    bursts = [float(b) for b in cl.burst_ratio.values]
+    metrics = ("m_resp_s", "v_ratio", "v_time_s")
+
+    def cell(c, b):
+        return cl.sel(capacity_gb=c, burst_ratio=b)
+
+    # C1: paired NMST - LMST > 0
+    out[C.C1_LMST_BEATS_NMST] = sum(_paired_above((cell(c, b)[m].sel(config=NMST) - cell(c, b)[m].sel(config=v)).values)
+                                    for c in caps for b in bursts for m in metrics)
+    imp = {(c, b, m): float(np.mean(_improvement(cell(c, b), m, v).values)) for c in caps for b in bursts
+           for m in metrics}
+    full = set(caps) >= {40, 70, 100} and set(round(x, 2) for x in bursts) >= {0.3, 0.5, 0.7}
+    if full:
+        best = {m: max(((c, b) for c in caps for b in bursts), key=lambda cb: imp[cb + (m,)]) for m in metrics}
+        out[C.C2_BEST_CELL] = best["m_resp_s"] == (40, 0.3) and best["v_ratio"] == (40, 0.3)
+        out[C.C2_MRESP_40_30] = imp[(40, 0.3, "m_resp_s")]
+        out[C.C2_VRATIO_40_30] = imp[(40, 0.3, "v_ratio")]
+        out[C.C3_WORST_CELL] = all(min(((c, b) for c in caps for b in bursts), key=lambda cb: imp[cb + (m,)])
+                                   == (100, 0.7) for m in metrics)
+        out[C.C6_VTIME_GAIN_GROWS] = all(imp[(c, b1, "v_time_s")] < imp[(c, b2, "v_time_s")]
+                                         for c in (40, 70) for b1, b2 in ((0.3, 0.5), (0.5, 0.7)))
+    # C4, C5: orderings between cells (separate intervals)
+    bs, cs = sorted(bursts), sorted(caps)
+    out[C.C4_RISES_WITH_BURST] = sum(_sep_above(cell(c, b2).m_resp_s.sel(config=pol).values,
+                                                cell(c, b1).m_resp_s.sel(config=pol).values)
+                                     for pol in (NMST, v) for c in caps for b1, b2 in zip(bs, bs[1:]))
+    out[C.C5_RISES_WITH_CAPACITY] = sum(_sep_above(cell(c2, b)[m].sel(config=pol).values,
+                                                   cell(c1, b)[m].sel(config=pol).values)
+                                        for m in ("m_resp_s", "v_ratio") for pol in (NMST, v) for b in bursts
+                                        for c1, c2 in zip(cs, cs[1:]))
+    # focus cell: Table 5, Fig. 15, utilization
+    if p.focus_capacity_gb in caps and p.focus_burst in bursts:
+        f = cell(p.focus_capacity_gb, p.focus_burst)
+        n_h, n_l = TABLE6[p.focus_capacity_gb]
+        apps_l = list(range(n_h, n_h + n_l))
+        apps_h = list(range(n_h))
+        r = f.app_m_resp_s
+        vr = f.app_v_ratio
+        out[C.C7_LOW_MRESP] = min(float(np.mean(100 * (r.sel(config=NMST, app=a) - r.sel(config=v, app=a))
+                                                / r.sel(config=NMST, app=a))) for a in apps_l)
+        out[C.C7_LOW_VRATIO] = float(np.mean([np.mean(100 * (vr.sel(config=NMST, app=a) - vr.sel(config=v, app=a)))
+                                              for a in apps_l]))
+        out[C.C8_HIGH_MRESP] = max(float(np.mean(100 * (r.sel(config=v, app=a) - r.sel(config=NMST, app=a))
+                                                 / r.sel(config=NMST, app=a))) for a in apps_h)
+        out[C.C8_HIGH_VRATIO] = max(float(np.mean(100 * (vr.sel(config=v, app=a) - vr.sel(config=NMST, app=a))))
+                                    for a in apps_h)
+        u = f.disk_utilization
+        fast = f.tier.values == "SSD"
+        out[C.C9_UTILIZATION] = sum(_paired_above(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
+                                                   * (1 if fast[d] else -1)).values) for d in range(fast.size))
+        for cid, m in ((C.C10_RATIO_MRESP, "m_resp_s"), (C.C10_RATIO_VRATIO, "v_ratio"), (C.C10_RATIO_VTIME, "v_time_s")):
+            out[cid] = float(np.mean((f[m].sel(config=v) / f[m].sel(config=NMST)).values))
+        out[C.CAL_H_MRESP] = 1e3 * float(r.sel(config=NMST, app=apps_h).mean())
+        out[C.CAL_H_VRATIO] = 100 * float(vr.sel(config=NMST, app=apps_h).mean())
+        out[C.CAL_L_MRESP] = 1e3 * float(r.sel(config=NMST, app=apps_l).mean())
+        out[C.CAL_L_VRATIO] = 100 * float(vr.sel(config=NMST, app=apps_l).mean())
+    # Fig. 16 (main reading only: the sweep runs the causal LMST)
+    if sw is not None and v == MAIN:
+        fr = fig16(sw)
+        a, e = fr[fr.part == "alpha"], fr[fr.part == "e"]
+        if len(a) > 1:
+            out[C.C11_ALPHA_MIGRATION] = float(scipy.stats.spearmanr(a.alpha, a.mgr_ratio_pct).statistic)
+            out[C.C11_ALPHA_BEST] = float(a.alpha.values[int(np.argmin(a.response_ratio.values))])
+        if len(e) > 1:
+            out[C.C12_E_MIGRATION] = float(scipy.stats.spearmanr(e.e_pct, e.mgr_ratio_pct).statistic)
+            out[C.C12_E_RATIO] = float(scipy.stats.spearmanr(e.e_pct, e.response_ratio).statistic)
+    # Table 8
+    out[C.C13_MGR_RESP] = sum(_paired_above((cell(c, b).mgr_resp_s.sel(config=SMST)
+                                             - cell(c, b).mgr_resp_s.sel(config=v)).values) for c in caps for b in bursts)
+    z = []
+    for c in caps:
+        for b in bursts:
+            thesis = C.TABLE8.get((c, int(round(100 * b))))
+            if thesis is None or c not in C.N_TS:
+                continue
+            n_ts = C.N_TS[c] * p.n_slots / 30.0
+            var = n_ts * b * (1 - b)
+            ours = float(cell(c, b).burst_ts.mean())
+            z.append(abs(ours - thesis[2]) / np.sqrt(var / cl.sizes["replication"] + var))
+    if z and p.n_slots == 30:
+        out[C.C14_BURST_TS] = float(max(z))
+    mr = {(c, b): 100 * cell(c, b).mgr_ratio.sel(config=v).values for c in caps for b in bursts}
+    if 40 in caps and len(bursts) > 1:
+        means = [float(np.mean(mr[(40, b)])) for b in bursts]
+        out[C.C15_FLAT_40] = max(means) - min(means)
+        out[C.C15_HIGH_40] = min(means)
+    out[C.C15_FALLS_BURST] = sum(_sep_above(mr[(c, b1)], mr[(c, b2)]) for c in caps if c in (70, 100)
+                                 for b1, b2 in zip(bs, bs[1:]))
+    out[C.C15_FALLS_CAPACITY] = sum(_sep_above(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
+                                    for c1, c2 in zip(cs, cs[1:]))
+    # C16: the I/O-weighted app means equal the overall mean (all cells, configs, replications)
+    w = cl.app_ios.fillna(0)
+    weighted = (cl.app_m_resp_s.fillna(0) * w).sum("app") / w.sum("app")
+    out[C.C16_WEIGHTING] = float(np.nanmax(np.abs(weighted - cl.m_resp_s) / cl.m_resp_s))
+    out[C.C16_VTIME_ABOVE_MRESP] = sum(float(cell(c, b).v_time_s.sel(config=pol).mean())
+                                       > float(cell(c, b).m_resp_s.sel(config=pol).mean())
+                                       for c in caps for b in bursts for pol in (NMST, v))
+    return out
+
+
+def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[str, tuple]:
+    """``{claim_id: (value, note)}`` for :mod:`tieringlab.claims.lmst`: values of the main (causal) reading;
+    each note gives the look-ahead reading's value and verdict where it differs."""
+    main = _values(cl, sw, p, MAIN)
+    look = _values(cl, None, p, LOOK) if LOOK in cl.config.values else {}
+    claims = {c.id: c for c in C.CLAIMS}
+    out = {}
+    for cid in [c.id for c in C.CLAIMS]:
+        value = main.get(cid)
+        note = None
+        if cid in look and look[cid] is not None and value is not None:
+            lv = look[cid]
+            vv, lvv = claims[cid].verdict(value), claims[cid].verdict(lv)
+            fmt = (lambda x: f"{x:.4g}" if isinstance(x, float) else str(x))  # noqa: E731
+            note = (f"look-ahead reading: {fmt(lv)} ({lvv}" + (", the verdict flips)" if vv != lvv else ")"))
+        out[cid] = (value, note)
+    return out
