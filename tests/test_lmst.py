@@ -176,8 +176,8 @@ def random_plans(seed, layout, low_only=False):
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize("policy", ["lmst", "smst"])
 def test_engine_equals_event_by_event_reference(policy, seed, low_only):
-    # only_sla_low_moves: as under LMST's controller, so the engine also commits SLA^L I/Os at arrival on
-    # disks without SLA^H data (any_alun_moves turns that off; SLA^H I/Os are committed in both)
+    # any_alun_moves: SLA^H ALUNs move too (onto FCs whose SLA^L I/Os the engine commits at arrival);
+    # only_sla_low_moves: as under LMST's controller
     t, size, alun = tiny_io(seed)
     p = L.LmstParams(policy=policy, **TINY_P)
     lay = L.system_layout(p, TINY_WP)

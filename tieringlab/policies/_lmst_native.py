@@ -29,10 +29,10 @@ enqueue and one choice, and no global event queue.
 **Commit at arrival.** On a lazy disk an I/O that nothing can ever overtake is started the moment it
 arrives, at ``max(t, free)``, without entering a buffer: an SLA^H I/O when no SLA^H I/O is buffered there
 (SLA^H is the top class and FIFO, and the disk's earlier choices are made first), and an SLA^L I/O on a
-disk that holds no SLA^H data and has nothing buffered, when no SLA^H ALUN ever moves (``commit_low``: the
-controller moves SLA^H ALUNs only off an FC, and the thesis puts them all on the SSDs). A disk that turns
-eager carries the committed work in its free time, and its migration I/Os (the lowest class) wait for it
-as they would for buffered I/Os. The responses are those of the buffered path bit for bit (tests compare
+disk that holds no SLA^H data and has nothing buffered. A disk that turns eager carries the committed work
+in its free time, and its migration I/Os (the lowest class) wait for it as they would for buffered I/Os;
+so every committed I/O has started before a migration onto the disk cuts over, and no SLA^H I/O that the
+cutover brings can find one still waiting. The responses are those of the buffered path bit for bit (tests compare
 both against an event-by-event reference); the sums of the metrics may differ from it in the last bits
 (the same terms added in another order). Under NMST every I/O is committed, so a disk costs what the
 Lindley recursion does.
@@ -159,13 +159,15 @@ def advance(t_start, t_end, slot_s, horizon_s,
             # carry-in (application I/Os waiting at t_start, in queue order)
             c_arr, c_size, c_alun, c_disk, c_cls, c_gid, c_flag,
             # static system
-            mu, fast, alun_class, alun_app, sla_s, smst, commit_low, chunk_bytes, copy_bytes, burst_count,
+            mu, fast, alun_class, alun_app, sla_s, smst, chunk_bytes, copy_bytes, burst_count,
             # plan of this window (backward first, then forward)
             p_alun, p_dst, p_kind, p_est, p_status, window,
             # state (in/out)
             mapping, alun_mig, dsf, dsi, mig_i, mig_f, log_i, log_f, app_w, busy, counters,
             # per-job outputs (length 0: not kept)
-            resp_out, disk_out):
+            resp_out, disk_out,
+            # scratch of at least len(c_arr) + len(w_time) entries each, any contents (reused across calls)
+            j_alun, j_flag, nxt):
     """Advance the simulation over ``[t_start, t_end)``; returns the carry-out arrays (see module doc)."""
     m = mu.shape[0]
     nc = c_arr.shape[0]
@@ -175,15 +177,17 @@ def advance(t_start, t_end, slot_s, horizon_s,
     fpar = np.array([chunk_bytes, horizon_s, slot_s])
     ipar = np.array([nc, 1 if keep else 0, gid_base, min(window, app_w.shape[1] - 1)], np.int64)
 
-    # job table: carry jobs 0..nc-1, then window jobs (routed at arrival); 8 bytes per job
-    j_alun = np.empty(J, np.int16)
-    j_flag = np.zeros(J, np.int8)
-    nxt = np.full(J, -1, np.int32)
+    # job table: carry jobs 0..nc-1, then window jobs (routed at arrival); 7 bytes per job, written only for
+    # the jobs that enter a buffer (the caller's scratch: a fresh table per call cost more in page faults
+    # than the whole window's choices)
+    if j_alun.shape[0] < J or j_flag.shape[0] < J or nxt.shape[0] < J:
+        raise ValueError("advance: the scratch arrays are shorter than the carry plus the window's I/Os")
     head = np.full((m, NCLS), -1, np.int64)
     tail = np.full((m, NCLS), -1, np.int64)
     for j in range(nc):
         j_alun[j] = c_alun[j]
         j_flag[j] = c_flag[j]
+        nxt[j] = -1
         d = c_disk[j]
         c = c_cls[j]
         if tail[d, c] < 0:
@@ -257,7 +261,7 @@ def advance(t_start, t_end, slot_s, horizon_s,
                         busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
                 # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
                 # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
-                if flag == 0 and head[d, H] < 0 and (c == H or (c == L and commit_low and n_high[d] == 0 and head[d, L] < 0
+                if flag == 0 and head[d, H] < 0 and (c == H or (c == L and n_high[d] == 0 and head[d, L] < 0
                                                                 and head[d, SUSP] < 0)):
                     start = dsf[d, F_FREE] if dsf[d, F_FREE] > t else t
                     end = start + w_size[j_w] / mu[d]

@@ -89,6 +89,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -571,21 +572,27 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
     st = [[fresh() for _ in range(C)] for _ in range(R)]
     burst_ts = [int(states[r][low].sum()) for r in range(R)]
     lookahead_any = any(p.timing == "lookahead" for p in systems)
-    # The engine may commit an SLA^L I/O at arrival on a disk without SLA^H data only if no SLA^H ALUN ever
-    # moves (none can then arrive later and overtake it): the controller moves SLA^H ALUNs only from an FC.
-    high = layout.alun_class == 0
-    moved = set() if fixed_plans is None else {int(a) for plan in fixed_plans.values() for a, *_ in plan}
-    commit_low = bool(np.all(layout.fast[layout.home[high]])) and not any(high[a] for a in moved if 0 <= a < n)
+
+    scratch = threading.local()
+
+    def job_table(J: int):
+        """This thread's scratch for the engine's job table (grown, never shrunk, reused by every call)."""
+        have = getattr(scratch, "tables", None)
+        if have is None or have[0].size < J:
+            J = int(J * 1.25) + 1024
+            scratch.tables = have = (np.empty(J, np.int16), np.empty(J, np.int8), np.empty(J, np.int32))
+        return have
 
     def kernel(r, ci, slot, plan, t_start, t_end, burst_count, gid_base):
         s = st[r][ci]
         p = systems[configs[ci][0]]
         out = nat.advance(t_start, t_end, workload.slot_s, horizon, slot.time, slot.size, slot.alun, gid_base,
                           *s["carry"], layout.mu, layout.fast, layout.alun_class, layout.alun_app, sla,
-                          p.policy == "smst", commit_low, float(p.chunk_bytes), float(workload.alun_bytes), burst_count,
+                          p.policy == "smst", float(p.chunk_bytes), float(workload.alun_bytes), burst_count,
                           plan["alun"], plan["dst"], plan["kind"], plan["est"], np.zeros(plan["alun"].size, np.int64),
                           slot.slot, s["mapping"], s["alun_mig"], s["dsf"], s["dsi"], s["mig_i"], s["mig_f"],
-                          s["log_i"], s["log_f"], s["app_w"], s["busy"], s["counters"], s["resp"], s["disk"])
+                          s["log_i"], s["log_f"], s["app_w"], s["busy"], s["counters"], s["resp"], s["disk"],
+                          *job_table(s["carry"][0].size + slot.time.size))
         s["carry"] = out
 
     empty_plan = {"alun": np.zeros(0, np.int64), "dst": np.zeros(0, np.int64), "kind": np.zeros(0, np.int64),

@@ -49,6 +49,7 @@ nothing is sorted or merged (the simulator consumes the stream in time order).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -217,6 +218,20 @@ class SlotIO(NamedTuple):
     sample_rate: np.ndarray
 
 
+_SCRATCH = threading.local()
+
+
+def _scratch(name: str, n: int) -> np.ndarray:
+    """This thread's float scratch ``name`` as a view of ``n`` entries, grown when needed and reused by later
+    slots (a paper-scale notebook draws ~10^10 temporaries: fresh arrays cost more in zeroed pages than the
+    draws themselves)."""
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.size < n:
+        buf = np.empty(int(n * 1.25) + 1024)
+        setattr(_SCRATCH, name, buf)
+    return buf[:n]
+
+
 def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | None = None, *,
                   offsets: bool = False) -> SlotIO:
     """The I/Os of slot ``slot`` (0-based) of every ALUN (thesis Sec. 4.1.3.1), as arrays.
@@ -273,12 +288,13 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     length = np.diff(cut)
     counts_piece = rng.poisson(total * length)
     N = int(counts_piece.sum())
-    e = rng.standard_exponential(N + counts_piece.size)
-    u = rng.random(N)
+    e = rng.standard_exponential(out=_scratch("e", N + counts_piece.size))      # the same draws as without out=
+    u = rng.random(out=_scratch("u", N))
     time = np.empty(N)
     alun = np.empty(N, np.int32)
     _lmst_native.fill_pieces(e, u, cut, counts_piece, np.ascontiguousarray(rate), float(t0), time, alun)
-    size = rng.standard_exponential(N) * wp.mean_io_bytes
+    size = rng.standard_exponential(N)
+    size *= wp.mean_io_bytes
     off = None
     if offsets:
         off = np.floor(rng.random(N) * np.maximum(wp.alun_bytes - size, 0.0))
