@@ -456,3 +456,30 @@ def test_bad_input_names_the_parameter():
         L.run(L.LmstParams(window_s=60.0, disk_capacity_bytes=50 * MB), t, size, workload=SMALL_WP, alun=alun)
     with pytest.raises(ValueError, match="draws its workload from key"):
         L.run(L.LmstParams(**SMALL_P), workload=SMALL_WP)
+
+
+def test_magnitude_rows_carry_their_replication_interval():
+    # the verdict of a magnitude row is the mean's (tolerance fixed before the first run); its note gives the
+    # 95 % interval over replications and says whether the whole interval gives the same verdict
+    from tieringlab.claims import Claim, within_abs
+    from tieringlab.claims import lmst as CL
+    from tieringlab.experiments import lmst as X
+
+    row = Claim(id="t.x", paper="p", where="w", text="t", paper_value="2", check=within_abs(2.0, 0.5), source="s")
+    assert "whole interval" in X._interval_note(row, np.array([2.0, 2.01, 1.99]))
+    assert "cannot decide" in X._interval_note(row, np.array([1.0, 2.0, 3.0]))       # [-0.48, 4.48] crosses 1.5
+    assert X._interval_note(row, np.array([2.0])) is None                              # one replication: no interval
+
+    p = X.LmstSection(capacities_gb=(40, 70), burst_ratios=(0.3, 0.5), n_reps=3, n_slots=3, slot_min=1.0,
+                      alun_mb=50.0, sample_s=3.0, lookahead_variant=False)
+    cl = X.cells(p, jax.random.key(5))
+    vals = X.claim_values(cl, None, p)
+    reps = X._per_replication(cl, p, X.MAIN)
+    assert vals[CL.C2_MRESP_40_30][0] is None             # C2 needs the full 3 x 3 grid: no value, no interval
+    for cid in (CL.C10_RATIO_MRESP, CL.C10_RATIO_VTIME, CL.C7_LOW_MRESP, CL.C7_LOW_VRATIO, CL.C8_HIGH_MRESP,
+                CL.C8_HIGH_VRATIO):
+        value, note = vals[cid]
+        assert reps[cid].shape == (3,) and float(np.mean(reps[cid])) == pytest.approx(value, rel=1e-12, abs=1e-12)
+        assert "95 % interval over 3 replications" in note
+        lo, hi = (float(x) for x in note.split("[", 1)[1].split("]", 1)[0].split(", "))
+        assert lo <= value <= hi

@@ -485,10 +485,55 @@ def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> di
     return out
 
 
+def _per_replication(cl: xr.Dataset, p: LmstSection, v: str) -> dict[str, np.ndarray]:
+    """Per-replication values of the magnitude rows whose value is a mean over replications (their 95 %
+    intervals go into the rows' notes): C2's 40 GB / 30 % improvements, Fig. 15's ratios, and the Table 5 rows
+    of the application that decides them."""
+    out = {}
+    caps = [int(c) for c in cl.capacity_gb.values]
+    bursts = [round(float(b), 2) for b in cl.burst_ratio.values]
+    if 40 in caps and 0.3 in bursts:
+        c = cl.sel(capacity_gb=40, burst_ratio=0.3)
+        out[C.C2_MRESP_40_30] = _improvement(c, "m_resp_s", v).values
+        out[C.C2_VRATIO_40_30] = _improvement(c, "v_ratio", v).values
+    if p.focus_capacity_gb in caps and p.focus_burst in bursts:
+        f = cl.sel(capacity_gb=p.focus_capacity_gb, burst_ratio=p.focus_burst)
+        for cid, m in ((C.C10_RATIO_MRESP, "m_resp_s"), (C.C10_RATIO_VRATIO, "v_ratio"), (C.C10_RATIO_VTIME, "v_time_s")):
+            out[cid] = (f[m].sel(config=v) / f[m].sel(config=NMST)).values
+        n_h, n_l = TABLE6[p.focus_capacity_gb]
+        r, vr = f.app_m_resp_s, f.app_v_ratio
+        low = [(100 * (r.sel(config=NMST, app=a) - r.sel(config=v, app=a)) / r.sel(config=NMST, app=a)).values
+               for a in range(n_h, n_h + n_l)]
+        out[C.C7_LOW_MRESP] = low[int(np.argmin([x.mean() for x in low]))]
+        out[C.C7_LOW_VRATIO] = np.mean([100 * (vr.sel(config=NMST, app=a) - vr.sel(config=v, app=a)).values
+                                        for a in range(n_h, n_h + n_l)], axis=0)
+        high = [(100 * (r.sel(config=v, app=a) - r.sel(config=NMST, app=a)) / r.sel(config=NMST, app=a)).values
+                for a in range(n_h)]
+        out[C.C8_HIGH_MRESP] = high[int(np.argmax([x.mean() for x in high]))]
+        hv = [100 * (vr.sel(config=v, app=a) - vr.sel(config=NMST, app=a)).values for a in range(n_h)]
+        out[C.C8_HIGH_VRATIO] = hv[int(np.argmax([x.mean() for x in hv]))]
+    return out
+
+
+def _interval_note(claim, x: np.ndarray) -> str | None:
+    """The 95 % interval of a row's per-replication values, and whether the whole interval gives the
+    verdict the mean gives (the verdict stays the mean's, against the tolerance fixed before the first run)."""
+    x = np.asarray(x, float)
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        return None
+    m, h = mean_ci(x)
+    lo, hi = float(m - h), float(m + h)
+    same = claim.verdict(lo) == claim.verdict(hi) == claim.verdict(float(m))
+    return (f"95 % interval over {x.size} replications: [{lo:.4g}, {hi:.4g}]; "
+            + ("the whole interval gives this verdict." if same else
+               "the interval crosses the tolerance's edge: the replications cannot decide this row."))
+
+
 def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[str, tuple]:
     """``{claim_id: (value, note)}`` for :mod:`tieringlab.claims.lmst`: values of the main (causal) reading;
     each note gives the look-ahead reading's value and verdict where it differs."""
     main = _values(cl, sw, p, MAIN)
+    reps = _per_replication(cl, p, MAIN)
     look = _values(cl, None, p, LOOK) if LOOK in cl.config.values else {}
     claims = {c.id: c for c in C.CLAIMS}
     out = {}
@@ -500,5 +545,9 @@ def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[
             vv, lvv = claims[cid].verdict(value), claims[cid].verdict(lv)
             fmt = (lambda x: f"{x:.4g}" if isinstance(x, float) else str(x))  # noqa: E731
             note = (f"look-ahead reading: {fmt(lv)} ({lvv}" + (", the verdict flips)" if vv != lvv else ")"))
+        if cid in reps and value is not None:
+            extra = _interval_note(claims[cid], reps[cid])
+            if extra:
+                note = extra if note is None else f"{extra} {note}"
         out[cid] = (value, note)
     return out
