@@ -218,6 +218,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
     w_now = min(window, app_w.shape[1] - 1)
 
     i_next = 0
+    n_burst_ios = 0            # counters[C_BURST_IOS], [C_BURST_SSD] of this call (added at the end)
+    n_burst_ssd = 0
     t_sched = t_start          # the scheduler runs at the window start and after every cutover
     while True:
         # ------------------------------------------------------------ next instant
@@ -236,7 +238,14 @@ def advance(t_start, t_end, slot_s, horizon_s,
         if not t < t_end:
             break
         # ------------------------------------------------------------ 1. arrivals at t (stream order)
-        while i_next < nw and w_time[i_next] == t:
+        # With no migration running and no scheduling pending, nothing but arrivals can happen before t_end:
+        # the loop then takes the following arrivals too, each at its own time, without the steps below.
+        while i_next < nw:
+            if w_time[i_next] != t:
+                if n_active == 0 and t_sched == np.inf and w_time[i_next] < t_end:
+                    t = w_time[i_next]
+                else:
+                    break
             j_w = i_next
             i_next += 1
             a = w_alun[j_w]
@@ -249,9 +258,9 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 if smst and d == mig_i[alun_mig[a], M_SRC]:
                     c = SUSP                        # SMST: behind the migration I/Os at the source
             if burst_count[a]:
-                counters[C_BURST_IOS] += 1
+                n_burst_ios += 1
                 if fast[d]:
-                    counters[C_BURST_SSD] += 1
+                    n_burst_ssd += 1
             if dsi[d, I_MIG] < 0:                   # a lazy disk: make its choices before t first
                 while head[d, H] >= 0 or head[d, L] >= 0 or head[d, SUSP] >= 0:    # (none without buffered I/Os)
                     tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
@@ -384,6 +393,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 if dsf[d, F_FREE] > t:
                     break
 
+    counters[C_BURST_IOS] += n_burst_ios
+    counters[C_BURST_SSD] += n_burst_ssd
     for q in range(P):
         if p_status[q] == 0:
             counters[C_ABANDONED] += 1
