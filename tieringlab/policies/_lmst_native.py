@@ -152,6 +152,20 @@ def _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_fl
         return
 
 
+@njit(_nrt=False)
+def _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu, busy, mig_i, mig_f,
+              alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar):
+    """Disk ``d`` makes every choice it has before ``t`` (a lazy disk when an I/O arrives for it, a disk that
+    turns eager, every disk at the window's end)."""
+    nc = ipar[0]
+    while True:
+        tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
+        if not tau < t:
+            return
+        _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu, busy, mig_i,
+                mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+
+
 @njit(nogil=True, cache=False)
 def advance(t_start, t_end, slot_s, horizon_s,
             # window I/Os, one stream sorted by time, labelled by ALUN
@@ -262,12 +276,9 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 if fast[d]:
                     n_burst_ssd += 1
             if dsi[d, I_MIG] < 0:                   # a lazy disk: make its choices before t first
-                while head[d, H] >= 0 or head[d, L] >= 0 or head[d, SUSP] >= 0:    # (none without buffered I/Os)
-                    tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
-                    if not tau < t:
-                        break
-                    _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                        busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+                if head[d, H] >= 0 or head[d, L] >= 0 or head[d, SUSP] >= 0:    # (none without buffered I/Os)
+                    _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
+                          busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
                 # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
                 # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
                 if flag == 0 and head[d, H] < 0 and (c == H or (c == L and n_high[d] == 0 and head[d, L] < 0
@@ -347,12 +358,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 if dsi[s, I_MIG] >= 0 or dsi[dd, I_MIG] >= 0 or alun_mig[a] >= 0:
                     continue                        # one migration per disk at a time
                 for d in (s, dd):                   # the disks turn eager: bring them to t first
-                    while True:
-                        tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
-                        if not tau < t:
-                            break
-                        _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                        busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+                    _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
+                          busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
                 slot = -1
                 for k in range(mig_i.shape[0]):
                     if mig_i[k, M_ALUN] < 0:
@@ -400,12 +407,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
             counters[C_ABANDONED] += 1
     # every disk makes its choices before t_end (the lazy ones have not yet)
     for d in range(m):
-        while True:
-            tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
-            if not tau < t_end:
-                break
-            _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                        busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+        _catch_up(d, t_end, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
+                          busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
 
     # ---------------------------------------------------------------- carry-out, in queue order
     n_out = 0
