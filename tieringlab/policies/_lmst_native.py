@@ -95,13 +95,35 @@ def _next_choice(d, head, nc, c_arr, w_time, dsf):
 
 
 @njit(_nrt=False)
+def _serve(d, start, arr, size, a, w, g, keep, dsf, mu, busy, alun_app, alun_class, sla_s, app_w, resp_out, disk_out,
+           horizon_s):
+    """Application I/O ``g`` of ALUN ``a`` (arrived at ``arr``, window ``w``) starts on disk ``d`` at ``start``: the
+    disk is busy for ``size / mu_{D_j}``, the response and the metrics of its application are final now.
+    Returns the response."""
+    end = start + size / mu[d]                      # service time = size / mu_{D_j}
+    dsf[d, F_FREE] = end
+    busy[d, 0] += max(0.0, min(end, horizon_s) - start)
+    r = end - arr
+    app = alun_app[a]
+    sla = sla_s[alun_class[a]]
+    v = 1.0 if r > sla else 0.0                     # (branch-free: a violation is a coin flip to the CPU)
+    app_w[app, w, A_N] += 1.0
+    app_w[app, w, A_SUM] += r
+    app_w[app, w, A_VIOL] += v
+    app_w[app, w, A_EXCESS] += v * (r - sla)
+    if keep:
+        resp_out[g] = r
+        disk_out[g] = d
+    return r
+
+
+@njit(_nrt=False)
 def _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu, busy, mig_i,
             mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar):
     """Disk ``d`` chooses at ``tau``: the head of the best class that has arrived by ``tau`` (H, L, migration,
     SMST-suspended) starts; an application I/O's response and metrics are final now. ``fpar`` = (chunk
     bytes, horizon, slot length), ``ipar`` = (carry jobs, keep per-job outputs, first job's global id,
-    window):
-    packed so that numba can inline the call (it cannot above ~28 arguments)."""
+    window), packed to keep the argument list short."""
     chunk_bytes, horizon_s, slot_s = fpar[0], fpar[1], fpar[2]
     nc, keep, gid_base = ipar[0], ipar[1] != 0, ipar[2]
     for c in range(NCLS):                          # H, L, migration, SMST-suspended
@@ -125,30 +147,13 @@ def _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_fl
         head[d, c] = nxt[j]
         if nxt[j] < 0:
             tail[d, c] = -1
-        svc = (c_size[j] if j < nc else w_size[j - nc]) / mu[d]     # service time = size / mu_{D_j}
-        end = tau + svc
-        dsf[d, F_FREE] = end
-        busy[d, 0] += max(0.0, min(end, horizon_s) - tau)
-        r = end - arr
-        a = j_alun[j]
-        app = alun_app[a]
-        if j >= nc:
-            w = ipar[3]                             # this window's I/O
-        else:
-            w = min(int(arr / slot_s), app_w.shape[1] - 1)
-        sla = sla_s[alun_class[a]]
-        v = 1.0 if r > sla else 0.0                 # (branch-free: a violation is a coin flip to the CPU)
-        app_w[app, w, A_N] += 1.0
-        app_w[app, w, A_SUM] += r
-        app_w[app, w, A_VIOL] += v
-        app_w[app, w, A_EXCESS] += v * (r - sla)
+        w = ipar[3] if j >= nc else min(int(arr / slot_s), app_w.shape[1] - 1)   # the window it arrived in
+        g = c_gid[j] if j < nc else gid_base + (j - nc)
+        r = _serve(d, tau, arr, c_size[j] if j < nc else w_size[j - nc], j_alun[j], w, g, keep, dsf, mu, busy,
+                   alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
         if j_flag[j] == 1:
             counters[C_MGR_N] += 1
             counters[C_MGR_SUM] += r
-        if keep:
-            g = c_gid[j] if j < nc else gid_base + (j - nc)
-            resp_out[g] = r
-            disk_out[g] = d
         return
 
 
@@ -229,7 +234,6 @@ def advance(t_start, t_end, slot_s, horizon_s,
     for a in range(mapping.shape[0]):
         if alun_class[a] == H:
             n_high[mapping[a]] += 1
-    w_now = min(window, app_w.shape[1] - 1)
 
     i_next = 0
     n_burst_ios = 0            # counters[C_BURST_IOS], [C_BURST_SSD] of this call (added at the end)
@@ -283,21 +287,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
                 if flag == 0 and head[d, H] < 0 and (c == H or (c == L and n_high[d] == 0 and head[d, L] < 0
                                                                 and head[d, SUSP] < 0)):
-                    start = dsf[d, F_FREE] if dsf[d, F_FREE] > t else t
-                    end = start + w_size[j_w] / mu[d]
-                    dsf[d, F_FREE] = end
-                    busy[d, 0] += max(0.0, min(end, horizon_s) - start)
-                    r = end - t
-                    app = alun_app[a]
-                    sla = sla_s[c]
-                    v = 1.0 if r > sla else 0.0
-                    app_w[app, w_now, A_N] += 1.0
-                    app_w[app, w_now, A_SUM] += r
-                    app_w[app, w_now, A_VIOL] += v
-                    app_w[app, w_now, A_EXCESS] += v * (r - sla)
-                    if keep:
-                        resp_out[gid_base + j_w] = r
-                        disk_out[gid_base + j_w] = d
+                    _serve(d, max(dsf[d, F_FREE], t), t, w_size[j_w], a, ipar[3], gid_base + j_w, keep, dsf, mu, busy,
+                           alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
                     continue
             j_alun[j] = a
             j_flag[j] = flag
