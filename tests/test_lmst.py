@@ -4,7 +4,6 @@ hand-computed controller decisions (Eqs. 4, 7-8, 9-17)."""
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import jax
@@ -36,7 +35,6 @@ def reference(t, size, alun, *, mu, fast, alun_class, home, slot_s, n_slots, pla
     mig_wait = [None] * m                                     # a pending migration chunk I/O (arrival time)
     serving = [None] * m                                      # (end, kind, job or migration)
     disk_mig = [None] * m
-    migs = []                                                 # dicts
     alun_mig = {}
     resp = [math.nan] * n
     disk_of = [-1] * n

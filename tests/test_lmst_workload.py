@@ -103,3 +103,29 @@ def test_bad_parameters_are_named():
         W.LmstWorkloadParams(n_low_apps=-1)
     with pytest.raises(ValueError, match=r"slot must be an integer in \[0, n_slots\)"):
         W.generate_slot(jax.random.key(0), SMALL, 6)
+
+
+def test_thread_scratch_reuses_one_buffer_per_thread_and_name():
+    import threading
+
+    from tieringlab.arrays import thread_scratch
+
+    store = threading.local()
+    a = thread_scratch(store, "x", 100)
+    assert a.shape == (100,) and a.dtype == np.float64
+    a[:] = 7.0
+    b = thread_scratch(store, "x", 50)                    # smaller: a view of the same buffer, contents kept
+    assert np.shares_memory(a, b) and np.all(b == 7.0)
+    c = thread_scratch(store, "x", 10_000)                # larger: a new, bigger buffer
+    assert c.shape == (10_000,) and not np.shares_memory(a, c)
+    d = thread_scratch(store, "x", 10, np.int16)          # another dtype: its own buffer
+    assert d.dtype == np.int16 and not np.shares_memory(c, d)
+    other = {}
+
+    def run():
+        other["buf"] = thread_scratch(store, "x", 10, np.int16)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert not np.shares_memory(d, other["buf"])           # each thread has its own

@@ -55,6 +55,18 @@ def choice(name: str, value, allowed, *, what: str = ""):
     return value
 
 
+def thread_scratch(store, name: str, n: int, dtype=np.float64) -> np.ndarray:
+    """The first ``n`` entries of scratch array ``name`` kept in ``store`` (a ``threading.local``): allocated
+    with room to spare, grown when ``n`` outgrows it, never shrunk, contents left as the last user left them.
+    For temporaries of compiled loops called many times, where fresh arrays cost more in zeroed pages than
+    the loops themselves."""
+    buf = getattr(store, name, None)
+    if buf is None or buf.size < n or buf.dtype != np.dtype(dtype):
+        buf = np.empty(int(n * 1.25) + 1024, dtype)
+        setattr(store, name, buf)
+    return buf[:n]
+
+
 def numpy_rng(key) -> np.random.Generator:
     """A numpy ``Generator`` seeded from the data of ``jax.random`` key ``key`` (same key -> same draws)."""
     return np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())

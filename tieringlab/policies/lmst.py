@@ -100,12 +100,12 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from tieringlab.arrays import bucket, choice
+from tieringlab.arrays import bucket, choice, thread_scratch
 from tieringlab.models import queueing
 from tieringlab.models.devices import LMST_TIERS
 from tieringlab.models.workloads import lmst as wl
 from tieringlab.policies.registry import PolicySpec, register
-from tieringlab.units import GB, KB, MB, MINUTE, MS
+from tieringlab.units import KB, MB, MINUTE, MS
 
 __all__ = ["POLICIES", "TIMINGS", "VECTOR_KNOBS", "LmstParams", "SystemLayout", "system_layout", "plan_window",
            "simulate", "run"]
@@ -576,12 +576,9 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
     scratch = threading.local()
 
     def job_table(J: int):
-        """This thread's scratch for the engine's job table (grown, never shrunk, reused by every call)."""
-        have = getattr(scratch, "tables", None)
-        if have is None or have[0].size < J:
-            J = int(J * 1.25) + 1024
-            scratch.tables = have = (np.empty(J, np.int16), np.empty(J, np.int8), np.empty(J, np.int32))
-        return have
+        """This thread's scratch for the engine's job table (reused by every call of the thread)."""
+        return tuple(thread_scratch(scratch, name, J, dt) for name, dt in
+                     (("alun", np.int16), ("flag", np.int8), ("nxt", np.int32)))
 
     def kernel(r, ci, slot, plan, t_start, t_end, burst_count, gid_base):
         s = st[r][ci]

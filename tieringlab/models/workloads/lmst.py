@@ -56,7 +56,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from tieringlab.arrays import numpy_rng
+from tieringlab.arrays import numpy_rng, thread_scratch
 from tieringlab.models.mmpp import MMPP2
 from tieringlab.units import GB, KB, MINUTE, MS
 
@@ -218,18 +218,8 @@ class SlotIO(NamedTuple):
     sample_rate: np.ndarray
 
 
+#: per-thread scratch of the generator's temporary draws (a paper-scale notebook draws ~10^10 of them)
 _SCRATCH = threading.local()
-
-
-def _scratch(name: str, n: int) -> np.ndarray:
-    """This thread's float scratch ``name`` as a view of ``n`` entries, grown when needed and reused by later
-    slots (a paper-scale notebook draws ~10^10 temporaries: fresh arrays cost more in zeroed pages than the
-    draws themselves)."""
-    buf = getattr(_SCRATCH, name, None)
-    if buf is None or buf.size < n:
-        buf = np.empty(int(n * 1.25) + 1024)
-        setattr(_SCRATCH, name, buf)
-    return buf[:n]
 
 
 def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | None = None, *,
@@ -288,8 +278,8 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     length = np.diff(cut)
     counts_piece = rng.poisson(total * length)
     N = int(counts_piece.sum())
-    e = rng.standard_exponential(out=_scratch("e", N + counts_piece.size))      # the same draws as without out=
-    u = rng.random(out=_scratch("u", N))
+    e = rng.standard_exponential(out=thread_scratch(_SCRATCH, "e", N + counts_piece.size))      # the same draws as without out=
+    u = rng.random(out=thread_scratch(_SCRATCH, "u", N))
     time = np.empty(N)
     alun = np.empty(N, np.int32)
     _lmst_native.fill_pieces(e, u, cut, counts_piece, np.ascontiguousarray(rate), float(t0), time, alun)
