@@ -203,15 +203,18 @@ def test_engine_equals_event_by_event_reference(policy, seed, low_only):
     assert float(ds.mgr_resp_s[0, 0]) == pytest.approx(want[during].mean(), rel=1e-12)
 
 
+def whole_trace(key, wp):
+    """Every slot of the generated workload as one stream: arrival times, sizes, ALUNs."""
+    st = W.slot_states(key, wp)
+    slots = [W.generate_slot(key, wp, w, st) for w in range(wp.n_slots)]
+    return tuple(np.concatenate([getattr(s, f) for s in slots]) for f in ("time", "size", "alun"))
+
+
 def test_nmst_disk_is_the_priority_queue_model_bit_for_bit():
     wp = W.LmstWorkloadParams(n_high_apps=1, n_low_apps=2, aluns_per_app=10, n_slots=2, slot_s=300.0, sample_s=30.0,
                               burst_ratio=0.5, burst_peak_ratio=8.0, burst_high_sojourn_s=20.0)
     key = jax.random.key(4)
-    st = W.slot_states(key, wp)
-    slots = [W.generate_slot(key, wp, w, st) for w in range(wp.n_slots)]
-    t = np.concatenate([s.time for s in slots])
-    size = np.concatenate([s.size for s in slots])
-    alun = np.concatenate([s.alun for s in slots])
+    t, size, alun = whole_trace(key, wp)
     # three SLA^L ALUNs share SSD 0 with the SLA^H ones: two priority classes on one disk
     p = L.LmstParams(policy="nmst", window_s=300.0)
     lay = L.system_layout(p, wp)
@@ -235,11 +238,7 @@ def test_poisson_loads_match_mm1_and_cobham():
     home = lay.home.copy()
     home[20:25] = 0                                        # five SLA^L ALUNs on SSD 0 with ten SLA^H ones
     key = jax.random.key(9)
-    st = W.slot_states(key, wp)
-    slots = [W.generate_slot(key, wp, w, st) for w in range(wp.n_slots)]
-    t = np.concatenate([s.time for s in slots])
-    size = np.concatenate([s.size for s in slots])
-    alun = np.concatenate([s.alun for s in slots])
+    t, size, alun = whole_trace(key, wp)
     ds = L.run(p, t, size, workload=wp, alun=alun, home=home)
     r = ds.response_s.values[0]
     d_of = home[alun]
