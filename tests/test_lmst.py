@@ -480,3 +480,27 @@ def test_magnitude_rows_carry_their_replication_interval():
         assert "95 % interval over 3 replications" in note
         lo, hi = (float(x) for x in note.split("[", 1)[1].split("]", 1)[0].split(", "))
         assert lo <= value <= hi
+
+
+def test_cells_and_sweep_in_one_pass_equal_the_separate_calls():
+    # the notebook runs Fig. 16's sweep inside the focus cell's call (the same I/Os and NMST run, and the
+    # sweep's setting equal to the section's alpha and e% is the cell's own LMST run): every number must be
+    # the one the two separate calls give
+    import xarray as xr
+
+    from tieringlab.experiments import lmst as X
+
+    p = X.LmstSection(capacities_gb=(40, 70), burst_ratios=(0.5,), n_reps=2, n_slots=3, slot_min=1.0,
+                      alun_mb=50.0, sample_s=3.0, fig16_alphas=(0.0, 0.3, 1.0), fig16_e_pct=(-5.0, 0.0, 5.0))
+    key = jax.random.key(11)
+    cl, sw = X.cells_and_sweep(p, key)
+    xr.testing.assert_identical(cl, X.cells(p, key))
+    ref = X.sweep(p, key)
+    assert list(sw.part.values) == list(ref.part.values) and sw.sizes == ref.sizes
+    nm = np.flatnonzero(ref.part.values == "nmst")
+    # NMST's knob coordinates are the first parameter set's (alpha and e do not enter it): not compared
+    knob_coords = [k for k in L.VECTOR_KNOBS if k in ref.coords]
+    xr.testing.assert_identical(sw.drop_vars(knob_coords), ref.drop_vars(knob_coords))
+    keep = np.flatnonzero(ref.part.values != "nmst")
+    xr.testing.assert_identical(sw[knob_coords].isel(config=keep), ref[knob_coords].isel(config=keep))
+    assert nm.size == 1 and sw.sizes["config"] == 7

@@ -75,6 +75,27 @@ def test_same_key_bit_identical_and_slots_independent_of_order():
     assert np.all(a.offset >= 0) and np.all(a.offset + a.size <= SMALL.alun_bytes + 1e-6)
 
 
+def test_reused_output_buffers_give_the_same_slots():
+    # a simulator hands one SlotBuffers to slot after slot (growing it when a slot is larger): the draws are
+    # those of fresh arrays, whatever the buffers held before
+    key = jax.random.key(9)
+    wp = W.LmstWorkloadParams(n_high_apps=1, n_low_apps=2, aluns_per_app=4, n_slots=6, slot_s=120.0,
+                              sample_s=20.0, burst_ratio=0.5)
+    st = W.slot_states(key, wp)
+    buf = W.SlotBuffers()
+    sizes = set()
+    for w in (2, 0, 5, 1, 4, 3, 2):
+        want = W.generate_slot(key, wp, w, st)
+        got = W.generate_slot(key, wp, w, st, out=buf)
+        sizes.add(want.time.size)
+        assert np.shares_memory(got.time, buf.time) and np.shares_memory(got.alun, buf.alun)
+        for x, y in zip(want, got):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert len(sizes) > 3                                       # premise: the slots differ in size
+    with pytest.raises(TypeError, match="SlotBuffers"):
+        W.generate_slot(key, wp, 0, st, out=np.zeros(10))
+
+
 def test_slot_states_ratio_persistence_and_high_priority_switch():
     wp = W.LmstWorkloadParams(n_slots=30, n_high_apps=5, n_low_apps=15, burst_ratio=0.3)
     st = W.slot_states(jax.random.key(0), wp)

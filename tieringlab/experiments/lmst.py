@@ -12,8 +12,9 @@ high priority (SLA^H = 1 ms) on the SSDs and low priority (SLA^L = 20 ms) on the
 - **Fig. 15 and Table 5** (Sec. 4.1.3.1): the 70 GB / 50 % cell: LMST / NMST ratios, per-application
   M_Resp and V_Ratio, and disk utilizations.
 - **Fig. 16** (Sec. 4.1.3.3): at 70 GB / 50 %, the migration ratio of bursty FC ALUNs and the LMST/NMST
-  response-time ratio against alpha (Eq. 4) and e% (Eq. 16): each sweep is one call (the knobs as
-  sequences: one parameter set each, run on the same I/Os).
+  response-time ratio against alpha (Eq. 4) and e% (Eq. 16): the knobs as sequences (one parameter set
+  each, on the same I/Os); :func:`cells_and_sweep` runs them inside the focus cell's call, :func:`sweep`
+  as a call of its own (the same numbers).
 - **Table 8** (Sec. 4.1.3.4): Mgr_Resp of LMST and SMST, Burst_TS and Mgr_Ratio per cell.
 
 Every cell runs NMST, LMST, SMST and the look-ahead variant of LMST (reading A5 T2, beside the causal
@@ -62,7 +63,7 @@ from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.units import KB, MB, MINUTE, MS
 
-__all__ = ["LmstSection", "TABLE6", "workload", "knobs", "cells", "sweep", "fig14_flow", "calibration_grid",
+__all__ = ["LmstSection", "TABLE6", "workload", "knobs", "cells", "cells_and_sweep", "sweep", "fig14_flow", "calibration_grid",
            "table5", "table7", "table8", "fig15", "fig16", "raw_frames", "claim_values"]
 
 #: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
@@ -172,17 +173,60 @@ def cells(p: LmstSection, key) -> xr.Dataset:
     """Tables 7 and 8 (and the focus cell of Table 5 / Fig. 15): every cell, NMST, LMST, SMST (and LMST's
     look-ahead variant) on the same I/Os, ``n_reps`` replications. Dims ``capacity_gb``, ``burst_ratio``,
     ``replication``, ``config`` (coordinate ``label``), plus ``app``, ``disk``, ``window``, ``migration``."""
+    return _cells(p, key, with_sweep=False)[0]
+
+
+def cells_and_sweep(p: LmstSection, key) -> tuple[xr.Dataset, xr.Dataset]:
+    """``(cells(p, key), sweep(p, key))`` in one pass: the focus cell's call runs the sweep's parameter sets
+    beside its own configurations, so the sweep reuses the focus cell's I/Os and its NMST run instead of
+    generating and simulating them again, and a sweep setting equal to the section's (``alpha``, ``e_pct``)
+    is the focus cell's LMST run. The same numbers as the two separate calls (a test checks)."""
+    return _cells(p, key, with_sweep=True)
+
+
+def _sweep_sets(p: LmstSection) -> tuple[list[float], list[float], list[str]]:
+    """Fig. 16's parameter sets in order: each alpha of ``fig16_alphas`` at ``e_pct``, then each e% of
+    ``fig16_e_pct`` at ``alpha`` (e as a fraction), and which sweep each belongs to."""
+    alphas = [float(a) for a in p.fig16_alphas] + [float(p.alpha)] * len(p.fig16_e_pct)
+    es = [p.e_pct / 100.0] * len(p.fig16_alphas) + [e / 100.0 for e in p.fig16_e_pct]
+    return alphas, es, ["alpha"] * len(p.fig16_alphas) + ["e"] * len(p.fig16_e_pct)
+
+
+def _trim_migrations(ds: xr.Dataset) -> xr.Dataset:
+    """The migration log cut to the longest of the configurations kept (as a call with only them pads it)."""
+    n = int((ds.mig_window >= 0).sum("migration").max())
+    return ds.isel(migration=slice(0, max(1, n)))
+
+
+def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Dataset | None]:
     grid = [(c, b) for c in p.capacities_gb for b in p.burst_ratios]
-    parts = {}
+    focus = (p.focus_capacity_gb, p.focus_burst)
+    parts, sw = {}, None
+    n_base = len(_baselines(p))
     for c, b in progress(grid, total=len(grid), desc="LMST cells"):   # nine cells, each one batched call
-        ds = registry.run("LMST", None, None, knobs=knobs(p), key=_keys(key, c, b, p.n_reps),
+        kn = knobs(p)
+        at_focus = with_sweep and (c, b) == focus
+        if at_focus:
+            alphas, es, part = _sweep_sets(p)
+            main = (float(p.alpha), p.e_pct / 100.0)
+            extra = list(dict.fromkeys(s for s in zip(alphas, es) if s != main))   # the other sweep sets
+            kn = {**kn, "alpha": (main[0],) + tuple(a for a, _ in extra), "e": (main[1],) + tuple(e for _, e in extra)}
+        ds = registry.run("LMST", None, None, knobs=kn, key=_keys(key, c, b, p.n_reps),
                           workload=workload(p, c, b), baselines=_baselines(p))
+        if at_focus:
+            k = 1 + len(extra)                       # LMST's sets first, then the baselines (NMST first)
+            pos = {s: 1 + i for i, s in enumerate(extra)}
+            idx = [pos.get(s, 0) for s in zip(alphas, es)] + [k]
+            sw = _trim_migrations(ds.isel(config=idx)).assign_coords(config=np.arange(len(idx)))
+            sw = sw.assign_coords(part=("config", np.array(part + ["nmst"])))
+            ds = _trim_migrations(ds.isel(config=[0] + list(range(k, k + n_base))))
+            ds = ds.assign_coords(config=np.arange(ds.sizes["config"]))
         parts[(c, b)] = ds.assign_coords(config=ds.label.values).drop_vars("label").reset_coords("app_class")
     rows = [xr.concat([parts[(c, b)] for b in p.burst_ratios], dim=pd.Index(list(p.burst_ratios), name="burst_ratio"),
                       join="outer") for c in p.capacities_gb]
     out = xr.concat(rows, dim=pd.Index(list(p.capacities_gb), name="capacity_gb"), join="outer")
     out.attrs.update(n_reps=p.n_reps, slot_min=p.slot_min, n_slots=p.n_slots)
-    return out
+    return out, sw
 
 
 def sweep(p: LmstSection, key) -> xr.Dataset:
@@ -190,13 +234,11 @@ def sweep(p: LmstSection, key) -> xr.Dataset:
     ``fig16_e_pct`` (alpha = ``alpha``), all parameter sets in one call on the same I/Os as the focus cell
     of :func:`cells` (same keys), with NMST for the ratio. Dim ``config`` with coordinates ``alpha``,
     ``e`` and ``part`` ("alpha" or "e")."""
-    alphas = list(p.fig16_alphas) + [p.alpha] * len(p.fig16_e_pct)
-    es = [p.e_pct / 100.0] * len(p.fig16_alphas) + [e / 100.0 for e in p.fig16_e_pct]
+    alphas, es, part = _sweep_sets(p)
     kn = {**knobs(p), "alpha": tuple(alphas), "e": tuple(es)}
     ds = registry.run("LMST", None, None, knobs=kn, key=_keys(key, p.focus_capacity_gb, p.focus_burst, p.n_reps),
                       workload=workload(p, p.focus_capacity_gb, p.focus_burst), baselines=("NMST",))
-    part = np.array(["alpha"] * len(p.fig16_alphas) + ["e"] * len(p.fig16_e_pct) + ["nmst"])
-    return ds.assign_coords(part=("config", part))
+    return ds.assign_coords(part=("config", np.array(part + ["nmst"])))
 
 
 def fig14_flow(p: LmstSection, key) -> xr.DataArray:

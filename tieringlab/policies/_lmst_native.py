@@ -256,11 +256,14 @@ def advance(t_start, t_end, slot_s, horizon_s,
         if not t < t_end:
             break
         # ------------------------------------------------------------ 1. arrivals at t (stream order)
-        # With no migration running and no scheduling pending, nothing but arrivals can happen before t_end:
-        # the loop then takes the following arrivals too, each at its own time, without the steps below.
+        # With no scheduling pending, nothing but arrivals can happen before the next eager event ``te`` (a
+        # chunk hand-off or a migrating disk's choice; inf when no migration runs) and ``t_end``: the loop
+        # then takes the following arrivals too, each at its own time, without the steps below. An arrival
+        # to a migrating disk may bring that disk's next choice forward: ``te_run`` follows it.
+        te_run = te
         while i_next < nw:
             if w_time[i_next] != t:
-                if n_active == 0 and t_sched == np.inf and w_time[i_next] < t_end:
+                if t_sched == np.inf and w_time[i_next] < t_end and w_time[i_next] < te_run:
                     t = w_time[i_next]
                 else:
                     break
@@ -275,18 +278,18 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 flag = 1                            # arrived while its ALUN is being migrated (Mgr_Resp)
                 if smst and d == mig_i[alun_mig[a], M_SRC]:
                     c = SUSP                        # SMST: behind the migration I/Os at the source
-            if burst_count[a]:
-                n_burst_ios += 1
-                if fast[d]:
-                    n_burst_ssd += 1
+            bc = np.int64(burst_count[a])           # (branch-free: the ALUN of an arrival is a coin flip)
+            n_burst_ios += bc
+            n_burst_ssd += bc & np.int64(fast[d])
             if dsi[d, I_MIG] < 0:                   # a lazy disk: make its choices before t first
                 if head[d, H] >= 0 or head[d, L] >= 0 or head[d, SUSP] >= 0:    # (none without buffered I/Os)
                     _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
                           busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
                 # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
                 # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
-                if flag == 0 and head[d, H] < 0 and (c == H or (c == L and n_high[d] == 0 and head[d, L] < 0
-                                                                and head[d, SUSP] < 0)):
+                # (evaluated without short-circuits: the class of an arrival is a coin flip to the CPU)
+                if (flag == 0) & (head[d, H] < 0) & ((c == H) | ((c == L) & (n_high[d] == 0) & (head[d, L] < 0)
+                                                              & (head[d, SUSP] < 0))):
                     _serve(d, max(dsf[d, F_FREE], t), t, w_size[j_w], a, ipar[3], gid_base + j_w, keep, dsf, mu, busy,
                            alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
                     continue
@@ -298,6 +301,10 @@ def advance(t_start, t_end, slot_s, horizon_s,
             else:
                 nxt[tail[d, c]] = j
             tail[d, c] = j
+            if dsi[d, I_MIG] >= 0:
+                tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
+                if tau < te_run:
+                    te_run = tau
         if n_active == 0 and t_sched != t:
             continue
         # ------------------------------------------------------------ 2. chunk hand-offs at t

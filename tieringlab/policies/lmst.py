@@ -543,7 +543,8 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         if keys.ndim == 0:
             keys = keys[None]
         states = [wl.slot_states(k, workload) for k in keys]
-        sources = [partial(lambda k, st, w: wl.generate_slot(k, workload, w, st), k, st) for k, st in zip(keys, states)]
+        sources = [partial(lambda k, st, w, buf: wl.generate_slot(k, workload, w, st, out=buf), k, st)
+                   for k, st in zip(keys, states)]
         if keep_jobs:
             raise ValueError("keep_jobs needs io (per-I/O results of a generated paper-scale run would not fit in memory)")
     R = len(sources)
@@ -648,13 +649,21 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         cache = [dict() for _ in range(R)]
 
         submitted = [set() for _ in range(R)]
+        # each replication's output buffers: a processed slot's go back to the generator (SlotBuffers), so a
+        # run touches fresh pages for its first few slots only
+        spare = [[] for _ in range(R)]
+        held = [dict() for _ in range(R)]
 
         def prefetch(upto: int):
             for r in range(R):
                 for u in range(min(upto, n_w - 1) + 1):
                     if u not in submitted[r]:
                         submitted[r].add(u)
-                        futs[r][u] = pool.submit(sources[r], u)
+                        if io is None:
+                            held[r][u] = spare[r].pop() if spare[r] else wl.SlotBuffers()
+                            futs[r][u] = pool.submit(sources[r], u, held[r][u])
+                        else:
+                            futs[r][u] = pool.submit(sources[r], u)
 
         prefetch(ahead - 1)
         for w in range(n_w):
@@ -663,20 +672,24 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
                 for u in need:
                     if u not in cache[r]:
                         cache[r][u] = futs[r].pop(u).result()
-            plans = [decide(r, w, cache[r]) for r in range(R)]
+            # the next slots are drawn while the kernels run (queued first: the longest tasks of the window);
+            # a replication's kernels start as soon as its plans are made, while the next one's are planned
+            prefetch(w + ahead)
             jobs = []
             for r in range(R):
+                plans = decide(r, w, cache[r])
                 slot = cache[r][w]
                 bc = states[r][:, w] & low
                 for ci in range(C):
-                    jobs.append(pool.submit(kernel, r, ci, slot, plans[r][ci], w * workload.slot_s,
+                    jobs.append(pool.submit(kernel, r, ci, slot, plans[ci], w * workload.slot_s,
                                             (w + 1) * workload.slot_s, bc, gid_base))
-            prefetch(w + ahead)                        # the next slots are drawn while the kernels run
             for f in jobs:
                 f.result()
             gid_base += cache[0][w].time.size if io is not None else 0
             for r in range(R):
                 cache[r][w] = light(cache[r][w])
+                if w in held[r]:                       # its kernels are done: the arrays are free again
+                    spare[r].append(held[r].pop(w))
                 for u in [u for u in cache[r] if u < w]:
                     del cache[r][u]
         # the causal decision at the end of the last window looks at the last slot: counted, never run

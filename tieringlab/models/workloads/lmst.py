@@ -60,7 +60,7 @@ from tieringlab.arrays import numpy_rng, thread_scratch
 from tieringlab.models.mmpp import MMPP2
 from tieringlab.units import GB, KB, MINUTE, MS
 
-__all__ = ["LmstWorkloadParams", "SlotIO", "AlunLayout", "alun_layout", "burst_mmpp", "slot_states",
+__all__ = ["LmstWorkloadParams", "SlotIO", "SlotBuffers", "AlunLayout", "alun_layout", "burst_mmpp", "slot_states",
            "generate_slot", "mean_byte_rates"]
 
 
@@ -222,8 +222,28 @@ class SlotIO(NamedTuple):
 _SCRATCH = threading.local()
 
 
+class SlotBuffers:
+    """Output arrays that :func:`generate_slot` writes a slot's ``time``, ``size`` and ``alun`` into
+    (``out=``), grown when a slot outgrows them, never shrunk. A paper-scale slot is 10^7 I/Os: 160 MB of
+    fresh arrays cost about as much CPU in zeroed pages (kernel time) as drawing them, so a simulator that
+    generates slot after slot hands each replication's processed slots' buffers back to the generator.
+    The arrays a slot returns are views of these buffers: valid until the buffers are used again."""
+
+    def __init__(self):
+        self._room = 0
+        self.time = self.size = self.alun = None
+
+    def take(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Views of the first ``n`` entries of the three arrays (time, size: float64; alun: int32)."""
+        if n > self._room:
+            self._room = int(n * 1.25) + 1024
+            self.time, self.size = np.empty(self._room), np.empty(self._room)
+            self.alun = np.empty(self._room, np.int32)
+        return self.time[:n], self.size[:n], self.alun[:n]
+
+
 def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | None = None, *,
-                  offsets: bool = False) -> SlotIO:
+                  offsets: bool = False, out: SlotBuffers | None = None) -> SlotIO:
     """The I/Os of slot ``slot`` (0-based) of every ALUN (thesis Sec. 4.1.3.1), as arrays.
 
     Idle (ALUN, slot): a Poisson process of the ALUN's idle I/O rate. Bursty: :func:`burst_mmpp` started
@@ -233,11 +253,15 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     ``mean_io_bytes``; offsets (``offsets=True``) uniform in ``[0, alun_bytes - size)`` clipped at 0.
 
     ``states``: the ``(n_aluns, n_slots)`` slot states (default: :func:`slot_states` of ``key``).
+    ``out``: :class:`SlotBuffers` to write ``time``, ``size`` and ``alun`` into (the same draws as without;
+    the returned arrays are then views of them); default: fresh arrays.
     """
     from tieringlab.models.workloads import _lmst_native  # noqa: PLC0415  (numba on first use)
 
     if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < wp.n_slots:
         raise ValueError(f"slot must be an integer in [0, n_slots) = [0, {wp.n_slots}); got {slot!r}")
+    if out is not None and not isinstance(out, SlotBuffers):
+        raise TypeError(f"out must be a SlotBuffers (or None for fresh arrays); got {type(out).__name__}")
     if states is None:
         states = slot_states(key, wp)
     bursty = np.asarray(states, bool)[:, slot]
@@ -280,10 +304,9 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     N = int(counts_piece.sum())
     e = rng.standard_exponential(out=thread_scratch(_SCRATCH, "e", N + counts_piece.size))      # the same draws as without out=
     u = rng.random(out=thread_scratch(_SCRATCH, "u", N))
-    time = np.empty(N)
-    alun = np.empty(N, np.int32)
+    time, size, alun = (np.empty(N), np.empty(N), np.empty(N, np.int32)) if out is None else out.take(N)
     _lmst_native.fill_pieces(e, u, cut, counts_piece, np.ascontiguousarray(rate), float(t0), time, alun)
-    size = rng.standard_exponential(N)
+    rng.standard_exponential(out=size)                                  # the same draws as without out=
     size *= wp.mean_io_bytes
     off = None
     if offsets:
