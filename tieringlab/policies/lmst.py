@@ -478,7 +478,9 @@ class _IoSlots:
         self.order = np.arange(n)                                            # the stream is the input order
         self.n = n
 
-    def __call__(self, w: int) -> wl.SlotIO:
+    def __call__(self, w: int, out: wl.SlotBuffers | None = None) -> wl.SlotIO:
+        """Slot ``w``; ``out`` is unused (the slot's arrays are views of the given ones), taken for the same
+        call shape as the generator's."""
         wp = self.wp
         sl = slice(self.slot_bounds[w], self.slot_bounds[w + 1])
         al = self.al[sl]
@@ -659,11 +661,8 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
                 for u in range(min(upto, n_w - 1) + 1):
                     if u not in submitted[r]:
                         submitted[r].add(u)
-                        if io is None:
-                            held[r][u] = spare[r].pop() if spare[r] else wl.SlotBuffers()
-                            futs[r][u] = pool.submit(sources[r], u, held[r][u])
-                        else:
-                            futs[r][u] = pool.submit(sources[r], u)
+                        held[r][u] = spare[r].pop() if spare[r] else wl.SlotBuffers()   # (no arrays until used)
+                        futs[r][u] = pool.submit(sources[r], u, held[r][u])
 
         prefetch(ahead - 1)
         for w in range(n_w):
@@ -688,8 +687,7 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
             gid_base += cache[0][w].time.size if io is not None else 0
             for r in range(R):
                 cache[r][w] = light(cache[r][w])
-                if w in held[r]:                       # its kernels are done: the arrays are free again
-                    spare[r].append(held[r].pop(w))
+                spare[r].append(held[r].pop(w))        # its kernels are done: the arrays are free again
                 for u in [u for u in cache[r] if u < w]:
                     del cache[r][u]
         # the causal decision at the end of the last window looks at the last slot: counted, never run
