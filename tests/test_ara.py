@@ -247,6 +247,34 @@ def test_many_empty_windows_match_reference_across_replications():
         np.testing.assert_array_equal(got["site"].values[r], site)
 
 
+@pytest.mark.parametrize("tab_bytes", [0, 128 << 20])
+def test_leave_lookup_by_table_or_by_search_matches_reference(monkeypatch, tab_bytes):
+    # Windows far outnumber the blocks (D = 50 ms, a job every second on average), replications batched: the
+    # block where a job leaves the view comes from the window table when it fits in _TAB_BYTES, else from a
+    # binary search over the blocks' refresh instants; both exact.
+    monkeypatch.setattr(ara, "_TAB_BYTES", tab_bytes)
+    used = []
+    plan = ara._plan
+
+    def spy(*args, **kw):
+        p = plan(*args, **kw)
+        used.append(p["use_table"])
+        return p
+
+    monkeypatch.setattr(ara, "_plan", spy)
+    rng = np.random.default_rng(21)
+    A, S = zip(*[_jobs(rng, 300, mean_ia=m, mean_s=1.5) for m in (0.8, 1.2, 1.0)])
+    A, S = np.stack(A), np.stack(S)
+    u = rng.random(A.shape)
+    for policy in ("qlen", "ara"):
+        got = ara.simulate(P(4, policy, k=2, delay_s=0.05), A, S, u=u)
+        for r in range(3):
+            want, site = reference(list(A[r]), list(S[r]), 4, policy, list(u[r]), k=2, delay=0.05)
+            np.testing.assert_array_equal(got["response_s"].values[r], want)
+            np.testing.assert_array_equal(got["site"].values[r], site)
+    assert used and all(x == (tab_bytes > 0) for x in used)  # premise: the path under test ran
+
+
 def test_errors_name_the_parameter():
     a, s = np.array([0.0, 1.0]), np.array([1.0, 1.0])
     with pytest.raises(ValueError, match="'qlen', 'rand', 'ara', 'ara_pred', 'ara_opt'"):
