@@ -410,6 +410,10 @@ def test_vector_knobs_baselines_seeds_and_threads():
     one = L.run(L.LmstParams(alpha=0.3, e=-0.05, **SMALL_P), key=keys, workload=SMALL_WP, threads=1)
     for v in ("m_resp_s", "v_ratio", "mgr_resp_s", "disk_utilization", "mgr_ratio"):
         np.testing.assert_array_equal(ds[v].isel(config=1).values, one[v].isel(config=0).values)
+    # a replication of the batch equals its run alone (replications advance concurrently, each at its own pace)
+    solo = L.run(L.LmstParams(alpha=0.3, e=-0.05, **SMALL_P), key=keys[1:], workload=SMALL_WP)
+    for v in ("m_resp_s", "v_ratio", "mgr_resp_s", "disk_utilization", "mgr_ratio"):
+        np.testing.assert_array_equal(one[v].isel(replication=[1]).values, solo[v].values)
     # the NMST of the batch is the NMST of its own call; the same key gives the same numbers
     nm = registry.run("NMST", None, None, params=L.LmstParams(policy="nmst", **SMALL_P), key=keys, workload=SMALL_WP)
     np.testing.assert_array_equal(ds.m_resp_s.isel(config=2).values, nm.m_resp_s.isel(config=0).values)

@@ -644,60 +644,60 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         z = np.zeros(0)
         return s._replace(time=z, size=z, alun=np.zeros(0, np.int32), offset=None)
 
-    try:
-        gid_base = 0
-        ahead = 2 if lookahead_any else 1             # slots generated ahead, while the kernels run
-        futs = [dict() for _ in range(R)]
-        cache = [dict() for _ in range(R)]
+    ahead = 2 if lookahead_any else 1                 # slots generated ahead, while the kernels run
+    empty_slot = wl.SlotIO(n_w - 1, horizon, np.zeros(0), np.zeros(0), np.zeros(0, np.int32), None,
+                           np.zeros(n, bool), np.zeros(n, np.int64), np.zeros((n, workload.samples_per_slot)))
 
-        submitted = [set() for _ in range(R)]
-        # each replication's output buffers: a processed slot's go back to the generator (SlotBuffers), so a
-        # run touches fresh pages for its first few slots only
-        spare = [[] for _ in range(R)]
-        held = [dict() for _ in range(R)]
+    def drive(r: int) -> None:
+        """Replication r, window after window: its slots are drawn ahead on the pool, its plans made here,
+        its C kernels run on the pool. Replications wait only for their own kernels (no barrier across
+        replications: a replication whose window ends early plans its next one while the others still run),
+        and each touches only its own state, so the results do not depend on the interleaving."""
+        futs, cache, submitted = {}, {}, set()
+        # output buffers: a processed slot's go back to the generator (SlotBuffers), so a run touches fresh
+        # pages for its first few slots only
+        spare, held = [], {}
+        gid_base = 0
 
         def prefetch(upto: int):
-            for r in range(R):
-                for u in range(min(upto, n_w - 1) + 1):
-                    if u not in submitted[r]:
-                        submitted[r].add(u)
-                        held[r][u] = spare[r].pop() if spare[r] else wl.SlotBuffers()   # (no arrays until used)
-                        futs[r][u] = pool.submit(sources[r], u, held[r][u])
+            for u in range(min(upto, n_w - 1) + 1):
+                if u not in submitted:
+                    submitted.add(u)
+                    held[u] = spare.pop() if spare else wl.SlotBuffers()   # (no arrays until used)
+                    futs[u] = pool.submit(sources[r], u, held[u])
 
         prefetch(ahead - 1)
         for w in range(n_w):
-            need = [w] + ([w + 1] if lookahead_any and w + 1 < n_w else [])
-            for r in range(R):
-                for u in need:
-                    if u not in cache[r]:
-                        cache[r][u] = futs[r].pop(u).result()
-            # the next slots are drawn while the kernels run (queued first: the longest tasks of the window);
-            # a replication's kernels start as soon as its plans are made, while the next one's are planned
-            prefetch(w + ahead)
-            jobs = []
-            for r in range(R):
-                plans = decide(r, w, cache[r])
-                slot = cache[r][w]
-                bc = states[r][:, w] & low
-                for ci in range(C):
-                    jobs.append(pool.submit(kernel, r, ci, slot, plans[ci], w * workload.slot_s,
-                                            (w + 1) * workload.slot_s, bc, gid_base))
+            for u in [w] + ([w + 1] if lookahead_any and w + 1 < n_w else []):
+                if u not in cache:
+                    cache[u] = futs.pop(u).result()
+            prefetch(w + ahead)                        # the next slots are drawn while this window's kernels run
+            plans = decide(r, w, cache)
+            slot = cache[w]
+            bc = states[r][:, w] & low
+            jobs = [pool.submit(kernel, r, ci, slot, plans[ci], w * workload.slot_s, (w + 1) * workload.slot_s, bc,
+                                gid_base) for ci in range(C)]
             for f in jobs:
                 f.result()
-            gid_base += cache[0][w].time.size if io is not None else 0
-            for r in range(R):
-                cache[r][w] = light(cache[r][w])
-                spare[r].append(held[r].pop(w))        # its kernels are done: the arrays are free again
-                for u in [u for u in cache[r] if u < w]:
-                    del cache[r][u]
+            gid_base += slot.time.size if io is not None else 0
+            cache[w] = light(slot)
+            spare.append(held.pop(w))                  # its kernels are done: the arrays are free again
+            for u in [u for u in cache if u < w]:
+                del cache[u]
         # the causal decision at the end of the last window looks at the last slot: counted, never run
-        for r in range(R):
-            decide(r, n_w, cache[r])
+        decide(r, n_w, cache)
         # drain: no more arrivals; every queued I/O and running migration completes
-        empty_slot = wl.SlotIO(n_w - 1, horizon, np.zeros(0), np.zeros(0), np.zeros(0, np.int32), None,
-                               np.zeros(n, bool), np.zeros(n, np.int64), np.zeros((n, workload.samples_per_slot)))
-        list(pool.map(lambda a: kernel(*a), [(r, ci, empty_slot, empty_plan, horizon, np.inf, np.zeros(n, bool), 0)
-                                             for r in range(R) for ci in range(C)]))
+        for f in [pool.submit(kernel, r, ci, empty_slot, empty_plan, horizon, np.inf, np.zeros(n, bool), 0)
+                  for ci in range(C)]:
+            f.result()
+
+    try:
+        if R == 1:
+            drive(0)
+        else:  # one driver thread per replication (they plan and wait; the pool's threads compute)
+            with ThreadPoolExecutor(R) as drivers:
+                for f in [drivers.submit(drive, r) for r in range(R)]:
+                    f.result()
     finally:
         pool.shutdown()
 

@@ -23,6 +23,7 @@ def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
     small = np.empty(n, np.int64)
     large = np.empty(n, np.int64)
     scaled = np.empty(n)
+    pair = np.empty(2, np.int64)
     p = 0
     q = 0
     for k in range(counts.shape[0]):
@@ -70,7 +71,12 @@ def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
             b = int(x)
             if b > n - 1:
                 b = n - 1
-            alun[q + i] = b if (x - b) < prob[b] else alias[b]
+            # the column or its alias, picked by indexing a pair: which one is a coin flip to the CPU, and
+            # LLVM turns a select (or its arithmetic forms) with a loaded operand back into a branch
+            # (measured: 10 ns per point, 1.8 ns with the pair)
+            pair[0] = alias[b]
+            pair[1] = b
+            alun[q + i] = pair[np.int64((x - b) < prob[b])]
         p += c + 1
         q += c
     return time
