@@ -40,7 +40,8 @@ Lindley recursion does.
 **Reference counts.** The helpers are compiled with ``_nrt=False`` (they allocate nothing): inlined as
 numba IR (``inline="always"``) or called with ~30 array arguments, they cost an atomic increment and
 decrement of every array's reference count per call, which was ~70 % of the engine's time (measured with
-``perf``: 246 ns per I/O before, 55 after, 21-33 with the commit path).
+``perf``: 246 ns per I/O before, 55 after, 21-33 with the commit path; 24-40 on a paper-scale run after
+later changes, see the README's ``lmst`` benchmark row).
 
 One call advances one window ``[t_start, t_end)``: it starts the window's planned migrations (list
 scheduling: backward ones from the window start, then, once all of them are done, the forward ones; a
