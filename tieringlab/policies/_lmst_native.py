@@ -26,13 +26,16 @@ known the moment it starts (no preemption). Only the disks of running migrations
 choice by choice in time order with the chunk hand-offs between them. So an I/O costs one routing, one
 enqueue and one choice, and no global event queue.
 
-**Commit at arrival.** On a lazy disk an I/O that nothing can ever overtake is started the moment it
-arrives, at ``max(t, free)``, without entering a buffer: an SLA^H I/O when no SLA^H I/O is buffered there
-(SLA^H is the top class and FIFO, and the disk's earlier choices are made first), and an SLA^L I/O on a
-disk that holds no SLA^H data and has nothing buffered. A disk that turns eager carries the committed work
-in its free time, and its migration I/Os (the lowest class) wait for it as they would for buffered I/Os;
-so every committed I/O has started before a migration onto the disk cuts over, and no SLA^H I/O that the
-cutover brings can find one still waiting. The responses are those of the buffered path bit for bit (tests compare
+**Commit at arrival.** An I/O that nothing can ever overtake is started the moment it arrives, at
+``max(t, free)``, without entering a buffer: an SLA^H I/O when no SLA^H I/O is buffered there (SLA^H is
+the top class and FIFO, and the disk's earlier choices are made first: a lazy disk catches up, a migrating
+disk has made them already, since the arrivals run only up to its next choice), and an SLA^L I/O on a disk
+that holds no SLA^H data and has nothing buffered (SMST's suspended I/Os are never committed). A disk
+carries the committed work in its free time, and its migration I/Os (the lowest class) wait for it as they
+would for buffered I/Os; so every committed I/O has started before a migration onto the disk cuts over,
+and no SLA^H I/O that the cutover brings can find one still waiting. Committing on migrating disks too
+(where, while a forward migration runs, one of the two SSDs takes every SLA^H I/O of its ALUNs) took the
+``lmst`` benchmark's LMST run from 11.1 to 8.3 s (33 -> 25 ns per I/O on six 70 GB slots, NMST 21-25). The responses are those of the buffered path bit for bit (tests compare
 both against an event-by-event reference); the sums of the metrics may differ from it in the last bits
 (the same terms added in another order). Under NMST every I/O is committed, so a disk costs what the
 Lindley recursion does.
@@ -286,14 +289,16 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 if head[d, H] >= 0 or head[d, L] >= 0 or head[d, SUSP] >= 0:    # (none without buffered I/Os)
                     _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
                           busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
-                # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
-                # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
-                # (evaluated without short-circuits: the class of an arrival is a coin flip to the CPU)
-                if (flag == 0) & (head[d, H] < 0) & ((c == H) | ((c == L) & (n_high[d] == 0) & (head[d, L] < 0)
-                                                              & (head[d, SUSP] < 0))):
-                    _serve(d, max(dsf[d, F_FREE], t), t, w_size[j_w], a, ipar[3], gid_base + j_w, keep, dsf, mu, busy,
+            # (a migrating disk has made every choice before t: the arrivals run only up to its next one)
+            # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
+            # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
+            # (evaluated without short-circuits: the class of an arrival is a coin flip to the CPU)
+            if (head[d, H] < 0) & ((c == H) | ((c == L) & (n_high[d] == 0) & (head[d, L] < 0) & (head[d, SUSP] < 0))):
+                r = _serve(d, max(dsf[d, F_FREE], t), t, w_size[j_w], a, ipar[3], gid_base + j_w, keep, dsf, mu, busy,
                            alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
-                    continue
+                counters[C_MGR_N] += flag               # an I/O to the ALUN being migrated (Mgr_Resp)
+                counters[C_MGR_SUM] += flag * r
+                continue
             j_alun[j] = a
             j_flag[j] = flag
             nxt[j] = -1
