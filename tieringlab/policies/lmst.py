@@ -648,6 +648,8 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
     empty_slot = wl.SlotIO(n_w - 1, horizon, np.zeros(0), np.zeros(0), np.zeros(0, np.int32), None,
                            np.zeros(n, bool), np.zeros(n, np.int64), np.zeros((n, workload.samples_per_slot)))
 
+    stop = threading.Event()
+
     def drive(r: int) -> None:
         """Replication r, window after window: its slots are drawn ahead on the pool, its plans made here,
         its C kernels run on the pool. Replications wait only for their own kernels (no barrier across
@@ -668,6 +670,8 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
 
         prefetch(ahead - 1)
         for w in range(n_w):
+            if stop.is_set():                          # another replication failed: its error is raised
+                return
             for u in [w] + ([w + 1] if lookahead_any and w + 1 < n_w else []):
                 if u not in cache:
                     cache[u] = futs.pop(u).result()
@@ -696,8 +700,13 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
             drive(0)
         else:  # one driver thread per replication (they plan and wait; the pool's threads compute)
             with ThreadPoolExecutor(R) as drivers:
-                for f in [drivers.submit(drive, r) for r in range(R)]:
-                    f.result()
+                running = [drivers.submit(drive, r) for r in range(R)]
+                try:
+                    for f in running:
+                        f.result()
+                except BaseException:
+                    stop.set()                         # the other drivers stop at their next window
+                    raise
     finally:
         pool.shutdown()
 
