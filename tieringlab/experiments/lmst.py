@@ -202,7 +202,7 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
     grid = [(c, b) for c in p.capacities_gb for b in p.burst_ratios]
     focus = (p.focus_capacity_gb, p.focus_burst)
     parts, sw = {}, None
-    n_base = len(_baselines(p))
+    base = _baselines(p)
     for c, b in progress(grid, total=len(grid), desc="LMST cells"):   # nine cells, each one batched call
         kn = knobs(p)
         at_focus = with_sweep and (c, b) == focus
@@ -212,14 +212,14 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
             extra = list(dict.fromkeys(s for s in zip(alphas, es) if s != main))   # the other sweep sets
             kn = {**kn, "alpha": (main[0],) + tuple(a for a, _ in extra), "e": (main[1],) + tuple(e for _, e in extra)}
         ds = registry.run("LMST", None, None, knobs=kn, key=_keys(key, c, b, p.n_reps),
-                          workload=workload(p, c, b), baselines=_baselines(p))
+                          workload=workload(p, c, b), baselines=base)
         if at_focus:
             k = 1 + len(extra)                       # LMST's sets first, then the baselines (NMST first)
             pos = {s: 1 + i for i, s in enumerate(extra)}
             idx = [pos.get(s, 0) for s in zip(alphas, es)] + [k]
             sw = _trim_migrations(ds.isel(config=idx)).assign_coords(config=np.arange(len(idx)))
             sw = sw.assign_coords(part=("config", np.array(part + ["nmst"])))
-            ds = _trim_migrations(ds.isel(config=[0] + list(range(k, k + n_base))))
+            ds = _trim_migrations(ds.isel(config=[0] + list(range(k, k + len(base)))))
             ds = ds.assign_coords(config=np.arange(ds.sizes["config"]))
         parts[(c, b)] = ds.assign_coords(config=ds.label.values).drop_vars("label").reset_coords("app_class")
     rows = [xr.concat([parts[(c, b)] for b in p.burst_ratios], dim=pd.Index(list(p.burst_ratios), name="burst_ratio"),

@@ -238,8 +238,8 @@ def _plan(windows, R: int, n: int, delay: float, B: int, n_blocks: int | None) -
         tab = np.full((rows, R), C, np.int32)
         tab[wf, rep] = bs
         lookup, use_table = np.minimum.accumulate(tab[::-1], axis=0)[::-1].copy(), True
-    else:  # very many (mostly empty) windows: binary search over the blocks' refresh instants instead (slower:
-        # its ~log2(C) gathers per step are each split over XLA's intra-op threads once C is large)
+    else:  # very many (mostly empty) windows: binary search over the blocks' refresh instants instead (see
+        # _TAB_BYTES: faster for one replication, slower when replications are batched)
         g = np.full((C, R), np.inf)
         g[blk, rq] = wf[wq] * delay
         lookup, use_table = g, False

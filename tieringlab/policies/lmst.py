@@ -655,18 +655,19 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         its C kernels run on the pool. Replications wait only for their own kernels (no barrier across
         replications: a replication whose window ends early plans its next one while the others still run),
         and each touches only its own state, so the results do not depend on the interleaving."""
-        futs, cache, submitted = {}, {}, set()
+        futs, cache = {}, {}
+        drawn = 0                                      # slots 0 .. drawn - 1 are submitted to the generator
         # output buffers: a processed slot's go back to the generator (SlotBuffers), so a run touches fresh
         # pages for its first few slots only
         spare, held = [], {}
         gid_base = 0
 
         def prefetch(upto: int):
-            for u in range(min(upto, n_w - 1) + 1):
-                if u not in submitted:
-                    submitted.add(u)
-                    held[u] = spare.pop() if spare else wl.SlotBuffers()   # (no arrays until used)
-                    futs[u] = pool.submit(sources[r], u, held[u])
+            nonlocal drawn
+            for u in range(drawn, min(upto, n_w - 1) + 1):
+                held[u] = spare.pop() if spare else wl.SlotBuffers()   # (no arrays until used)
+                futs[u] = pool.submit(sources[r], u, held[u])
+            drawn = max(drawn, min(upto, n_w - 1) + 1)
 
         prefetch(ahead - 1)
         for w in range(n_w):
