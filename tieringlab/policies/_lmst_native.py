@@ -72,29 +72,36 @@ A_N, A_SUM, A_VIOL, A_EXCESS = 0, 1, 2, 3
 # counters
 C_LOG, C_MGR_N, C_MGR_SUM, C_BURST_IOS, C_BURST_SSD, C_STARTED, C_DONE, C_ABANDONED = 0, 1, 2, 3, 4, 5, 6, 7
 
+#: The hot paths index with ``_U(i)`` (a no-op cast to unsigned) where ``i`` is known to be >= 0: numba
+#: wraps a negative *signed* index (a compare and a select per index, which LLVM cannot drop for indices
+#: loaded from arrays); unsigned indices skip it. Six 70 GB slots, one thread, the same run before -> after:
+#: NMST 24.3 -> 17.6, LMST 31.4 -> 26.2, SMST 27.2 -> 24.7, look-ahead 36.1 -> 30.4 ns per I/O.
+_U = np.uint64
+
 
 @njit(_nrt=False)
 def _arr(j, nc, c_arr, w_time):
-    return c_arr[j] if j < nc else w_time[j - nc]
+    return c_arr[_U(j)] if j < nc else w_time[_U(j - nc)]
 
 
 @njit(_nrt=False)
 def _next_choice(d, head, nc, c_arr, w_time, dsf):
     """``tau``: when disk ``d`` next chooses an I/O (``max(free, earliest waiting arrival)``; inf: nothing)."""
+    ud = _U(d)
     e = np.inf
     for c in range(NCLS):
         if c == MIG:
             continue
-        h = head[d, c]
+        h = head[ud, c]
         if h >= 0:
             a = _arr(h, nc, c_arr, w_time)
             if a < e:
                 e = a
-    if dsf[d, F_MIGARR] < e:                       # NaN (no chunk) compares False
-        e = dsf[d, F_MIGARR]
+    if dsf[ud, F_MIGARR] < e:                      # NaN (no chunk) compares False
+        e = dsf[ud, F_MIGARR]
     if e == np.inf:
         return np.inf
-    f = dsf[d, F_FREE]
+    f = dsf[ud, F_FREE]
     return f if f > e else e
 
 
@@ -104,20 +111,23 @@ def _serve(d, start, arr, size, a, w, g, keep, dsf, mu, busy, alun_app, alun_cla
     """Application I/O ``g`` of ALUN ``a`` (arrived at ``arr``, window ``w``) starts on disk ``d`` at ``start``: the
     disk is busy for ``size / mu_{D_j}``, the response and the metrics of its application are final now.
     Returns the response."""
-    end = start + size / mu[d]                      # service time = size / mu_{D_j}
-    dsf[d, F_FREE] = end
-    busy[d, 0] += max(0.0, min(end, horizon_s) - start)
+    ud = _U(d)
+    end = start + size / mu[ud]                     # service time = size / mu_{D_j}
+    dsf[ud, F_FREE] = end
+    busy[ud, 0] += max(0.0, min(end, horizon_s) - start)
     r = end - arr
-    app = alun_app[a]
-    sla = sla_s[alun_class[a]]
+    ua = _U(a)
+    app = _U(alun_app[ua])
+    uw = _U(w)
+    sla = sla_s[_U(alun_class[ua])]
     v = 1.0 if r > sla else 0.0                     # (branch-free: a violation is a coin flip to the CPU)
-    app_w[app, w, A_N] += 1.0
-    app_w[app, w, A_SUM] += r
-    app_w[app, w, A_VIOL] += v
-    app_w[app, w, A_EXCESS] += v * (r - sla)
+    app_w[app, uw, A_N] += 1.0
+    app_w[app, uw, A_SUM] += r
+    app_w[app, uw, A_VIOL] += v
+    app_w[app, uw, A_EXCESS] += v * (r - sla)
     if keep:
-        resp_out[g] = r
-        disk_out[g] = d
+        resp_out[_U(g)] = r
+        disk_out[_U(g)] = d
     return r
 
 
@@ -130,32 +140,34 @@ def _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_fl
     window), packed to keep the argument list short."""
     chunk_bytes, horizon_s, slot_s = fpar[0], fpar[1], fpar[2]
     nc, keep, gid_base = ipar[0], ipar[1] != 0, ipar[2]
+    ud = _U(d)
     for c in range(NCLS):                          # H, L, migration, SMST-suspended
         if c == MIG:
-            if dsf[d, F_MIGARR] <= tau:
-                dsf[d, F_MIGARR] = np.nan
-                end = tau + chunk_bytes / mu[d]
-                dsf[d, F_FREE] = end
-                busy[d, 1] += max(0.0, min(end, horizon_s) - tau)
-                k = dsi[d, I_MIG]
+            if dsf[ud, F_MIGARR] <= tau:
+                dsf[ud, F_MIGARR] = np.nan
+                end = tau + chunk_bytes / mu[ud]
+                dsf[ud, F_FREE] = end
+                busy[ud, 1] += max(0.0, min(end, horizon_s) - tau)
+                k = _U(dsi[ud, I_MIG])
                 mig_i[k, M_PEND] = 1
                 mig_f[k] = end
                 return
             continue
-        j = head[d, c]
+        j = head[ud, c]
         if j < 0:
             continue
         arr = _arr(j, nc, c_arr, w_time)
         if arr > tau:
             continue
-        head[d, c] = nxt[j]
-        if nxt[j] < 0:
-            tail[d, c] = -1
+        uj = _U(j)
+        head[ud, c] = nxt[uj]
+        if nxt[uj] < 0:
+            tail[ud, c] = -1
         w = ipar[3] if j >= nc else min(int(arr / slot_s), app_w.shape[1] - 1)   # the window it arrived in
-        g = c_gid[j] if j < nc else gid_base + (j - nc)
-        r = _serve(d, tau, arr, c_size[j] if j < nc else w_size[j - nc], j_alun[j], w, g, keep, dsf, mu, busy,
+        g = c_gid[uj] if j < nc else gid_base + (j - nc)
+        r = _serve(d, tau, arr, c_size[uj] if j < nc else w_size[_U(j - nc)], j_alun[uj], w, g, keep, dsf, mu, busy,
                    alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
-        if j_flag[j] == 1:
+        if j_flag[uj] == 1:
             counters[C_MGR_N] += 1
             counters[C_MGR_SUM] += r
         return
@@ -266,49 +278,54 @@ def advance(t_start, t_end, slot_s, horizon_s,
         # to a migrating disk may bring that disk's next choice forward: ``te_run`` follows it.
         te_run = te
         while i_next < nw:
-            if w_time[i_next] != t:
-                if t_sched == np.inf and w_time[i_next] < t_end and w_time[i_next] < te_run:
-                    t = w_time[i_next]
+            t_i = w_time[_U(i_next)]
+            if t_i != t:
+                if t_sched == np.inf and t_i < t_end and t_i < te_run:
+                    t = t_i
                 else:
                     break
             j_w = i_next
             i_next += 1
-            a = w_alun[j_w]
+            a = w_alun[_U(j_w)]
+            ua = _U(a)
             j = nc + j_w
-            d = mapping[a]
-            c = alun_class[a]
+            d = mapping[ua]
+            ud = _U(d)
+            c = alun_class[ua]
             flag = 0
-            if alun_mig[a] >= 0:
+            if alun_mig[ua] >= 0:
                 flag = 1                            # arrived while its ALUN is being migrated (Mgr_Resp)
-                if smst and d == mig_i[alun_mig[a], M_SRC]:
+                if smst and d == mig_i[_U(alun_mig[ua]), M_SRC]:
                     c = SUSP                        # SMST: behind the migration I/Os at the source
-            bc = np.int64(burst_count[a])           # (branch-free: the ALUN of an arrival is a coin flip)
+            bc = np.int64(burst_count[ua])          # (branch-free: the ALUN of an arrival is a coin flip)
             n_burst_ios += bc
-            n_burst_ssd += bc & np.int64(fast[d])
-            if dsi[d, I_MIG] < 0:                   # a lazy disk: make its choices before t first
-                if head[d, H] >= 0 or head[d, L] >= 0 or head[d, SUSP] >= 0:    # (none without buffered I/Os)
+            n_burst_ssd += bc & np.int64(fast[ud])
+            if dsi[ud, I_MIG] < 0:                  # a lazy disk: make its choices before t first
+                if head[ud, H] >= 0 or head[ud, L] >= 0 or head[ud, SUSP] >= 0:    # (none without buffered I/Os)
                     _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
                           busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
             # (a migrating disk has made every choice before t: the arrivals run only up to its next one)
             # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
             # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
             # (evaluated without short-circuits: the class of an arrival is a coin flip to the CPU)
-            if (head[d, H] < 0) & ((c == H) | ((c == L) & (n_high[d] == 0) & (head[d, L] < 0) & (head[d, SUSP] < 0))):
-                r = _serve(d, max(dsf[d, F_FREE], t), t, w_size[j_w], a, ipar[3], gid_base + j_w, keep, dsf, mu, busy,
-                           alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
+            if (head[ud, H] < 0) & ((c == H) | ((c == L) & (n_high[ud] == 0) & (head[ud, L] < 0) & (head[ud, SUSP] < 0))):
+                r = _serve(d, max(dsf[ud, F_FREE], t), t, w_size[_U(j_w)], a, ipar[3], gid_base + j_w, keep, dsf, mu,
+                           busy, alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
                 if flag:                                # an I/O to the ALUN being migrated (Mgr_Resp; rare,
                     counters[C_MGR_N] += 1              # so a predictable branch, not two adds per I/O)
                     counters[C_MGR_SUM] += r
                 continue
-            j_alun[j] = a
-            j_flag[j] = flag
-            nxt[j] = -1
-            if tail[d, c] < 0:
-                head[d, c] = j
+            uj = _U(j)
+            uc = _U(c)
+            j_alun[uj] = a
+            j_flag[uj] = flag
+            nxt[uj] = -1
+            if tail[ud, uc] < 0:
+                head[ud, uc] = j
             else:
-                nxt[tail[d, c]] = j
-            tail[d, c] = j
-            if dsi[d, I_MIG] >= 0:
+                nxt[_U(tail[ud, uc])] = j
+            tail[ud, uc] = j
+            if dsi[ud, I_MIG] >= 0:
                 tau = _next_choice(d, head, nc, c_arr, w_time, dsf)
                 if tau < te_run:
                     te_run = tau

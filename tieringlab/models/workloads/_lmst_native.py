@@ -10,6 +10,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: indices known to be >= 0 are cast to unsigned: numba wraps a negative *signed* index (a compare and a
+#: select per index, which LLVM cannot drop for computed or loaded indices); measured on one 8 x 10^6-point
+#: slot: fill_pieces + sample_rates 9.8-10.3 -> 6.9-7.0 ns per point (fusing the two loops was slower)
+_U = np.uint64
+
 
 @njit(cache=False, nogil=True)
 def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
@@ -65,18 +70,18 @@ def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
         lo_t = cut[k]
         width = cut[k + 1] - cut[k]
         for i in range(c):
-            run += e[p + i]
-            time[q + i] = t0 + (lo_t + (run / norm) * width)
-            x = u[q + i] * n
+            run += e[_U(p + i)]
+            time[_U(q + i)] = t0 + (lo_t + (run / norm) * width)
+            x = u[_U(q + i)] * n
             b = int(x)
             if b > n - 1:
                 b = n - 1
             # the column or its alias, picked by indexing a pair: which one is a coin flip to the CPU, and
             # LLVM turns a select (or its arithmetic forms) with a loaded operand back into a branch
             # (measured: 10 ns per point, 1.8 ns with the pair)
-            pair[0] = alias[b]
+            pair[0] = alias[_U(b)]
             pair[1] = b
-            alun[q + i] = pair[np.int64((x - b) < prob[b])]
+            alun[_U(q + i)] = pair[_U((x - b) < prob[_U(b)])]
         p += c + 1
         q += c
     return time
@@ -90,8 +95,9 @@ def sample_rates(time, size, alun, t0, dt, k, out, counts):
         m = int((time[j] - t0) / dt)
         if m > k - 1:
             m = k - 1
-        out[alun[j], m] += size[j]
-        counts[alun[j]] += 1
+        a = _U(alun[j])
+        out[a, _U(m)] += size[j]
+        counts[a] += 1
     for i in range(out.shape[0]):
         for m in range(k):
             out[i, m] /= dt
