@@ -569,10 +569,18 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         return {"mapping": layout.home.copy(), "alun_mig": np.full(n, -1, np.int64), "dsf": dsf, "dsi": dsi,
                 "mig_i": mig_i, "mig_f": np.zeros(m), "log_i": np.zeros((L, 5), np.int64), "log_f": np.zeros((L, 3)),
                 "app_w": np.zeros((n_apps, n_w, 4)), "busy": np.zeros((m, 2)), "counters": np.zeros(8),
-                "carry": (e, e, ei, ei, ei, ei, ei), "mgr_count": 0, "fwd_validated": 0,
+                "carry": (e, e, ei, ei, ei, ei, ei),
                 "resp": np.full(n_io if keep_jobs else 0, np.nan), "disk": np.full(n_io if keep_jobs else 0, -1, np.int8)}
 
-    st = [[fresh() for _ in range(C)] for _ in range(R)]
+    # Shared trajectories: the engine's state of a set lives in st[r][ci], and sets whose states are equal
+    # hold ONE dict (all sets start from the same empty system). Each window, sets that share a state and
+    # get the same engine inputs (plan, and SMST's rule and the chunk size where a migration can read them)
+    # share one kernel run; a shared state that the plans split is copied first (``share``). Exact: the
+    # engine is deterministic, so every set gets the numbers of its own run. It saves the windows before a
+    # set's first migration (every causal set's first window), and whole runs in sweeps (settings that never
+    # migrate are NMST; settings with equal plans throughout, e.g. two e% at which the same checks pass).
+    st = [[fresh()] * C for _ in range(R)]
+    tally = [[[0, 0] for _ in range(C)] for _ in range(R)]     # per set: Mgr_Ratio count, forward validated
     burst_ts = [int(states[r][low].sum()) for r in range(R)]
     lookahead_any = any(p.timing == "lookahead" for p in systems)
 
@@ -635,9 +643,31 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
                 if w_dec < n_w:
                     plans[ci] = ps[q]
                 counted = bursty & (fwd[q] | layout.fast[mapping[q]] | to_fast[q])
-                st[r][ci]["mgr_count"] += int(counted.sum())
-                st[r][ci]["fwd_validated"] += int(fwd[q].sum()) if w_dec < n_w else 0
+                tally[r][ci][0] += int(counted.sum())
+                tally[r][ci][1] += int(fwd[q].sum()) if w_dec < n_w else 0
         return plans
+
+    def share(r, plans) -> list[int]:
+        """Groups the sets of replication r whose kernels this window are one computation (the same state
+        object and the same engine inputs); gives a shared state that the groups split a copy per extra
+        group. Returns one set per group (its kernel runs for the group)."""
+        groups = {}
+        for ci in range(C):
+            s, pl = st[r][ci], plans[ci]
+            quiet = pl["alun"].size == 0 and not (s["mig_i"][:, nat.M_ALUN] >= 0).any()
+            p = systems[configs[ci][0]]
+            rule = None if quiet else (p.policy == "smst", float(p.chunk_bytes))   # read only by migrations
+            key = (id(s), rule) + tuple((pl[k].dtype.str, pl[k].tobytes()) for k in ("alun", "dst", "kind", "est"))
+            groups.setdefault(key, []).append(ci)
+        kept = set()
+        for (sid, *_), members in groups.items():
+            if sid in kept:                             # a further group of a shared state: its own copy
+                s = {k: (v.copy() if isinstance(v, np.ndarray) else
+                         tuple(x.copy() for x in v) if isinstance(v, tuple) else v) for k, v in st[r][members[0]].items()}
+                for ci in members:
+                    st[r][ci] = s
+            kept.add(sid)
+        return [members[0] for members in groups.values()]
 
     def light(s: wl.SlotIO) -> wl.SlotIO:
         """A processed slot keeps only what later decisions read (samples and counts), not its I/Os."""
@@ -681,7 +711,7 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
             slot = cache[w]
             bc = states[r][:, w] & low
             jobs = [pool.submit(kernel, r, ci, slot, plans[ci], w * workload.slot_s, (w + 1) * workload.slot_s, bc,
-                                gid_base) for ci in range(C)]
+                                gid_base) for ci in share(r, plans)]
             for f in jobs:
                 f.result()
             gid_base += slot.time.size if io is not None else 0
@@ -693,7 +723,7 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         decide(r, n_w, cache)
         # drain: no more arrivals; every queued I/O and running migration completes
         for f in [pool.submit(kernel, r, ci, empty_slot, empty_plan, horizon, np.inf, np.zeros(n, bool), 0)
-                  for ci in range(C)]:
+                  for ci in share(r, [empty_plan] * C)]:
             f.result()
 
     try:
@@ -711,6 +741,8 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
     finally:
         pool.shutdown()
 
+    st = [[{**st[r][ci], "mgr_count": tally[r][ci][0], "fwd_validated": tally[r][ci][1]} for ci in range(C)]
+          for r in range(R)]
     return _result(systems, configs, layout, workload, st, burst_ts, io_order=(sources[0].order if io is not None else None),
                    keep_jobs=keep_jobs)
 
