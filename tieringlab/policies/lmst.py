@@ -86,6 +86,7 @@ arrays: a paper-scale run never holds more than two slots).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -662,8 +663,7 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
         kept = set()
         for (sid, *_), members in groups.items():
             if sid in kept:                             # a further group of a shared state: its own copy
-                s = {k: (v.copy() if isinstance(v, np.ndarray) else
-                         tuple(x.copy() for x in v) if isinstance(v, tuple) else v) for k, v in st[r][members[0]].items()}
+                s = copy.deepcopy(st[r][members[0]])
                 for ci in members:
                     st[r][ci] = s
             kept.add(sid)
@@ -741,14 +741,13 @@ def simulate(systems: Sequence[LmstParams], workload: wl.LmstWorkloadParams, key
     finally:
         pool.shutdown()
 
-    st = [[{**st[r][ci], "mgr_count": tally[r][ci][0], "fwd_validated": tally[r][ci][1]} for ci in range(C)]
-          for r in range(R)]
-    return _result(systems, configs, layout, workload, st, burst_ts, io_order=(sources[0].order if io is not None else None),
+    return _result(systems, configs, layout, workload, st, tally, burst_ts, io_order=(sources[0].order if io is not None else None),
                    keep_jobs=keep_jobs)
 
 
-def _result(systems, configs, layout, workload, st, burst_ts, *, io_order, keep_jobs) -> xr.Dataset:
-    """The labelled metrics of a :func:`simulate` call (see :func:`run`)."""
+def _result(systems, configs, layout, workload, st, tally, burst_ts, *, io_order, keep_jobs) -> xr.Dataset:
+    """The labelled metrics of a :func:`simulate` call (see :func:`run`); ``st[r][c]``: the engine state of
+    set c in replication r, ``tally[r][c]``: its (Mgr_Ratio count, forward migrations validated)."""
     from tieringlab.policies import _lmst_native as nat  # noqa: PLC0415
 
     R, C = len(st), len(configs)
@@ -773,7 +772,7 @@ def _result(systems, configs, layout, workload, st, burst_ts, *, io_order, keep_
         mgr_resp = cnt[..., nat.C_MGR_SUM] / cnt[..., nat.C_MGR_N]
         mgr_io = cnt[..., nat.C_BURST_SSD] / cnt[..., nat.C_BURST_IOS]
     bts = np.asarray(burst_ts, np.int64)
-    mgr_count = np.array([[s["mgr_count"] for s in row] for row in st], np.int64)
+    mgr_count = np.array([[t[0] for t in row] for row in tally], np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mgr_ratio = mgr_count / bts[:, None]
     n_log = cnt[..., nat.C_LOG].astype(np.int64)
@@ -813,7 +812,7 @@ def _result(systems, configs, layout, workload, st, burst_ts, *, io_order, keep_
                                {"units": "1", "long_name": "forward migrations started (FC -> SSD)"}),
         "backward_migrations": (dims_rc, np.array([[int((k == 0).sum()) for k in row] for row in kinds]),
                                 {"units": "1", "long_name": "backward migrations started (SSD -> FC)"}),
-        "forward_validated": (dims_rc, np.array([[s["fwd_validated"] for s in row] for row in st]),
+        "forward_validated": (dims_rc, np.array([[t[1] for t in row] for row in tally]),
                               {"units": "1", "long_name": "forward candidates validated (executed windows)"}),
     }
     del sec, one, n_io
