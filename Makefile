@@ -6,12 +6,13 @@ STAMP  := $(VENV)/.tieringlab-installed
 # Quiet, deterministic, CPU-only runs for tests; progress bars off (they are for people at a terminal).
 TEST_ENV := TIERINGLAB_PROGRESS=0 MPLBACKEND=Agg JAX_PLATFORMS=cpu PYTHONHASHSEED=0
 
-.PHONY: help venv test reproduce data report bench lock clean
+.PHONY: help venv test reproduce data report bench lab lock clean
 
 help:
 	@echo "make reproduce  - create .venv, install pinned deps, fetch pinned data, run dvc repro -> results/REPORT.md"
 	@echo "make test       - create or reuse .venv and run unit tests + notebooks under nbval"
 	@echo "make bench      - run the benchmarks in benchmarks/ (ratios against peers, printed and saved)"
+	@echo "make lab        - open the notebooks in JupyterLab (kernel python3: this .venv)"
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tieringlab needs Python >= 3.11; found " + sys.version.split()[0])'
@@ -38,6 +39,11 @@ report: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# JupyterLab from the lock; its python3 kernel is this .venv's Python (the kernel every notebook names).
+# Jupyter refuses to run as root unless told (CI machines and containers run as root).
+lab: data
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 # Re-pin after changing dependencies in pyproject.toml (needs network access to the package index).
 lock:

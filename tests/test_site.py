@@ -118,6 +118,16 @@ def test_report_stage_writes_the_site(results, capsys):
     assert "results site ->" in capsys.readouterr().out
 
 
+def test_cli_report_writes_the_site_too(results, capsys):
+    # the README's `tieringlab report` must build what `python -m tieringlab.report` (the DVC stage) builds
+    from tieringlab.cli import main as cli  # noqa: PLC0415
+
+    assert cli(["report", "--results", str(results)]) == 0
+    assert (results / "index.html").read_bytes() == site.build(results).encode()
+    assert (results / "REPORT.md").is_file()
+    assert "results site ->" in capsys.readouterr().out
+
+
 # ---------------------------------------------------------------- headless Chromium
 
 

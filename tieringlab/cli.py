@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     p_sw.add_argument("--base", choices=["params", "notebook"], default="params",
                       help="values not swept: from the params file (default) or the notebook's own small defaults")
 
-    p_rep = sub.add_parser("report", help="build results/REPORT.md and results/report.csv")
+    p_rep = sub.add_parser("report", help="build the claims ledger (results/REPORT.md, results/report.csv) and the "
+                                          "results site (results/index.html)")
     p_rep.add_argument("--results", default="results")
 
     p_data = sub.add_parser("data", help="pinned data")
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
 
             ledger = report.write(args.results)
             print(f"{report.summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
+            from tieringlab import site  # noqa: PLC0415  (the results site reads the ledger just written)
+
+            print(f"results site -> {site.write(args.results)}")
         elif args.cmd == "data":
             from tieringlab import data  # noqa: PLC0415
 
