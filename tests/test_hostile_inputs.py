@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from tieringlab import fileio, params, pipeline, report
 from tieringlab.cli import main as cli
@@ -22,6 +21,8 @@ from tieringlab.params import ParamsError
 from tieringlab.results import Outputs
 from tieringlab.traces import TraceFormatError, read_cloudphysics, read_msr
 from tieringlab.traces.readers import MAX_REQUEST_BYTES
+
+from params_files import check_fails, repo_params, section_check_fails, write_params  # tests/params_files.py
 
 REPO = Path(__file__).resolve().parent.parent
 CP_HEADER = "version,time,op,size,lbn\n"
@@ -140,25 +141,6 @@ def test_exact_integers_survive_a_dirty_block(tmp_path):
 
 # ------------------------------------------------------------------------------------ params rows
 
-def repo_params() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
-
-
-def write_params(tmp_path, data, name="params.yaml") -> Path:
-    p = tmp_path / name
-    p.write_text(yaml.safe_dump(data, sort_keys=False))
-    return p
-
-
-def check_fails(path, capsys, *fragments) -> str:
-    assert cli(["params", "check", str(path)]) == 2
-    err = capsys.readouterr().err
-    for f in fragments:
-        assert f in err, err
-    assert "Traceback" not in err
-    return err
-
-
 @pytest.mark.parametrize(("section", "values", "key", "why"), [
     ("ara_load_balancing", {"ks": [1, 99]}, "ara_load_balancing.ks", "[99] exceed n_sites = 16"),
     ("ara_load_balancing", {"n_sites": 8}, "ara_load_balancing.ks", "exceed n_sites = 8"),
@@ -167,10 +149,7 @@ def check_fails(path, capsys, *fragments) -> str:
     ("vfrm_single_vm", {"cost_flash_mb": 3}, "vfrm_single_vm.cost_flash_mb", "must be one of flash_mb"),
 ])
 def test_cross_field_checks_run_in_params_check_and_before_every_stage(tmp_path, capsys, section, values, key, why):
-    data = repo_params()
-    data[section].update(values)
-    path = write_params(tmp_path, data)
-    check_fails(path, capsys, f"{path}: {key}", why)
+    path = section_check_fails(tmp_path, capsys, section, values, key, why)
     # every stage loads the whole file before its notebook starts (any notebook, not only the section's own)
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
         pipeline.notebook_parameters(REPO / "notebooks/00_quickstart.ipynb", path, tmp_path / "results")

@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     p_sw = sub.add_parser("sweep", help="run a notebook over a grid of parameters on Dask distributed -> DIR/sweep.nc",
                           description="Run NOTEBOOK once per point of the grid (the product of the -p lists), every "
                                       "value validated against the params.yaml schema first; write each executed "
-                                      "notebook under DIR/notebooks/ and every run's scalar metrics to DIR/sweep.nc.")
+                                      "notebook under DIR/notebooks/ and every run's scalar metrics to DIR/sweep.nc. "
+                                      "Ctrl-C stops it: the completed points are kept in DIR/sweep.nc (exit 130). "
+                                      "Exit status 1 when a point failed.")
     p_sw.add_argument("notebook")
     p_sw.add_argument("-p", "--param", dest="grid", nargs="+", action="append", required=True,
                       metavar="NAME VALUE",
@@ -31,7 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     p_sw.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
                       help="a running Dask scheduler (tcp://host:8786) or local:N, a LocalCluster of N workers "
                            "(default: local:N, N = min(points, CPUs))")
-    p_sw.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p_sw.add_argument("--out", required=True, metavar="DIR",
+                      help="output folder: a new or empty one (checked before anything runs)")
+    p_sw.add_argument("--overwrite", action="store_true",
+                      help="--out may be a previous sweep's folder: its sweep.nc, notebooks/ and results/ are "
+                           "deleted first")
+    p_sw.add_argument("--connect-timeout", type=float, default=None, metavar="SECONDS",
+                      help="how long to wait for a scheduler address to answer (default: 10)")
     p_sw.add_argument("--params", default=None, help="params file the values not swept come from "
                                                      "(default: params.yaml at the repo root)")
     p_sw.add_argument("--base", choices=["params", "notebook"], default="params",
@@ -56,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
 
             print(pipeline.run(args.notebook, params_path=args.params, results=args.results))
         elif args.cmd == "sweep":
+            import signal  # noqa: PLC0415
+            import threading  # noqa: PLC0415
+
             from tieringlab import sweep  # noqa: PLC0415  (imports Dask only when sweeping)
 
             grid = {}
@@ -65,8 +76,20 @@ def main(argv: list[str] | None = None) -> int:
                 if name in grid:
                     raise sweep.SweepError(f"sweep: -p {name}: given twice")
                 grid[name] = [sweep.parse_value(v) for v in values]
-            ds = sweep.sweep(args.notebook, grid, out=args.out, scheduler=args.scheduler,
-                             params_path=args.params, base=args.base)
+            # Ctrl-C stops a sweep, also one started where SIGINT is ignored (a shell's background job)
+            main_thread = threading.current_thread() is threading.main_thread()
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main_thread else None
+            try:
+                ds = sweep.sweep(args.notebook, grid, out=args.out, scheduler=args.scheduler,
+                                 params_path=args.params, base=args.base, overwrite=args.overwrite,
+                                 connect_timeout=args.connect_timeout)
+            except KeyboardInterrupt as exc:  # SweepInterrupted says what was kept; earlier, nothing ran
+                print(f"tieringlab: {exc}" if isinstance(exc, sweep.SweepInterrupted) else
+                      "tieringlab: sweep: interrupted before any point ran", file=sys.stderr)
+                return 130
+            finally:
+                if main_thread and previous is not None:
+                    signal.signal(signal.SIGINT, previous)
             failed = json.loads(ds.attrs["failed_points"])
             print(f"{Path(args.out) / sweep.SWEEP_FILE}: {int(ds.attrs['points']) - len(failed)} of "
                   f"{ds.attrs['points']} points ran" + (f"; failed: {', '.join(failed)}" if failed else ""))
@@ -100,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     except (params.ParamsError, OSError, KeyError, ValueError) as exc:
         # KeyError's str() is the repr of its argument ("'nope'"): print the message itself
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"tieringlab: error: {msg}", file=sys.stderr)
+        errors = exc.errors if isinstance(exc, params.ParamsError) else [msg]
+        for err in errors:  # a params file reports every error it has, one per line
+            print(f"tieringlab: error: {err}", file=sys.stderr)
+        if len(errors) > 1:
+            print(f"tieringlab: {len(errors)} errors", file=sys.stderr)
         return 2
     return 0
 

@@ -5,7 +5,9 @@ verified local mirror (the ``shared/`` folder beside a checkout) is copied; else
 downloaded. A file is verified by its md5 and, where one is pinned, its SHA-256 (both must match;
 md5 alone is kept for the files whose publishers list only md5, such as SNIA's MSR set). A checksum
 mismatch is rejected with :class:`ChecksumError` and the bad bytes are never left where a reader would
-take them (download to a temporary file, verify, then rename).
+take them (download to a temporary file, verify, then rename). A local copy that fails its checksum is
+kept (every reader still rejects it) until a verified replacement is renamed onto it; if none can be had
+the error says both what was wrong with the copy and why the replacement failed.
 
 Downloads accept only ``http://`` and ``https://`` URLs (redirects included: no ``file:``, ``ftp:`` or
 ``data:``), and stop at a size cap (:data:`MAX_DOWNLOAD_BYTES`, or the pinned size when one is known)
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import shutil
 import urllib.parse
 import urllib.request
@@ -248,21 +251,55 @@ def locate(name: str, *, md5: str | None = None, root: str | Path | None = None)
 
 def fetch(name: str, *, url: str | None = None, md5: str | None = None) -> Path:
     """Ensure ``data/`` holds a verified copy of ``name``; return its path. ``url`` overrides the pinned URL;
-    ``md5`` pins a file registered without a checksum (MSR traces; :class:`UnverifiedError` without one)."""
+    ``md5`` pins a file registered without a checksum (MSR traces; :class:`UnverifiedError` without one).
+
+    A copy in ``data/`` that fails its checksum stays where it is until a verified one (from the shared
+    mirror or the download, both through a temporary file) is renamed onto it; when neither can be had,
+    :class:`ChecksumError` says why the copy was rejected (its path, expected and actual md5) and why the
+    replacement failed (the download's own error is its ``__cause__``)."""
     pf = pinned(name)
     if md5 is not None:
         pf = dataclasses.replace(pf, md5=md5.lower(), sha256=None, size=None)  # another file's pin
     if not pf.md5:
         verify(paths.repo_root() / pf.path, None, origin=f"{name} ({pf.url})")
     dest = paths.repo_root() / pf.path
+    if os.path.lexists(dest) and not dest.is_file():
+        raise IsADirectoryError(f"{dest}: exists and is not a file (a folder?), so {name} cannot be fetched there; "
+                                f"move it away first")
+    rejected: ChecksumError | None = None
     if dest.is_file():
         try:
             return verify(dest, pf.md5, sha256=pf.sha256)
-        except ChecksumError:
-            dest.unlink()  # a stale or corrupted copy: replace it below
-    shared = paths.shared_dir()
-    if url is None and pf.mirror and shared is not None and (shared / pf.mirror).is_file():
-        src = verify(shared / pf.mirror, pf.md5, sha256=pf.sha256)
-        fileio.write_with(dest, lambda tmp: shutil.copyfile(src, tmp))
-        return dest
-    return download(url or pf.url, dest, pf.md5, sha256=pf.sha256, max_bytes=pf.size)
+        except ChecksumError as exc:
+            rejected = exc  # a stale or corrupted copy: kept until a verified one replaces it below
+    try:
+        shared = paths.shared_dir()
+        if url is None and pf.mirror and shared is not None and (shared / pf.mirror).is_file():
+            src = verify(shared / pf.mirror, pf.md5, sha256=pf.sha256)
+            fileio.write_with(dest, lambda tmp: shutil.copyfile(src, tmp))
+            return dest
+        return download(url or pf.url, dest, pf.md5, sha256=pf.sha256, max_bytes=pf.size)
+    except Exception as exc:
+        if rejected is None:
+            raise
+        why = getattr(exc, "reason", None) or exc  # urllib's URLError: its reason, without "<urlopen error ...>"
+        raise ChecksumError(f"{rejected} (the copy is kept, unused); and no verified replacement could be had: "
+                            f"fetching {url or pf.url} failed: {type(exc).__name__}: {why}") from exc
+
+
+def portable_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
+    """``path`` as outputs record it (a trace's ``path`` attribute): relative to the checkout ``root``
+    (default :func:`tieringlab.paths.repo_root`) when inside it (``data/cloudphysics/...``), or to the
+    shared folder beside it (``../shared/data/...``), else as given. Outputs that record a data file's
+    path are then the same in every clone (its checksum is recorded beside it)."""
+    base = Path(paths.repo_root() if root is None else root)
+    given = Path(os.path.abspath(path))
+    bases = {base, base.resolve()}
+    for p in (given, given.parent.resolve() / given.name):
+        for b in bases:
+            for anchor, prefix in ((b, ""), (b.parent / "shared", "../shared/")):
+                try:
+                    return prefix + p.relative_to(anchor).as_posix()
+                except ValueError:
+                    continue
+    return str(path)

@@ -11,14 +11,33 @@ feeds every stage.
 Validation is strict: an unknown key, a key given twice, a wrong type or an out-of-range value raises
 :class:`ParamsError` naming the file, the key path and what is allowed, before any work starts. Integers
 must fit in int64 and numbers in a float64 (whatever a field's own bounds), since the experiments compute
-with both.
+with both. Every error is reported, not only the first: :class:`ParamsError` lists them, one per line
+(its ``errors``), for each section and each key (a section's cross-field checks run once its keys are valid).
+
+The YAML reader (:func:`read_yaml`, which :func:`load`, ``tieringlab run``, every DVC stage and ``tieringlab
+sweep --params`` go through; :func:`loads` reads a ``sweep -p`` value the same way) is bounded by its input:
+
+- the file is a regular file of at most :data:`MAX_FILE_BYTES` bytes (a FIFO, ``/dev/zero`` or a 1 GB file is
+  refused before it is read);
+- the document it builds may hold at most :data:`MAX_NODES_FLOOR` + :data:`MAX_NODES_PER_BYTE` x (file
+  bytes) values, aliases counted as what they expand to (counted on the composed node graph, each anchored
+  node once): a "billion laughs" nest of aliases is refused at the alias that crosses the limit, naming its
+  line, before anything is built; a value may nest at most :data:`MAX_DEPTH` levels deep;
+- YAML 1.1 scalars that do not mean what they look like are refused, naming the line: ``010`` (octal 8),
+  ``0x10``, ``0b10``, ``1_000``, ``1:30`` (base 60: 90) and the booleans ``yes``/``no``/``on``/``off``;
+  plain decimals, ``true``/``false``, ``.inf`` and ``.nan`` read as before (the schema refuses the last two
+  for numbers), and a quoted scalar is a string. DVC reads ``params.yaml`` as YAML 1.2, where ``010`` is 10:
+  refusing keeps both readers in agreement. So are U+0085, U+2028 and U+2029, line breaks to YAML 1.1 only
+  (``line_bytes: 4096<U+0085>  max_requests: 7`` looks like one line in an editor but sets two keys).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
+import stat
 import types
 import typing
 from pathlib import Path
@@ -26,12 +45,32 @@ from typing import Any, Literal, Mapping
 
 import yaml
 
-__all__ = ["ParamsError", "param", "section", "sections", "load", "read_yaml", "check", "validate_section",
-           "GLOBAL_KEYS"]
+__all__ = ["ParamsError", "NotYamlError", "param", "section", "sections", "load", "read_yaml", "loads", "check",
+           "validate_section", "cross_field", "increasing", "GLOBAL_KEYS", "MAX_FILE_BYTES"]
 
 
 class ParamsError(ValueError):
-    """A parameter is unknown, of the wrong type or out of range. The message names it."""
+    """A parameter is unknown, of the wrong type or out of range. The message names it.
+
+    ``errors`` lists every problem found (one message each, naming its file and key or line); the message
+    is those, one per line. ``ParamsError(message)`` is one error.
+    """
+
+    def __init__(self, message: str = "", errors: list[str] | tuple[str, ...] | None = None):
+        self.errors = list(errors) if errors else [message]
+        super().__init__("\n".join(self.errors) if errors else message)
+
+    def __reduce__(self):  # keep ``errors`` through pickling (Dask workers)
+        return (type(self), (str(self), self.errors))
+
+    @classmethod
+    def many(cls, errors: list[str]) -> "ParamsError":
+        """One error listing ``errors`` (at least one), in order."""
+        return cls(errors=errors)
+
+
+class NotYamlError(ParamsError):
+    """The text is not valid YAML (a syntax error): ``tieringlab sweep -p`` then takes it as a string."""
 
 
 _SECTIONS: dict[str, type] = {}
@@ -43,6 +82,19 @@ GLOBAL_KEYS: dict[str, tuple[type, tuple[float, float] | None, str]] = {
 
 #: Every integer parameter is an int64 (numpy and JAX compute with it), whatever its own bounds say.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: The largest size parameter in MiB, GiB or GB: the experiments count bytes in int64, so a size x its unit
+#: must stay below 2^63 bytes (``[1e300]`` MB used to pass the check and wrap to a negative size at run time).
+MAX_MIB, MAX_GIB, MAX_GB = INT64_MAX // 2**20, INT64_MAX // 2**30, INT64_MAX // 10**9
+
+#: The largest params file read: 1 MiB, over 100 times the repository's params.yaml (9 KB), and about a second
+#: of parsing; a larger file (or a FIFO, a device such as /dev/zero) is refused before it is read.
+MAX_FILE_BYTES = 1 << 20
+#: The values (YAML nodes) a document may expand to: 10,000, plus 2 per byte of input. A document without
+#: aliases holds fewer than one value per byte (each takes a character and a separator), so only aliases
+#: that multiply the input ("billion laughs": 400 bytes expanding to 10^8 values) reach the limit.
+MAX_NODES_FLOOR, MAX_NODES_PER_BYTE = 10_000, 2
+#: The deepest nesting of a value (aliases expanded): params.yaml nests three levels (section, key, list).
+MAX_DEPTH = 32
 
 
 def param(default: Any, doc: str, *, bounds: tuple[float | None, float | None] | None = None,
@@ -105,9 +157,101 @@ def _describe(tp: Any, meta: Mapping[str, Any]) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a 400-digit number is named, not printed)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 20]}...{text[-10:]} ({len(text)} characters)"
+    """``repr(value)``, cut to about ``limit`` characters (a 400-digit number is named, not printed).
+
+    The cost is O(``limit``) whatever the value holds: containers are walked only until ``limit``
+    characters are out (a list that aliases expand to 10^8 values is never printed in full), strings and
+    bytes are cut before their repr, an integer too long to print is named by its number of digits.
+    """
+    text, whole = _bounded_repr(value, limit + 1)
+    if whole and len(text) <= limit:
+        return text
+    if whole:  # a long scalar printed in full (at most a few thousand digits): keep both ends
+        return f"{text[:limit - 20]}...{text[-10:]} ({len(text)} characters)"
+    if text == "<int>":
+        return _size_of(value)
+    return f"{text[:limit - 20]}... ({_size_of(value)})"
+
+
+def _name(key: str) -> str:
+    """A key as written, or its repr when it is long or holds characters one cannot see (a BOM, a tab)."""
+    return key if len(key) <= 80 and key.isprintable() else _short(key)
+
+
+def _size_of(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return f"a mapping of {len(value)} keys"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, (str, bytes)):
+        return f"{len(value)} characters" if isinstance(value, str) else f"{len(value)} bytes"
+    if isinstance(value, int):
+        return f"an integer of about {int((abs(value).bit_length() - 1) * 0.30103) + 1} digits"
+    return type(value).__name__
+
+
+def _bounded_repr(value: Any, room: int) -> tuple[str, bool]:
+    """``(text, whole)``: ``repr(value)`` when ``whole``, else a prefix of it of at least ``room`` characters,
+    built in O(``room``) steps (recursive and shared values end when the room does)."""
+    parts: list[str] = []
+    left = room
+    cut = False
+
+    def emit(text: str) -> None:
+        nonlocal left
+        parts.append(text)
+        left -= len(text)
+
+    def walk(v: Any) -> None:
+        nonlocal cut
+        if left <= 0:
+            cut = True
+            return
+        if isinstance(v, (list, tuple, set, frozenset, dict)) and len(v) > 0:
+            kind = type(v)
+            opening, closing = {list: ("[", "]"), tuple: ("(", ")"), dict: ("{", "}")}.get(
+                kind, ("{", "}") if kind is set else (f"{kind.__name__}({{", "})"))
+            emit(opening)
+            for i, item in enumerate(v.items() if isinstance(v, dict) else v):
+                if left <= 0:
+                    cut = True
+                    return
+                if i:
+                    emit(", ")
+                if isinstance(v, dict):
+                    walk(item[0])
+                    emit(": ")
+                    walk(item[1])
+                else:
+                    walk(item)
+            emit("," + closing if kind is tuple and len(v) == 1 else closing)
+        elif isinstance(v, (str, bytes)) and len(v) > left:
+            emit(repr(v[:left]))
+            cut = True
+        elif isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 14_000:
+            emit("<int>")  # beyond Python's 4300-digit str() limit: named, not printed
+            cut = True
+        else:
+            emit(repr(v))
+
+    walk(value)
+    return "".join(parts), not cut
+
+
+def _hint(value: Any, tp: Any) -> str:
+    """Why a number came as a string: YAML 1.1 reads ``1e3``, ``1.0e3`` (no sign) and ``0o10`` as strings."""
+    if tp not in (int, float) or not isinstance(value, str) or len(value) > 40:
+        return ""
+    try:
+        number: Any = int(value, 0)
+    except ValueError:
+        try:
+            number = float(value)
+        except ValueError:
+            return ""
+    if isinstance(number, float) and not math.isfinite(number):
+        return ""
+    return f"; YAML 1.1 reads {value} as a string, not a number: write {number!r}"
 
 
 def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
@@ -121,12 +265,12 @@ def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
         return _coerce(value, args[0], meta, where)
     if origin is Literal:
         if value not in typing.get_args(tp):
-            raise ParamsError(f"{where}: expected {want}, got {value!r}")
+            raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
         return value
     if origin is tuple:
         inner = typing.get_args(tp)[0]
         if not isinstance(value, (list, tuple)) or len(value) == 0:
-            raise ParamsError(f"{where}: expected {want}, got {value!r}")
+            raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
         return tuple(_coerce(v, inner, {"bounds": meta.get("bounds"), "choices": meta.get("choices")},
                              f"{where}[{i}]") for i, v in enumerate(value))
     if tp is bool:
@@ -149,10 +293,10 @@ def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
     else:  # pragma: no cover - schema author error
         raise TypeError(f"{where}: unsupported parameter type {tp!r}")
     if not ok:
-        raise ParamsError(f"{where}: expected {want}, got {_short(value)} ({type(value).__name__})")
+        raise ParamsError(f"{where}: expected {want}, got {_short(value)} ({type(value).__name__}){_hint(value, tp)}")
     choices = meta.get("choices")
     if choices and value not in choices:
-        raise ParamsError(f"{where}: expected {want}, got {value!r}")
+        raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
     bounds = meta.get("bounds")
     if bounds and tp in (int, float):
         lo, hi = bounds
@@ -165,7 +309,8 @@ def validate_section(name: str, values: Mapping[str, Any], *, source: str = "par
                      partial: bool = True) -> Any:
     """Validate one section's mapping and return the section's dataclass instance.
 
-    ``partial=True`` lets missing keys take their defaults; unknown keys are always errors.
+    ``partial=True`` lets missing keys take their defaults; unknown keys are always errors. Every bad key
+    is reported (:class:`ParamsError` ``errors``); the cross-field checks run once every key is valid.
     """
     schemas = sections()
     if name not in schemas:
@@ -176,37 +321,166 @@ def validate_section(name: str, values: Mapping[str, Any], *, source: str = "par
                           f"{_short(values)} ({type(values).__name__})")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    errors: list[str] = []
+    allowed = ", ".join(sorted(fields))
     for key in values:
         if not isinstance(key, str):
-            raise ParamsError(f"{source}: {name}.{_short(key)}: parameter names are strings, got a "
-                              f"{type(key).__name__} key; allowed: {', '.join(sorted(fields))}")
-    unknown = sorted(set(values) - set(fields))
-    if unknown:
-        raise ParamsError(f"{source}: {name}.{unknown[0]}: unknown parameter; allowed: {', '.join(sorted(fields))}")
+            errors.append(f"{source}: {name}.{_short(key)}: parameter names are strings, got a "
+                          f"{type(key).__name__} key; allowed: {allowed}")
+        elif key not in fields:
+            errors.append(f"{source}: {name}.{_name(key)}: unknown parameter; allowed: {allowed}")
     if not partial:
-        missing = sorted(set(fields) - set(values))
-        if missing:
-            raise ParamsError(f"{source}: {name}.{missing[0]}: missing parameter")
-    kwargs = {k: _coerce(v, hints[k], fields[k].metadata, f"{source}: {name}.{k}") for k, v in values.items()}
+        errors += [f"{source}: {name}.{k}: missing parameter" for k in fields if k not in values]
+    kwargs = {}
+    for k, v in values.items():
+        if isinstance(k, str) and k in fields:
+            try:
+                kwargs[k] = _coerce(v, hints[k], fields[k].metadata, f"{source}: {name}.{k}")
+            except ParamsError as exc:
+                errors += exc.errors
+    if errors:
+        raise ParamsError.many(errors)
     try:
         return cls(**kwargs)
-    except (ValueError, TypeError) as exc:  # a cross-field check of the section's __post_init__
-        msg = str(exc)
-        first = re.match(r"[A-Za-z_]\w*", msg)
-        # "ks: [99] exceed n_sites" -> "ara_load_balancing.ks: [99] exceed n_sites" (the key path)
-        where = f"{name}." if first and first.group(0) in fields else f"{name}: "
-        raise ParamsError(f"{source}: {where}{msg}") from None
+    except (ValueError, TypeError) as exc:  # the cross-field checks of the section's __post_init__
+        problems = exc.problems if isinstance(exc, _CrossFieldError) else [str(exc)]
+        out = []
+        for msg in problems:
+            first = re.match(r"[A-Za-z_]\w*", msg)
+            # "ks: [99] exceed n_sites" -> "ara_load_balancing.ks: [99] exceed n_sites" (the key path)
+            where = f"{name}." if first and first.group(0) in fields else f"{name}: "
+            out.append(f"{source}: {where}{msg}")
+        raise ParamsError.many(out) from None
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe YAML loader that refuses a key given twice in one mapping (plain YAML keeps the last)."""
+def increasing(name: str, values: tuple, what: str) -> list[str]:
+    """The cross-field problem of a list that must be strictly increasing (``[]`` if it is): a value given
+    twice (``"NAME has duplicates: ..."``) or values out of order, ``what`` saying why the order matters."""
+    if len(set(values)) != len(values):
+        return [f"{name} has duplicates: {_short(list(values))}; {what}: each value once, in increasing order"]
+    if any(b <= a for a, b in zip(values, values[1:])):
+        return [f"{name} must be in increasing order ({what}); got {_short(list(values))}"]
+    return []
 
 
-class _DuplicateKey(Exception):
-    pass
+class _CrossFieldError(ValueError):
+    """Every cross-field problem of a section, one message each (see :func:`cross_field`)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
 
 
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False):
+def cross_field(problems: list[str]) -> None:
+    """Raise one ``ValueError`` listing ``problems`` (if any), for a section's ``__post_init__``.
+
+    A section collects every failed cross-field check, each message starting with the parameter it is
+    about (``"flash_mb must be ..."``); :func:`validate_section` reports each, naming the key path.
+    """
+    if problems:
+        raise _CrossFieldError(problems)
+
+
+class _TooLarge(Exception):
+    """The document expands past the reader's bounds (aliases, nesting): fatal, reported at once."""
+
+
+#: YAML 1.1 scalars read as what they look like: plain decimals, true/false (the other forms are refused).
+_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?\Z|[-+]?\.(?:inf|Inf|INF)\Z"
+                          r"|\.(?:nan|NaN|NAN)\Z")
+_PLAIN_BOOL = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+_INT_TAG, _FLOAT_TAG, _BOOL_TAG = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
+
+
+class _ParamsLoader(yaml.SafeLoader):
+    """The params reader: a safe YAML loader that refuses a key given twice in one mapping (plain YAML keeps
+    the last), scalars whose YAML 1.1 meaning is a surprise, and documents that expand past ``budget``
+    values or :data:`MAX_DEPTH` levels (see the module docstring). ``problems`` collects the first two kinds
+    (every one is reported); the last raises :class:`_TooLarge` at once, before anything is built."""
+
+    def __init__(self, stream: str, budget: int):
+        super().__init__(stream)
+        self.problems: list[tuple[int, str]] = []
+        self._budget = budget
+        self._values = 0                      # values of the document as built, an alias counting its target's
+        self._shape: dict[int, tuple[int, int]] = {}   # id(node) -> (values, depth) of a finished node
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            target = self.anchors.get(event.anchor)
+            if target is not None:  # an undefined alias: the composer's own error names it
+                line = event.start_mark.line + 1
+                shape = self._shape.get(id(target))
+                if shape is None:
+                    raise _TooLarge(f"line {line}: alias *{event.anchor} refers to a value that contains it "
+                                    f"(a recursive value has no end)")
+                values, depth = shape
+                self._values += values
+                if self._values > self._budget:
+                    raise _TooLarge(f"line {line}: alias *{event.anchor} expands the document to more than "
+                                    f"{self._budget:,} values ({MAX_NODES_FLOOR:,} + {MAX_NODES_PER_BYTE} per byte "
+                                    f"of input); aliases may repeat a value, not multiply it")
+                if self._depth + depth > MAX_DEPTH:
+                    raise _TooLarge(f"line {line}: alias *{event.anchor} nests values more than {MAX_DEPTH} "
+                                    f"levels deep")
+            return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            raise _TooLarge(f"line {self.peek_event().start_mark.line + 1}: values nested more than {MAX_DEPTH} "
+                            f"levels deep")
+        self._depth += 1
+        node = super().compose_node(parent, index)
+        self._depth -= 1
+        self._values += 1
+        if isinstance(node, yaml.ScalarNode):
+            self._shape[id(node)] = (1, 1)
+            self._check_scalar(node)
+        else:
+            kids = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+            shapes = [self._shape[id(k)] for k in kids]
+            self._shape[id(node)] = (1 + sum(v for v, _ in shapes), 1 + max((d for _, d in shapes), default=0))
+        return node
+
+    def _check_scalar(self, node: yaml.ScalarNode) -> None:
+        """Record a scalar whose YAML 1.1 reading is not what it looks like (``010`` is 8)."""
+        text, tag = node.value, node.tag
+        shown = text if len(text) <= 40 else _short(text)
+        if tag == _BOOL_TAG:
+            if text not in _PLAIN_BOOL:
+                value = str(yaml.SafeLoader.construct_yaml_bool(self, node)).lower()
+                self._surprise(node, f"{shown} is read by YAML 1.1 as the boolean {value}; write {value}, or quote "
+                                     f"it ('{shown}') for a string")
+            return
+        if tag not in (_INT_TAG, _FLOAT_TAG) or (_PLAIN_INT if tag == _INT_TAG else _PLAIN_FLOAT).match(text):
+            return
+        number = None
+        if len(text) <= 40:  # a long one is not converted (base 60 costs quadratic time)
+            try:
+                number = (yaml.SafeLoader.construct_yaml_int if tag == _INT_TAG
+                          else yaml.SafeLoader.construct_yaml_float)(self, node)
+            except ValueError:
+                pass
+        digits = text.replace("_", "")
+        if tag == _INT_TAG and re.match(r"[-+]?0[0-7_]+\Z", text):
+            also = f" or {int(digits)}" if number is not None and int(digits) != number else ""
+            why = f"octal {number}; write {number}{also}"
+        elif ":" in text:
+            why = f"sexagesimal (base 60) {number}; write {number}, or quote it for a string"
+        elif "0b" in text or "0x" in text:
+            why = f"{'binary' if '0b' in text else 'hexadecimal'} {number}; write {number}"
+        else:
+            why = f"{number} (YAML 1.2 and DVC read the string '{shown}'); write {number}"
+        if number is None:
+            why = why.split(" ", 1)[0] + " (a number of many digits); write it as a plain decimal"
+        self._surprise(node, f"{shown} is read by YAML 1.1 as {why}")
+
+    def _surprise(self, node: yaml.Node, message: str) -> None:
+        self.problems.append((node.start_mark.line + 1, message))
+
+
+def _construct_unique_mapping(loader: _ParamsLoader, node: yaml.MappingNode, deep: bool = False):
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":  # "<<": merged keys may be overridden
@@ -218,41 +492,105 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
             continue
         line = key_node.start_mark.line + 1
         if first is not None:
-            raise _DuplicateKey(f"line {line}: key {_short(key)} given twice (lines {first} and {line}); "
-                                f"YAML would silently keep the last one")
-        seen[key] = line
+            loader.problems.append((line, f"key {_short(key)} given twice (lines {first} and {line}); YAML would "
+                                          f"silently keep the last one"))
+        else:
+            seen[key] = line
     return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
 
 
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+_ParamsLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+#: Characters YAML 1.1 reads as line breaks where editors and YAML 1.2 do not.
+_BREAK_NAMES = {"\x85": "next line", "\u2028": "line separator", "\u2029": "paragraph separator"}
+_ODD_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
+def loads(text: str, source: str = "<string>") -> Any:
+    """The YAML document in ``text``, read as :func:`read_yaml` reads a file (safe types only, no key twice,
+    no YAML 1.1 surprise, bounded by the text's size); errors start with ``source``. A syntax error is a
+    :class:`NotYamlError`."""
+    budget = MAX_NODES_FLOOR + MAX_NODES_PER_BYTE * len(text.encode("utf-8", "surrogatepass"))
+    odd = _ODD_BREAK.search(text)
+    if odd:  # YAML 1.1 breaks the line there, an editor (and YAML 1.2) does not: a hidden "key: value" line
+        line = text.count("\n", 0, odd.start()) + 1
+        raise ParamsError(f"{source}: line {line}: character U+{ord(odd.group()):04X} ({_BREAK_NAMES[odd.group()]}) "
+                          f"is a line break to YAML 1.1 but not to an editor or to YAML 1.2 (DVC); remove it")
+    loader = None
+    try:
+        loader = _ParamsLoader(text, budget)  # the reader checks the characters here
+        data = loader.get_single_data()
+    except _TooLarge as exc:
+        raise ParamsError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise NotYamlError(f"{source}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise ParamsError(f"{source}: not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # int() of a YAML integer beyond Python's digit limit
+        raise ParamsError(f"{source}: not valid YAML: {exc}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if loader.problems:
+        raise ParamsError.many([f"{source}: line {line}: {msg}" for line, msg in sorted(loader.problems)])
+    return data
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (at most :data:`MAX_FILE_BYTES`), or :class:`ParamsError`.
+
+    Opened without blocking (a FIFO with no writer would wait forever) and checked before reading: a
+    directory, a FIFO, a device (a symlink to /dev/zero never ends) or a file too large is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ParamsError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise ParamsError(f"{path}: is a directory; expected a params YAML file") from None
+    except OSError as exc:
+        raise ParamsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:  # pragma: no cover - fstat of an open descriptor
+        os.close(fd)
+        raise ParamsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ParamsError(f"{path}: is a directory; expected a params YAML file")
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+        raise ParamsError(f"{path}: is {kind}, not a regular file; expected a params YAML file")
+    too_big = ParamsError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes (MAX_FILE_BYTES); a params file is a "
+                          f"few KB (the repository's is 9 KB)")
+    if st.st_size > MAX_FILE_BYTES:
+        os.close(fd)
+        raise too_big
+    with os.fdopen(fd, "rb") as f:
+        try:
+            raw = f.read(MAX_FILE_BYTES + 1)  # bounded even where st_size lies (/proc)
+        except OSError as exc:
+            raise ParamsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise too_big
+    return raw
 
 
 def read_yaml(path: str | Path) -> Any:
-    """The YAML document at ``path`` (safe types only, no key twice), or :class:`ParamsError` naming the file."""
+    """The YAML document at ``path`` (safe types only, no key twice, no YAML 1.1 surprise, bounded by the
+    file's size: see the module docstring), or :class:`ParamsError` naming the file (and the line)."""
     path = Path(path)
-    if path.is_dir():
-        raise ParamsError(f"{path}: is a directory; expected a params YAML file")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ParamsError(f"{path}: file not found") from None
-    except OSError as exc:
-        raise ParamsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    raw = _read_bounded(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ParamsError(f"{path}: not a UTF-8 text file (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); "
                           f"expected a params YAML file") from None
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506  (a SafeLoader subclass)
-    except _DuplicateKey as exc:
-        raise ParamsError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
-    except RecursionError:
-        raise ParamsError(f"{path}: not valid YAML: nested too deeply") from None
-    except ValueError as exc:  # int() of a YAML integer beyond Python's digit limit
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
+    return loads(text, str(path))
 
 
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
@@ -260,6 +598,7 @@ def load(path: str | Path = "params.yaml") -> dict[str, Any]:
 
     Each section's cross-field checks (its ``__post_init__``) run here, so ``tieringlab params check``
     and every stage (:mod:`tieringlab.pipeline` loads the whole file first) stop on them, naming the key.
+    Every error of the file is reported (:class:`ParamsError` ``errors``: each section, each key).
     """
     path = Path(path)
     raw = read_yaml(path)
@@ -267,23 +606,29 @@ def load(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise ParamsError(f"{path}: expected a mapping of sections at the top level, got "
                           f"{type(raw).__name__ if raw is not None else 'an empty document'}")
     out: dict[str, Any] = {}
+    errors: list[str] = []
     schemas = sections()
     for key, value in raw.items():
-        if not isinstance(key, str):
-            raise ParamsError(f"{path}: {_short(key)}: top-level keys are strings (section names or "
-                              f"{', '.join(GLOBAL_KEYS)}), got a {type(key).__name__}")
-        if key in GLOBAL_KEYS:
-            tp, bounds, doc = GLOBAL_KEYS[key]
-            out[key] = _coerce(value, tp, {"bounds": bounds}, f"{path}: {key}")
-        elif key in schemas:
-            # an empty section (``quickstart:`` alone) takes every default; false, 0, [] or a scalar is an error
-            out[key] = validate_section(key, {} if value is None else value, source=str(path))
-        else:
-            allowed = sorted([*GLOBAL_KEYS, *schemas])
-            raise ParamsError(f"{path}: {key}: unknown top-level key; allowed: {', '.join(allowed)}")
+        try:
+            if not isinstance(key, str):
+                raise ParamsError(f"{path}: {_short(key)}: top-level keys are strings (section names or "
+                                  f"{', '.join(GLOBAL_KEYS)}), got a {type(key).__name__}")
+            if key in GLOBAL_KEYS:
+                tp, bounds, doc = GLOBAL_KEYS[key]
+                out[key] = _coerce(value, tp, {"bounds": bounds}, f"{path}: {key}")
+            elif key in schemas:
+                # an empty section (``quickstart:`` alone) takes every default; false, 0, [] or a scalar is an error
+                out[key] = validate_section(key, {} if value is None else value, source=str(path))
+            else:
+                allowed = sorted([*GLOBAL_KEYS, *schemas])
+                raise ParamsError(f"{path}: {_name(key)}: unknown top-level key; allowed: {', '.join(allowed)}")
+        except ParamsError as exc:
+            errors += exc.errors
     for key in GLOBAL_KEYS:
-        if key not in out:
-            raise ParamsError(f"{path}: {key}: missing ({GLOBAL_KEYS[key][2]})")
+        if key not in raw:
+            errors.append(f"{path}: {key}: missing ({GLOBAL_KEYS[key][2]})")
+    if errors:
+        raise ParamsError.many(errors)
     return out
 
 

@@ -5,17 +5,30 @@
 1. reads and validates the whole ``params.yaml`` (a bad value, or a failed cross-field check of any
    section, stops here, naming the key);
 2. passes the notebook's own section (``00_quickstart`` -> ``quickstart``), the global ``seed`` and
-   ``results_dir`` as papermill parameters;
+   ``results_dir`` as papermill parameters (``results_dir`` relative to the repository root when the
+   results folder is inside it);
 3. stages every output: the notebook writes its figures, tables, metrics and log under
    ``results/.staging/<stage>/`` and the executed notebook goes there too; only when the notebook has
-   run to the end are they moved into ``results/`` (one rename per output). A stage that fails or is
-   killed (``kill -9``) leaves ``results/`` as it was: no partial output, and DVC (which removes a
-   stage's outputs before running it) sees no output and reruns it. The next run of the stage deletes
-   what an interrupted one left in its staging folder.
+   run to the end are they moved into ``results/``, all or nothing (:func:`tieringlab.fileio.install`):
+   a journal naming every move is written first (the commit point), then each old output is set aside,
+   the new one renamed into place, and the old ones deleted once every new one is there. A stage that
+   fails or is killed (``kill -9``, Ctrl-C) before the journal exists leaves ``results/`` as it was: no
+   partial output, and DVC (which removes a stage's outputs before running it) sees no output and
+   reruns it. One killed after it (a window of milliseconds) is completed, all new, by whatever touches
+   ``results/`` next: a run of any stage, the report, the site or a notebook's ``Outputs``
+   (:func:`tieringlab.results.complete_installs`). The next run of the stage deletes what an
+   interrupted one left in its staging folder.
 4. makes the executed notebook reproducible: papermill's and the kernel's wall-clock metadata (start
    and end times, durations) are moved out of it into ``results/logs/<stage>.json`` (not a DVC output),
    and progress bars are off inside the notebook (``TIERINGLAB_PROGRESS=0`` for its kernel), so the
-   same parameters and seed give the same bytes in every output (tests/test_pipeline_atomic.py).
+   same parameters and seed give the same bytes in every output (tests/test_pipeline_atomic.py); and
+   it holds no path of the checkout (every path under it is written relative to it, the shared folder
+   beside it as ``../shared``), so two clones at different paths write the same bytes
+   (tests/test_hostile_pipeline.py).
+
+Two runs of one stage into one results folder at once would delete each other's staged outputs: a run
+holds the stage's lock (``results/.staging/<stage>.lock``, released by the system even after
+``kill -9``) and a second one stops at once with :class:`StageBusyError`.
 """
 
 from __future__ import annotations
@@ -25,13 +38,12 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import tieringlab.experiments  # noqa: F401  (registers every params section)
 from tieringlab import fileio, params, paths
 from tieringlab.progress import enabled as progress_enabled
-from tieringlab.results import log_path, plain, update_log
+from tieringlab.results import STAGING, complete_installs, journal_path, log_path, plain, stage_lock, update_log
 
 _STEM = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
 
@@ -76,8 +88,7 @@ def parameters_from(loaded: dict, notebook: str | Path, results: str | Path | No
 #: plus its log.
 STAGE_OUTPUTS = ("notebooks/{stem}.ipynb", "figures/{stem}", "tables/{stem}", "metrics/{stem}.json", "logs/{stem}.json")
 #: Where a stage's outputs are staged until it completes (removed then; left for inspection after a failure
-#: and removed by the stage's next run).
-STAGING = ".staging"
+#: and removed by the stage's next run): ``STAGING`` (``.staging``, from :mod:`tieringlab.results`).
 #: Wall-clock metadata of papermill (notebook and cells) and of the kernel (cells' ``execution``).
 _VOLATILE_NB = ("start_time", "end_time", "duration")
 _VOLATILE_CELL = ("start_time", "end_time", "duration")
@@ -88,32 +99,58 @@ def staging_dir(results: str | Path | None, notebook: str | Path) -> Path:
     return paths.results_dir(results) / STAGING / Path(notebook).stem
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
+class StageBusyError(OSError):
+    """Another run of the same stage into the same results folder holds the stage's lock."""
 
 
-def _install(staged: Path, target: Path) -> None:
-    """Move ``staged`` (file or folder) onto ``target``, replacing it; a missing ``staged`` removes ``target``
-    (the stage no longer produces it, as DVC removes outputs before a stage runs)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not staged.exists():
-        if target.exists():
-            _remove(target)
-        return
-    if staged.is_dir():
-        old = target.parent / f".{target.name}.old-{os.getpid()}"
-        _remove(old)
-        if target.exists():
-            os.replace(target, old)
-        os.replace(staged, target)
-        _remove(old)
-    else:
-        if target.is_dir():
-            _remove(target)
-        os.replace(staged, target)
+_remove = fileio.remove_tree
+
+
+def _portable(path: str | Path, root: Path) -> str:
+    """``path`` relative to ``root`` when inside it, else as it is."""
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+@contextlib.contextmanager
+def _stage_locked(results_root: Path, stem: str):
+    """Hold stage ``stem``'s lock in ``results_root``; :class:`StageBusyError` at once if another run holds it."""
+    lock = stage_lock(results_root, stem)
+    try:
+        held = fileio.locked(lock, wait=False)
+        held.__enter__()
+    except BlockingIOError:
+        raise StageBusyError(f"{lock}: another `tieringlab run` of {stem} into {results_root} is running "
+                             f"(process {fileio.lock_holder(lock)}); wait for it to finish") from None
+    try:
+        yield lock
+    finally:
+        held.__exit__(None, None, None)
+
+
+def _check_targets(nb: Path, results_root: Path, targets: list[Path]) -> None:
+    """Stop before the notebook runs if its outputs could not be installed: the results folder (or a folder
+    on the way to an output) is a file, an output is on another file system than the staging folder (a
+    committed install could never be completed), or the executed notebook would overwrite the notebook
+    itself (``--results`` naming the repository root)."""
+    def device(path: Path) -> int:  # of the nearest folder that exists
+        while not path.is_dir() and path != path.parent:
+            path = path.parent
+        return path.stat().st_dev
+
+    for target in targets:
+        if target.resolve() == nb.resolve():
+            raise ValueError(f"{target}: the executed notebook would overwrite its source notebook {nb}; "
+                             f"--results must name a folder other than the repository root")
+        for folder in (results_root, *reversed([p for p in target.parents if results_root in p.parents])):
+            if os.path.lexists(folder) and not folder.is_dir():
+                raise NotADirectoryError(f"{folder}: exists and is not a folder, so the stage's outputs cannot be "
+                                         f"written under it (--results must name a folder)")
+        if device(target.parent) != device(results_root):  # a rename cannot cross file systems
+            raise ValueError(f"{target}: on another file system than {results_root}, where the stage's outputs "
+                             f"are staged; they could not be moved there in one rename")
 
 
 @contextlib.contextmanager
@@ -138,10 +175,15 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 def _remove_leftovers(results_root: Path, stem: str) -> None:
     """Delete what an interrupted run of stage ``stem`` can leave: its staging folder, an output set aside
-    while being replaced (``.<name>.old-<pid>``) and temporary files of its outputs (fileio)."""
+    while being replaced (``.<name>.old-<pid>``) and temporary files of its outputs and of its install
+    journal (fileio). Only once the stage's install journal, if any, has been completed (an old copy set
+    aside by a committed install is deleted here only after its new copy is in place)."""
     stage = results_root / STAGING / stem
-    if stage.exists():
+    if journal_path(results_root, stem).exists():
+        raise RuntimeError(f"{journal_path(results_root, stem)}: complete this install before removing leftovers")
+    if os.path.lexists(stage):
         _remove(stage)
+    fileio.remove_stale_temps(results_root / STAGING, names=(journal_path(results_root, stem).name,))
     for rel in STAGE_OUTPUTS:
         target = results_root / rel.format(stem=stem)
         if target.parent.is_dir():
@@ -150,7 +192,20 @@ def _remove_leftovers(results_root: Path, stem: str) -> None:
             fileio.remove_stale_temps(target.parent, names=(target.name,))
 
 
-def normalize_executed(nb: dict, output_path: str, replace: dict[str, str] | None = None) -> tuple[dict, dict]:
+def _scrub_checkout(text: str, root: Path) -> str:
+    """``text`` (JSON) with every path under the checkout ``root`` made relative to it (``root`` itself ->
+    ``.``) and the shared folder beside it written ``../shared``: a clone elsewhere writes the same bytes."""
+    for anchor, prefix in ((root, ""), (root.parent / "shared", "../shared/")):
+        if len(anchor.parts) < 2 or (anchor != root and len(root.parts) < 3):
+            continue  # "/" (or a shared folder at the top): far too common a prefix to rewrite
+        esc = json.dumps(str(anchor))[1:-1]
+        text = re.sub(re.escape(esc) + r"(?:(/)|(?![\w\-]|\.[\w\-]))",
+                      lambda m, prefix=prefix: prefix if m.group(1) else (prefix.rstrip("/") or "."), text)
+    return text
+
+
+def normalize_executed(nb: dict, output_path: str, replace: dict[str, str] | None = None, *,
+                       root: str | Path | None = None) -> tuple[dict, dict]:
     """An executed notebook without what differs between two runs of the same stage, and that as a log entry.
 
     Returns ``(notebook, log)``; the log is ``{"stage_seconds", "start_time", "end_time", "cells": [{"cell",
@@ -158,8 +213,9 @@ def normalize_executed(nb: dict, output_path: str, replace: dict[str, str] | Non
     kernel's cell ``execution`` timestamps (moved to the log); the random id of papermill's injected
     parameters cell (``injected-parameters``); the random UUIDs of HTML reprs (xarray's ``section-<uuid>``
     element ids: numbered in order of appearance, each UUID keeping its number, so the links inside a repr
-    still work); ``replace``'s strings (the staging folder -> the results folder), and papermill's
-    ``output_path``.
+    still work); ``replace``'s strings (the staging folder -> the results folder), in order; every path
+    under the checkout ``root`` (when given), which becomes relative to it, and papermill's ``output_path``
+    (the same way).
     """
     meta = nb.setdefault("metadata", {}).setdefault("papermill", {})
     log: dict = {"stage_seconds": meta.get("duration"), "start_time": meta.get("start_time"),
@@ -179,6 +235,9 @@ def normalize_executed(nb: dict, output_path: str, replace: dict[str, str] | Non
     text = json.dumps(nb, ensure_ascii=False)
     for old, new in (replace or {}).items():
         text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+    if root is not None:
+        text = _scrub_checkout(text, Path(root))
+        output_path = json.loads(_scrub_checkout(json.dumps(str(output_path)), Path(root)))
     numbers: dict[str, str] = {}
     text = _UUID.sub(lambda m: numbers.setdefault(m.group(0), f"00000000-0000-4000-8000-{len(numbers):012d}"), text)
     nb = json.loads(text)
@@ -200,29 +259,43 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
     results_root = paths.results_dir(results)
     stage = staging_dir(results_root, nb)
     parameters = notebook_parameters(nb, params_path or root / "params.yaml", stage)  # a bad value stops here
-    _remove_leftovers(results_root, nb.stem)  # what an interrupted run of this stage left
-    stage.mkdir(parents=True)
     out = Path(output) if output else results_root / "notebooks" / nb.name
-    staged_nb = stage / "notebooks" / nb.name
-    staged_nb.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with _kernel_env(TIERINGLAB_PROGRESS="0"):
-            papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
-                                       progress_bar=progress_enabled(), log_output=False)
-    except BaseException as exc:
-        if isinstance(exc, Exception):
-            exc.add_note(f"tieringlab run: results/ is unchanged; the failed run's outputs are in {stage} "
-                         f"(removed by the next run of this stage)")
-        raise
-    executed = json.loads(staged_nb.read_text(encoding="utf-8"))
-    executed, timing = normalize_executed(executed, str(out), {str(stage): str(results_root)})
-    fileio.write_text(staged_nb, nbformat.writes(nbformat.from_dict(executed)) + "\n")
-    update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})
+    moves = []  # (staged, target) of every output
     for rel in STAGE_OUTPUTS:
         rel = rel.format(stem=nb.stem)
-        target = out if rel == f"notebooks/{nb.stem}.ipynb" else results_root / rel
-        _install(stage / rel, target)
-    _remove(stage)
+        moves.append((stage / rel, out if rel == f"notebooks/{nb.stem}.ipynb" else results_root / rel))
+    _check_targets(nb, results_root, [target for _, target in moves])
+    # Relative to the repository root (as Outputs reads it, in the kernel too) when inside it: the executed
+    # notebook then holds no path of this checkout.
+    if paths.repo_root(nb.parent) == root:
+        parameters["results_dir"] = _portable(stage, root)
+    complete_installs(results_root)  # what a crash interrupted after its commit point, any stage's
+    with _stage_locked(results_root, nb.stem):
+        journal = journal_path(results_root, nb.stem)
+        if journal.exists():  # committed by a run that died since; completed before anything else
+            fileio.roll_forward(journal, base=results_root)
+        _remove_leftovers(results_root, nb.stem)  # what an interrupted run of this stage left
+        stage.mkdir(parents=True)
+        staged_nb = stage / "notebooks" / nb.name
+        staged_nb.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with _kernel_env(TIERINGLAB_PROGRESS="0"):
+                papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
+                                           progress_bar=progress_enabled(), log_output=False)
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                exc.add_note(f"tieringlab run: results/ is unchanged; the failed run's outputs are in {stage} "
+                             f"(removed by the next run of this stage)")
+            raise
+        executed = json.loads(staged_nb.read_text(encoding="utf-8"))
+        executed, timing = normalize_executed(
+            executed, str(out), {str(stage): str(results_root), _portable(stage, root): _portable(results_root, root)},
+            root=root)
+        fileio.write_text(staged_nb, nbformat.writes(nbformat.from_dict(executed)) + "\n")
+        update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})
+        # a missing staged output removes its target (the stage no longer makes it, as DVC removes outputs first)
+        fileio.install([(staged if os.path.lexists(staged) else None, target) for staged, target in moves],
+                       journal, base=results_root, remove=(stage,))
     with contextlib.suppress(OSError):  # the shared .staging folder, once no stage uses it
         (results_root / STAGING).rmdir()
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 
 from tieringlab import fileio, paths
 from tieringlab.claims import DIFFERS, HOLDS, MISSING, registry
+from tieringlab.results import complete_installs
 
 COLUMNS = ["paper", "where", "claim", "paper_value", "reproduced", "tolerance", "verdict", "kind", "note", "source",
            "id"]
@@ -64,11 +66,22 @@ def _fmt(value, unit: str) -> str:
 
 def _results_root(results: str | Path | None) -> Path:
     """The results folder, which must exist: a ledger of a folder that does not (a typo) would report every
-    claim as not reproduced and look like a result."""
+    claim as not reproduced and look like a result. A stage install that a crash interrupted after its
+    commit point is completed first (:func:`tieringlab.results.complete_installs`), so the ledger never
+    mixes one run's metrics with another's figures."""
     root = paths.results_dir(results)
+    if os.path.lexists(root) and not root.is_dir():
+        raise ReportError(f"{root}: not a directory (--results must name the results folder)")
     if not root.is_dir():
         raise ReportError(f"{root}: no such results directory (run a stage first: `make reproduce` or "
                           f"`tieringlab run notebooks/NN_name.ipynb`), or pass --results with an existing one")
+    if os.path.lexists(root / "metrics") and not (root / "metrics").is_dir():
+        raise ReportError(f"{root / 'metrics'}: not a directory (the stages write their metrics JSON there)")
+    try:
+        complete_installs(root)
+    except (OSError, fileio.JournalError) as exc:
+        raise ReportError(f"{root}: a stage's install into it was interrupted and cannot be completed here, so "
+                          f"its outputs are a mix of two runs: {exc}") from None
     return root
 
 
@@ -157,7 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
     from tieringlab import site  # noqa: PLC0415  (site builds on this module)
 
-    print(f"results site -> {site.write(args.results)}")
+    try:
+        print(f"results site -> {site.write(args.results)}")
+    except (ValueError, OSError) as exc:  # a caption manifest edited by hand (the site names the file)
+        print(f"python -m tieringlab.report: error: the results site was not written: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -24,9 +24,11 @@ site (:mod:`tieringlab.site`) reads. A figure saved without a caption gets its m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,7 @@ class Outputs:
         self.tables_dir = self.root / "tables" / notebook
         self.metrics_path = self.root / "metrics" / f"{notebook}.json"
         self.log_path = log_path(self.root, notebook)
+        complete_installs(self.root)  # a stage install a crash interrupted, before anything here is written
         # temporaries an interrupted earlier run of this notebook left behind (kill -9 between write and rename)
         for d in (self.figures_dir, self.tables_dir):
             fileio.remove_stale_temps(d)
@@ -188,6 +191,55 @@ class Outputs:
 
     def _write_metrics(self) -> None:
         fileio.write_text(self.metrics_path, json.dumps(plain(self._metrics), indent=2, sort_keys=True) + "\n")
+
+
+#: Where ``tieringlab run`` stages a stage's outputs (``<results>/.staging/<stem>/``), and beside them its
+#: install journal (``<stem>.install.json``) and its lock (``<stem>.lock``): see :mod:`tieringlab.pipeline`.
+STAGING = ".staging"
+JOURNAL_SUFFIX = ".install.json"
+
+
+def journal_path(results_dir: str | os.PathLike | None, notebook: str) -> Path:
+    """``<results>/.staging/<notebook>.install.json``: the journal of the stage's install into ``results``."""
+    return paths.results_dir(results_dir) / STAGING / f"{notebook}{JOURNAL_SUFFIX}"
+
+
+def stage_lock(results_dir: str | os.PathLike | None, notebook: str) -> Path:
+    """``<results>/.staging/<notebook>.lock``: held by a run of the stage (and by whoever completes its install)."""
+    return paths.results_dir(results_dir) / STAGING / f"{notebook}.lock"
+
+
+def complete_installs(results_dir: str | os.PathLike | None) -> list[str]:
+    """Complete every stage install into ``results_dir`` that a crash interrupted after its commit point
+    (a journal in ``.staging/``), so what is read next is all new; returns the stages completed.
+
+    Called before anything reads or writes results: by ``tieringlab run``, the report, the site and
+    :class:`Outputs`. Each is completed holding the stage's lock (waiting while another process holds it
+    and the journal is still there: an install in progress, milliseconds). A journal that cannot be read
+    raises :class:`tieringlab.fileio.JournalError` naming it; a folder without journals costs one ``stat``.
+    """
+    root = paths.results_dir(results_dir)
+    staging = root / STAGING
+    if not staging.is_dir():
+        return []
+    done = []
+    for journal in sorted(staging.glob(f"*{JOURNAL_SUFFIX}")):
+        stem = journal.name[: -len(JOURNAL_SUFFIX)]
+        if not stem or stem.startswith("."):
+            continue
+        while journal.is_file():
+            try:
+                with fileio.locked(stage_lock(root, stem), wait=False):
+                    if journal.is_file():
+                        fileio.roll_forward(journal, base=root)
+                        done.append(stem)
+                break
+            except BlockingIOError:  # its installer is at work (or a new run of the stage is completing it
+                time.sleep(0.02)     # before running its notebook): wait for the journal, not for that run
+    if done:
+        with contextlib.suppress(OSError):
+            staging.rmdir()  # once no stage uses it
+    return done
 
 
 def log_path(results_dir: str | os.PathLike | None, notebook: str) -> Path:

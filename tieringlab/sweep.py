@@ -7,45 +7,76 @@
 
 runs the notebook once per point of the grid (the Cartesian product of the ``-p`` lists) and writes
 
-- ``DIR/notebooks/<point>.ipynb``: each executed notebook (``<point>`` is ``line_bytes=4096,seed=0``);
+- ``DIR/notebooks/<point>.ipynb``: each executed notebook (``<point>`` is ``line_bytes=4096,seed=0``;
+  a label longer than :data:`MAX_LABEL` characters is cut and ends in a hash of the whole);
 - ``DIR/results/<point>/``: what the notebook saved there (figures, tables, metrics);
 - ``DIR/sweep.nc``: one :class:`xarray.Dataset` gathering every run's scalar metrics and claim values,
-  with one dimension per swept parameter (named after it, in ``-p`` order), ``ok`` and ``error`` per
-  point, the scheduler in ``attrs["scheduler"]`` and the parameters held fixed in
-  ``attrs["fixed_parameters"]`` (JSON).
+  with one dimension per swept parameter (named after it, in ``-p`` order), ``ok``, ``error`` and
+  ``ran`` per point, the scheduler in ``attrs["scheduler"]``, the parameters held fixed in
+  ``attrs["fixed_parameters"]`` (JSON; a swept value, also a swept field of a shared section, is never
+  listed there) and how the sweep ended in ``attrs["status"]``.
 
 Parameters. Every value of every point is validated against the ``params.yaml`` schema
 (:mod:`tieringlab.params`, including the sections' cross-field checks) before anything runs; a bad
 value stops the sweep with a message naming it. A swept name is a field of the notebook's section
 (``line_bytes``; ``quickstart.line_bytes`` is the same), ``seed``, or a field of a shared section the
-notebook uses (``traces.scale``). The values not swept come from ``params.yaml`` (``base="params"``,
-the default: a sweep around the paper-scale run, as ``dvc repro`` runs it), or are the notebook's own
-small defaults (``base="notebook"``: only the swept values are passed; the section's cross-field
-checks then see the schema's defaults for the others, and the notebook's own ``params.check`` sees
-its real values when it runs).
+notebook uses (``traces.scale``). A grid has at most :data:`MAX_POINTS` points (counted before it is
+expanded). The notebook must have a cell tagged ``parameters`` (papermill puts the values after it;
+without one they would come first and the notebook's own assignments would replace them). The
+values not swept come from ``params.yaml`` (``base="params"``, the default: a sweep around the
+paper-scale run, as ``dvc repro`` runs it), or are the notebook's own small defaults
+(``base="notebook"``): the values its parameters cell assigns (read, never run: ``NAME = literal``)
+are the base, the cross-field checks see them with the swept values, and only the swept values are
+passed; a shared section (one dict parameter, ``traces``) is passed as the notebook's own dict with
+the swept fields replaced (``traces.max_wss_gb`` stays the notebook's 0.3 when ``traces.scale`` is
+swept).
 
-Where it runs. ``scheduler`` is the address of a running Dask distributed scheduler
-(``tcp://host:8786``), or ``local:N`` for a :class:`distributed.LocalCluster` of N single-threaded
-worker processes started for the sweep and closed after it (default: ``local:N`` with N the smaller of
-the number of points and of CPUs). Both take the same path: a :class:`distributed.Client` on the
-address, one task per point (:func:`execute` runs the notebook with papermill on the worker, in a
-temporary folder, and returns the executed notebook and the files it saved as bytes, so the workers
-need no shared file system with the client; they need the same environment: tieringlab installed and
-its pinned data, ``make venv && make data`` in a checkout). The client writes every file as its point
-completes. A point whose notebook raises, or whose worker dies, is reported with its parameters
-(``ok`` false, ``error`` its exception) and its variables are NaN; the other points are kept. Wall
-times go to no output: the same grid and seed give the same files.
+Where it runs. ``scheduler`` (``--scheduler``) is the address of a running Dask distributed scheduler
+(``tcp://host:8786``, ``tls://host:8786``, ``ws://``, ``wss://``, or ``host:8786`` for tcp; the port
+from 1 to 65535), or ``local:N`` for a :class:`distributed.LocalCluster` of N single-threaded worker
+processes started for the sweep and closed after it, N from 1 to :func:`max_local_workers` (the CPUs of
+this machine, at least 2), and no more than there are points (a larger N starts one worker per point).
+Default: ``local:N`` with N the smaller of the number of points and of CPUs. The address is checked
+before anything runs; a scheduler that does not answer within ``connect_timeout`` seconds
+(:data:`CONNECT_TIMEOUT_S`, or Dask's ``distributed.comm.timeouts.connect`` where that is shorter) is
+an error naming it. Both take the same path: a :class:`distributed.Client` on the address, one task per
+point (:func:`execute` runs the notebook with papermill on the worker, in a temporary folder, and
+returns the executed notebook and the files it saved as bytes, so the workers need no shared file
+system with the client; they need the same environment: tieringlab installed and its pinned data,
+``make venv && make data`` in a checkout).
+
+The output folder. ``out`` (``--out``) is checked before anything runs, and nothing is written there
+until the scheduler answers: it must be a new folder, an empty one, or, with ``overwrite=True``
+(``--overwrite``), the folder of a previous sweep (one that holds ``sweep.nc``), whose ``sweep.nc``,
+``notebooks/`` and ``results/`` are then deleted first (so two grids' notebooks are never mixed; other
+files there are left alone). A file, a folder this process cannot write in, a previous sweep without
+``overwrite``, or a folder holding anything else is an error naming ``--out``. One sweep at a time
+writes in a folder (a second is refused while the first runs).
+
+Nothing finished is lost. The client writes every file atomically as its point completes, and
+``sweep.nc`` when the sweep starts (every point "not run", ``status`` "running") and again when it
+ends, however it ends: every point completed (``status`` "complete"), Ctrl-C (``KeyboardInterrupt``:
+the pending points are cancelled, the cluster is closed, ``status`` "interrupted", and
+:class:`SweepInterrupted` is raised; ``tieringlab sweep`` then exits 130), or an error such as a file
+that cannot be written (``status`` "stopped: ..."; the error is raised). ``ran`` is true for the points
+that completed, ok or not; the others are "not run" (``attrs["not_run_points"]``). A point whose
+notebook raises, or whose worker dies, is reported with its parameters (``ok`` false, ``error`` its
+exception, listed in ``attrs["failed_points"]``) and its variables are NaN; the other points are kept.
+Wall times go to no output: the same grid and seed give the same files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ast
 import dataclasses
+import hashlib
 import itertools
 import json
 import math
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -63,16 +94,39 @@ if TYPE_CHECKING:
 # client needs (the experiment sections, the pipeline, xarray, matplotlib via results) is imported
 # where it is used, so that a worker starts fast.
 
-__all__ = ["SWEEP_FILE", "Point", "SweepError", "parse_value", "plan", "execute", "sweep", "scheduler_spec"]
+__all__ = ["SWEEP_FILE", "MAX_POINTS", "MAX_LABEL", "CONNECT_TIMEOUT_S", "Point", "SweepError", "SweepInterrupted",
+           "parse_value", "plan", "execute", "sweep", "scheduler_spec", "check_out", "notebook_defaults",
+           "max_local_workers"]
 
 #: The gathered metrics under the output folder.
 SWEEP_FILE = "sweep.nc"
-_LOCAL = re.compile(r"^local:(\d+)$")
+#: The most points one sweep may have: a larger grid is refused before it is expanded.
+MAX_POINTS = 10_000
+#: A point's label (its file names) longer than this is cut and ends in a hash of the whole label, so that
+#: ``<label>.ipynb`` and its temporary name stay within the 255 bytes a file name may have.
+MAX_LABEL = 200
+#: Seconds a sweep waits for a scheduler address to answer (``connect_timeout``'s default; Dask's
+#: ``distributed.comm.timeouts.connect`` is used where it is shorter).
+CONNECT_TIMEOUT_S = 10.0
+#: Held by the sweep writing in an output folder (a second sweep there is refused while it runs).
+LOCK_FILE = ".sweep.lock"
+_LOCAL = re.compile(r"^local:(\d{1,9})$")
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?"
+                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)"
+                      r":(?P<port>\d{1,5})$")
+_FORMS = ("local:N (N from 1 to {n}) or the address of a running Dask scheduler, tcp://HOST:PORT "
+          "(also tls://, ws://, wss://, or HOST:PORT)")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+-]+")
 
 
 class SweepError(ValueError):
-    """A sweep that cannot start: a bad scheduler, a duplicated value, an empty grid."""
+    """A sweep that cannot start (a bad scheduler or output folder, a duplicated value, an empty grid), or
+    one stopped by an error (the points that completed are kept)."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C, after it cancelled the pending points and wrote the completed ones."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,12 +144,12 @@ class Point:
 
 def parse_value(text: str) -> Any:
     """A command-line value read as YAML, as ``params.yaml`` would read it (``8192`` -> int,
-    ``0.5`` -> float, ``true`` -> bool, ``[1, 4]`` -> list, anything else a string)."""
-    import yaml  # noqa: PLC0415
-
+    ``0.5`` -> float, ``true`` -> bool, ``[1, 4]`` -> list, anything else a string), through the same
+    bounded reader (:func:`tieringlab.params.loads`: an alias bomb or a YAML 1.1 surprise such as ``010``
+    is a :class:`tieringlab.params.ParamsError`)."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return params.loads(text, source=f"sweep: -p value {params._short(text)}")  # noqa: SLF001
+    except params.NotYamlError:
         return text
 
 
@@ -114,12 +168,19 @@ def _coord(value: Any) -> Any:
 
 
 def _label(values: Sequence[tuple[str, Any]]) -> str:
-    """``line_bytes=4096,seed=0`` (a list value as ``1.0+4.0``), safe as a file name."""
+    """``line_bytes=4096,seed=0`` (a list value as ``1.0+4.0``), safe as a file name: at most
+    :data:`MAX_LABEL` characters (a longer one is cut and ends in 16 hex digits of its SHA-256)."""
     def text(v: Any) -> str:
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)  # named as given ("nan"), where plain() would make it None
         v = plain(v)
-        return "+".join(text(x) for x in v) if isinstance(v, list) else str(v)
+        return "+".join(text(x) for x in v) if isinstance(v, (list, tuple)) else str(v)
 
-    return _UNSAFE.sub("-", ",".join(f"{k}={text(v)}" for k, v in values)).strip("-") or "point"
+    label = _UNSAFE.sub("-", ",".join(f"{k}={text(v)}" for k, v in values)).strip("-") or "point"
+    if len(label) > MAX_LABEL:
+        digest = hashlib.sha256(label.encode()).hexdigest()[:16]
+        label = f"{label[:MAX_LABEL - 18]}--{digest}"
+    return label
 
 
 def _resolve(name: str, section: str, cls: type) -> tuple[str, str, str]:
@@ -147,12 +208,69 @@ def _check_global(key: str, value: Any, where: str) -> Any:
     return params._coerce(value, tp, {"bounds": bounds}, where)  # noqa: SLF001  (the schema's own check)
 
 
+def notebook_defaults(notebook: str | Path) -> dict[str, Any]:
+    """The values the notebook's parameters cell (its first cell tagged ``parameters``, where papermill
+    puts the values after) assigns: every ``NAME = literal`` at its top level, read with
+    :func:`ast.literal_eval`, never run (a name set to anything else is left out).
+
+    Raises :class:`SweepError` naming the file for a file that is not a notebook or has no such cell.
+    """
+    path = Path(notebook)
+    try:
+        nb = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SweepError(f"sweep: {notebook}: not a Jupyter notebook (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise SweepError(f"sweep: {notebook}: line {exc.lineno}: not a Jupyter notebook (not valid JSON: "
+                         f"{exc.msg})") from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise SweepError(f"sweep: {notebook}: not a Jupyter notebook (no 'cells' list)")
+
+    def tags(cell: Any) -> list:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        found = meta.get("tags") if isinstance(meta, dict) else None
+        return found if isinstance(found, list) else []
+
+    cell = next((c for c in cells if "parameters" in tags(c)), None)
+    if cell is None:
+        raise SweepError(f"sweep: {notebook}: no cell tagged 'parameters': papermill would put the swept values "
+                         "first, and the notebook's own assignments would then replace them; tag the cell that "
+                         "sets the parameters")
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise SweepError(f"sweep: {notebook}: the parameters cell, line {exc.lineno}: {exc.msg}") from None
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            try:
+                values[target.id] = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                values.pop(target.id, None)  # not a literal: unknown until the notebook runs
+    return values
+
+
+def _grid_size(grid: Mapping[str, Sequence[Any]]) -> int:
+    """The number of points of ``grid``, counted without expanding it."""
+    return math.prod(len(v) if isinstance(v, (list, tuple)) else 1 for v in grid.values())
+
+
 def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path: str | Path | None = None,
          base: str = "params") -> list[Point]:
     """Validate every point of ``grid`` (``{name: [values]}``) for ``notebook``; return the points.
 
     Raises :class:`tieringlab.params.ParamsError` naming the parameter and point of the first bad
-    value, :class:`SweepError` for an empty grid or a value given twice. Nothing runs.
+    value, :class:`SweepError` for an empty grid, a grid of more than :data:`MAX_POINTS` points, a
+    value given twice or a file that is not a notebook with a parameters cell. Nothing runs.
     """
     import tieringlab.experiments  # noqa: F401, PLC0415  (registers every params section)
     from tieringlab import pipeline  # noqa: PLC0415
@@ -163,8 +281,13 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
     cls = params.sections().get(section)
     if cls is None:
         raise params.ParamsError(f"sweep: {notebook}: no params section {section!r} (import its experiment module)")
-    if not grid:
+    if not isinstance(grid, Mapping) or not grid:
         raise SweepError("sweep: no parameter to sweep (give at least one -p NAME VALUE ...)")
+    size = _grid_size(grid)
+    if size > MAX_POINTS:
+        sizes = " x ".join(str(_grid_size({k: v})) for k, v in grid.items())
+        raise SweepError(f"sweep: the grid has {size} points ({sizes}); "
+                         f"at most {MAX_POINTS} are allowed: sweep fewer values, or split the grid")
     axes: list[tuple[str, str, str, list[Any]]] = []
     for name, values in grid.items():
         values = list(values) if isinstance(values, (list, tuple)) else [values]
@@ -174,6 +297,7 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
         if any(dim == a[0] for a in axes):
             raise SweepError(f"sweep: -p {name}: swept twice")
         axes.append((dim, where, field, values))
+    own_defaults = notebook_defaults(notebook)  # also checks that it is a notebook with a parameters cell
 
     root = paths.repo_root()
     params_path = Path(params_path) if params_path else root / "params.yaml"
@@ -195,20 +319,29 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
         if base == "params":
             start = {f.name: getattr(loaded[section], f.name) for f in dataclasses.fields(cls)} \
                 if section in loaded else {}
-        else:
-            start = {}
+        else:  # the notebook's own values: the section's cross-field checks see what the notebook will use
+            start = {f.name: own_defaults[f.name] for f in dataclasses.fields(cls) if f.name in own_defaults}
         sec = params.validate_section(section, {**start, **own}, source=where_point)
         point_loaded = {**loaded, section: sec, "seed": seed}
         for sname, over in shared.items():
             scls = params.sections()[sname]
-            sstart = loaded.get(sname)
-            sbase = {f.name: getattr(sstart, f.name) for f in dataclasses.fields(scls)} if sstart else {}
+            if base == "params":
+                sstart = loaded.get(sname)
+                sbase = {f.name: getattr(sstart, f.name) for f in dataclasses.fields(scls)} if sstart else {}
+            else:
+                sbase = own_defaults.get(sname)
+                sbase = dict(sbase) if isinstance(sbase, dict) else {}
             point_loaded[sname] = params.validate_section(sname, {**sbase, **over}, source=where_point)
         if base == "params":
             parameters = pipeline.parameters_from(point_loaded, notebook, None, source=str(params_path))
-        else:  # only the swept values (a shared section is passed whole: the notebook takes it as one dict)
+        else:  # only the swept values; a shared section is one dict parameter: the notebook's own dict (its
+            # keys), the swept fields replaced, so that its other values stay the notebook's
             parameters = {field: plain(getattr(sec, field)) for _, where, field, _ in axes if where == "own"}
-            parameters |= {sname: plain(dataclasses.asdict(point_loaded[sname])) for sname in shared}
+            for sname, over in shared.items():
+                mine = own_defaults.get(sname)
+                keys = [*(mine if isinstance(mine, dict) else {}), *(k for k in over if not (isinstance(mine, dict)
+                                                                                             and k in mine))]
+                parameters[sname] = {k: plain(getattr(point_loaded[sname], k)) for k in keys}
             if seed is not None:
                 parameters["seed"] = seed
         validated = []
@@ -231,38 +364,168 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
     return points
 
 
+def max_local_workers() -> int:
+    """The largest N of ``local:N``: the CPUs of this machine, at least 2."""
+    return max(2, os.cpu_count() or 1)
+
+
 def scheduler_spec(scheduler: str | None, n_points: int) -> str:
-    """The scheduler a sweep uses: ``scheduler`` checked, or ``local:N`` (N = min(points, CPUs))."""
+    """The scheduler a sweep uses: ``scheduler`` checked (see the module docstring for the forms allowed;
+    ``local:N`` with N above the number of points becomes ``local:<points>``), or ``local:N`` with
+    N = min(points, CPUs). Raises :class:`SweepError` naming ``--scheduler`` and the forms allowed."""
+    most = max_local_workers()
+    forms = _FORMS.format(n=most)
     if scheduler is None:
         return f"local:{max(1, min(n_points, os.cpu_count() or 1))}"
     if not isinstance(scheduler, str) or not scheduler.strip():
-        raise SweepError(f"sweep: scheduler must be an address such as tcp://host:8786 or local:N, got {scheduler!r}")
+        raise SweepError(f"sweep: --scheduler {scheduler!r}: expected {forms}")
     m = _LOCAL.match(scheduler)
-    if m and int(m.group(1)) < 1:
-        raise SweepError(f"sweep: scheduler {scheduler!r}: local:N needs N >= 1 workers")
-    if scheduler.startswith("local") and not m:
-        raise SweepError(f"sweep: scheduler {scheduler!r}: expected local:N with N a number of workers")
-    if not m and ":" not in scheduler:
-        raise SweepError(f"sweep: scheduler {scheduler!r}: expected an address such as tcp://host:8786, or local:N")
+    if scheduler.startswith("local"):
+        if not m:
+            shown = params._short(scheduler)  # noqa: SLF001  (a 5,000-digit N is named, not printed)
+            raise SweepError(f"sweep: --scheduler {shown}: expected local:N with N a number of workers from 1 to "
+                             f"{most}")
+        n = int(m.group(1))
+        if not 1 <= n <= most:
+            raise SweepError(f"sweep: --scheduler {scheduler}: local:N needs N from 1 to {most} workers (the CPUs of "
+                             f"this machine; start a Dask cluster and give its address for more)")
+        return f"local:{min(n, max(1, n_points))}"
+    a = _ADDRESS.match(scheduler)
+    scheme = (a.group("scheme") or "tcp").lower() if a else None
+    if not a or scheme not in _SCHEMES or not 1 <= int(a.group("port")) <= 65535:
+        why = (f"unknown scheme {scheme!r}" if a and scheme not in _SCHEMES else
+               f"port {int(a.group('port'))} is not from 1 to 65535" if a else "not an address")
+        raise SweepError(f"sweep: --scheduler {params._short(scheduler)}: {why}; expected {forms}")  # noqa: SLF001
     return scheduler
 
 
+def _connect_timeout(connect_timeout: float | None) -> float:
+    """``connect_timeout``, or :data:`CONNECT_TIMEOUT_S` (Dask's connect timeout where that is shorter)."""
+    if connect_timeout is not None:
+        if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, (int, float)) \
+                or not 0 < connect_timeout < math.inf:
+            raise SweepError(f"sweep: --connect-timeout {connect_timeout!r}: expected a number of seconds > 0")
+        return float(connect_timeout)
+    import dask  # noqa: PLC0415
+    from dask.utils import parse_timedelta  # noqa: PLC0415
+
+    configured = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect", None), default="seconds")
+    return min(CONNECT_TIMEOUT_S, configured) if configured else CONNECT_TIMEOUT_S
+
+
 @contextlib.contextmanager
-def _client(spec: str) -> Iterator[Any]:
+def _client(spec: str, timeout: float) -> Iterator[Any]:
     """A :class:`distributed.Client` on ``spec``: a scheduler address, or ``local:N`` (a LocalCluster
     of N single-threaded worker processes, started here and closed on exit, whose address the client
-    then connects to like any other)."""
+    then connects to like any other). Raises :class:`SweepError` when the scheduler does not answer
+    within ``timeout`` seconds or the cluster cannot start."""
     from distributed import Client, LocalCluster  # noqa: PLC0415  (slow import, only when sweeping)
+
+    class _Client(Client):
+        def start(self, **kwargs: Any) -> Any:
+            try:
+                return super().start(**kwargs)
+            except BaseException:
+                # never connected: nothing to close (else its __del__ would wait twice the timeout, then
+                # print a traceback)
+                self.status = "closed"
+                with contextlib.suppress(Exception):
+                    self._loop_runner.stop()
+                raise
 
     with contextlib.ExitStack() as stack:
         m = _LOCAL.match(spec)
-        if m:
-            cluster = stack.enter_context(LocalCluster(n_workers=int(m.group(1)), threads_per_worker=1,
-                                                       processes=True, dashboard_address=None))
-            address = cluster.scheduler_address
-        else:
-            address = spec
-        yield stack.enter_context(Client(address, set_as_default=False))
+        try:
+            if m:
+                cluster = stack.enter_context(LocalCluster(n_workers=int(m.group(1)), threads_per_worker=1,
+                                                           processes=True, dashboard_address=None))
+                address = cluster.scheduler_address
+            else:
+                address = spec
+            client = stack.enter_context(_Client(address, set_as_default=False, timeout=timeout))
+        except Exception as exc:  # noqa: BLE001  (nobody answers: TimeoutError; not a Dask scheduler: anything)
+            text = str(exc) if len(str(exc)) <= 200 else f"{str(exc)[:200]}..."
+            why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            what = f"cannot start the local cluster {spec}" if m else \
+                f"cannot reach the Dask scheduler {spec} within {timeout:g} s"
+            raise SweepError(f"sweep: --scheduler {spec}: {what} ({why})") from None
+        yield client
+
+
+def check_out(out: str | Path, *, overwrite: bool = False) -> Path:
+    """``out`` as a sweep can use it (absolute); raises :class:`SweepError` naming ``--out`` otherwise (see the
+    module docstring: a new or empty folder, or a previous sweep's with ``overwrite``). Writes nothing
+    (this process's permission to write there is tried with a temporary file, removed at once)."""
+    given = out
+    out = Path(out).expanduser().absolute()
+    if os.path.lexists(out) and not out.is_dir():
+        what = "a file" if out.is_file() else "a broken link" if out.is_symlink() else "not a folder"
+        raise SweepError(f"sweep: --out {given}: {what}, not a folder; give a new or empty folder")
+    there = out
+    while not there.exists():
+        if os.path.lexists(there):
+            raise SweepError(f"sweep: --out {given}: {there} is a broken link")
+        there = there.parent
+    if not there.is_dir():
+        raise SweepError(f"sweep: --out {given}: {there} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tieringlab-sweep-probe-", suffix=".tmp", dir=there)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise SweepError(f"sweep: --out {given}: cannot write in {there} ({exc.strerror or exc})") from None
+    if there != out:
+        return out
+    try:
+        entries = sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE)
+    except OSError as exc:
+        raise SweepError(f"sweep: --out {given}: cannot list it ({exc.strerror or exc})") from None
+    if not entries:
+        return out
+    if (out / SWEEP_FILE).is_file():
+        if not overwrite:
+            raise SweepError(f"sweep: --out {given} holds a previous sweep ({SWEEP_FILE}, notebooks/, results/); "
+                             "give a new folder, or --overwrite to replace it")
+        return out
+    shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+    raise SweepError(f"sweep: --out {given}: a folder that holds other files ({shown}) and no {SWEEP_FILE}; give a "
+                     "new or empty folder" + (" (--overwrite replaces only a previous sweep)" if overwrite else ""))
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold ``out/.sweep.lock`` (an exclusive ``flock``, dropped by the system if this process dies) while a
+    sweep writes in ``out``; :class:`SweepError` if another sweep holds it."""
+    import fcntl  # noqa: PLC0415  (POSIX only)
+
+    out.mkdir(parents=True, exist_ok=True)
+    lock = out / LOCK_FILE
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SweepError(f"sweep: --out {out}: another sweep is writing there") from None
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _clear_previous(out: Path) -> None:
+    """Delete what a previous sweep wrote in ``out`` (``sweep.nc``, ``notebooks/``, ``results/`` and the
+    temporary files of an interrupted write of ``sweep.nc``); other files are left alone."""
+    for name in ("notebooks", "results"):
+        target = out / name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif os.path.lexists(target):
+            target.unlink()
+    with contextlib.suppress(FileNotFoundError):
+        (out / SWEEP_FILE).unlink()
+    fileio.remove_stale_temps(out, (SWEEP_FILE,))
 
 
 def execute(notebook_text: str, notebook_name: str, parameters: Mapping[str, Any],
@@ -322,10 +585,12 @@ def _dataset(points: list[Point], outcomes: dict[int, dict], stem: str, attrs: d
     data: dict[str, np.ndarray] = {}
     var_attrs: dict[str, dict] = {}
     ok = np.zeros(shape, bool)
+    ran = np.zeros(shape, bool)
     error = np.full(shape, "", dtype=object)
     for p in points:
         outcome = outcomes.get(p.index, {"error": "not run"})
         idx = at(p)
+        ran[idx] = p.index in outcomes
         if outcome.get("error"):
             error[idx] = outcome["error"]
             continue
@@ -340,6 +605,8 @@ def _dataset(points: list[Point], outcomes: dict[int, dict], stem: str, attrs: d
     variables = {k: (dims, data[k], var_attrs[k]) for k in sorted(data)}
     variables["ok"] = (dims, ok, {"long_name": "the point's notebook ran to the end"})
     variables["error"] = (dims, error.astype(str), {"long_name": "the point's exception ('' when ok)"})
+    variables["ran"] = (dims, ran, {"long_name": "the point's run completed, ok or not (false: not run, the sweep "
+                                                 "stopped first)"})
     return xr.Dataset(variables, coords={d: (d, _coord_array(coords[d])) for d in dims}, attrs=attrs)
 
 
@@ -353,19 +620,39 @@ def _coord_array(values: list) -> np.ndarray:
     return arr
 
 
+def _fixed(points: list[Point], base: str, own_defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a sweep holds fixed: those passed (and, with ``base="notebook"``, the notebook's own
+    literal values) less every swept one, also a swept field of a shared section (``traces.scale``)."""
+    swept = {d for d, _ in points[0].values}
+    values = dict(points[0].parameters) if base == "params" else \
+        {**{k: v for k, v in own_defaults.items() if k != "results_dir"}, **points[0].parameters}
+    fixed: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in swept:
+            continue
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if f"{key}.{k}" not in swept}
+        fixed[key] = value
+    return fixed
+
+
 def sweep(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, out: str | Path,
           scheduler: str | None = None, params_path: str | Path | None = None, base: str = "params",
-          report=None) -> xr.Dataset:
+          report=None, overwrite: bool = False, connect_timeout: float | None = None) -> xr.Dataset:
     """Run ``notebook`` at every point of ``grid`` on Dask distributed; return (and write) ``out/sweep.nc``.
 
     ``grid``: ``{"line_bytes": [4096, 8192], "seed": [0, 1]}`` (see the module docstring for the names
-    allowed, ``base`` and ``scheduler``). Use it from a notebook as from the command line::
+    allowed, ``base``, ``scheduler``, ``connect_timeout``, ``out`` and ``overwrite``). Use it from a
+    notebook as from the command line::
 
         from tieringlab.sweep import sweep
         ds = sweep("../notebooks/00_quickstart.ipynb", {"line_bytes": [4096, 8192]}, out="../build/sweep",
                    scheduler="local:2", base="notebook")
 
-    ``report(point, error)`` is called for each failed point (default: a line on stderr).
+    ``report(point, error)`` is called for each failed point (default: a line on stderr). Ctrl-C stops
+    the sweep: the completed points are written and :class:`SweepInterrupted` is raised; an error after
+    the start (a file that cannot be written) is raised as :class:`SweepError` once the completed
+    points are written.
     """
     from tieringlab import pipeline  # noqa: PLC0415
 
@@ -374,50 +661,78 @@ def sweep(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, out: str |
     if not nb.is_file() and not nb.is_absolute() and (root / nb).is_file():
         nb = root / nb
     if not nb.is_file():
-        raise FileNotFoundError(f"{notebook}: no such notebook")
+        raise FileNotFoundError(f"{notebook}: no such notebook" if not nb.exists() else
+                                f"{notebook}: not a notebook file")
     points = plan(nb, grid, params_path=params_path, base=base)
     spec = scheduler_spec(scheduler, len(points))
-    out = Path(out).resolve()
+    timeout = _connect_timeout(connect_timeout)
+    out_given = out
+    out = check_out(out, overwrite=overwrite)
     stem = nb.stem
     nb_text = nb.read_text(encoding="utf-8")
     report = report or (lambda p, err: print(f"tieringlab sweep: point {p.describe()} failed: {err}", file=sys.stderr))
+    asked = _LOCAL.match(scheduler) if isinstance(scheduler, str) else None
+    if asked and int(asked.group(1)) > int(_LOCAL.match(spec).group(1)):
+        print(f"tieringlab sweep: --scheduler {scheduler}: {len(points)} point(s) need no more workers; "
+              f"starting {spec}", file=sys.stderr)
     try:
         shown_nb = str(nb.resolve().relative_to(root))
     except ValueError:  # a notebook outside the repository
         shown_nb = str(nb.resolve())
-    fixed = {k: v for k, v in points[0].parameters.items() if k not in {d for d, _ in points[0].values}}
     attrs = {
         "scheduler": spec,
         "notebook": shown_nb,
         "section": pipeline.section_of(nb),
         "base": f"params file {params_path or 'params.yaml'}" if base == "params" else "the notebook's own defaults",
-        "fixed_parameters": json.dumps(plain(fixed), sort_keys=True),
+        "fixed_parameters": json.dumps(plain(_fixed(points, base, notebook_defaults(nb))), sort_keys=True),
         "points": len(points),
     }
 
     outcomes: dict[int, dict] = {}
 
     def keep(point: Point, outcome: dict) -> None:
+        try:
+            if outcome.get("notebook") is not None:
+                fileio.write_with(out / "notebooks" / f"{point.label}.ipynb",
+                                  lambda tmp, b=outcome["notebook"]: tmp.write_bytes(b))
+            for rel, blob in outcome.get("files", {}).items():
+                fileio.write_with(out / "results" / point.label / rel, lambda tmp, b=blob: tmp.write_bytes(b))
+        except OSError as exc:
+            raise SweepError(f"sweep: --out {out_given}: cannot write the files of point {point.describe()} "
+                             f"({exc})") from exc
         outcomes[point.index] = {"error": outcome.get("error"), "files": outcome.get("files", {})}
-        if outcome.get("notebook") is not None:
-            fileio.write_with(out / "notebooks" / f"{point.label}.ipynb",
-                              lambda tmp, b=outcome["notebook"]: tmp.write_bytes(b))
-        for rel, blob in outcome.get("files", {}).items():
-            fileio.write_with(out / "results" / point.label / rel, lambda tmp, b=blob: tmp.write_bytes(b))
         if outcome.get("error"):
             report(point, outcome["error"])
+
+    def write(status: str) -> xr.Dataset:
+        ds = _dataset(points, outcomes, stem, {
+            **attrs,
+            "status": status,
+            "failed_points": json.dumps([p.label for p in points if outcomes.get(p.index, {}).get("error")]),
+            "not_run_points": json.dumps([p.label for p in points if p.index not in outcomes]),
+        })
+        fileio.write_with(out / SWEEP_FILE, lambda tmp: ds.to_netcdf(tmp))
+        return ds
 
     from distributed import as_completed  # noqa: PLC0415
 
     with contextlib.ExitStack() as stack:
+        client = stack.enter_context(_client(spec, timeout))
         try:
-            client = stack.enter_context(_client(spec))
-        except OSError as exc:  # an address nobody answers at (TimeoutError is an OSError)
-            raise SweepError(f"sweep: cannot reach the Dask scheduler {spec}: {exc}") from None
+            stack.enter_context(_locked(out))
+            check_out(out, overwrite=overwrite)  # again, now that no other sweep can write there
+            if overwrite:
+                _clear_previous(out)
+            write("running")  # marks the folder as a sweep's from the start, whatever happens next
+        except OSError as exc:  # changed since it was checked
+            raise SweepError(f"sweep: --out {out_given}: cannot write there ({exc})") from None
+        futures: dict[Any, Point] = {}
+        stopped: BaseException | None = None
         try:
-            futures = {client.submit(execute, nb_text, nb.name, dict(p.parameters), str(nb.parent.resolve()),
-                                     pure=False, key=f"tieringlab-sweep-{stem}-{p.label}-{os.getpid()}-{id(points)}"): p
-                       for p in points}
+            for p in points:
+                fut = client.submit(execute, nb_text, nb.name, dict(p.parameters), str(nb.parent.resolve()),
+                                    pure=False, key=f"tieringlab-sweep-{stem}-{p.label}-{os.getpid()}-{id(points)}")
+                futures[fut] = p
             bar = progress(total=len(futures), desc=f"sweep {stem}", unit="run")
             try:
                 for fut in as_completed(list(futures), loop=client.loop):
@@ -430,11 +745,25 @@ def sweep(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, out: str |
                     bar.update(1)
             finally:
                 bar.close()
-                for fut in futures:
-                    fut.cancel()
-        finally:  # also after an interrupt: the points that finished are kept in sweep.nc
-            failed = [p.label for p in points if outcomes.get(p.index, {"error": "not run"}).get("error")]
-            attrs["failed_points"] = json.dumps(failed)
-            ds = _dataset(points, outcomes, stem, attrs)
-            fileio.write_with(out / SWEEP_FILE, lambda tmp: ds.to_netcdf(tmp))
+        except BaseException as exc:  # noqa: BLE001  (Ctrl-C, a file that cannot be written: kept, then raised)
+            stopped = exc
+        if futures and len(outcomes) < len(points):
+            with contextlib.suppress(Exception):  # the pending points: nothing more of them is wanted
+                client.cancel([f for f, p in futures.items() if p.index not in outcomes], force=True)
+        status = "complete" if stopped is None else "interrupted" if isinstance(stopped, KeyboardInterrupt) \
+            else f"stopped: {stopped}"
+        try:
+            ds = write(status)
+        except OSError as exc:
+            raise SweepError(f"sweep: --out {out_given}: cannot write {SWEEP_FILE} ({exc}); {len(outcomes)} of "
+                             f"{len(points)} points completed (their files are in {out})") from stopped
+        kept = f"{len(outcomes)} of {len(points)} points completed, kept in {out / SWEEP_FILE}"
+        if isinstance(stopped, KeyboardInterrupt):
+            raise SweepInterrupted(f"sweep: interrupted; {kept}") from None
+        if isinstance(stopped, SweepError):
+            raise SweepError(f"{stopped}; {kept}") from stopped.__cause__
+        if isinstance(stopped, Exception):  # the scheduler lost, a report callback that raised
+            raise SweepError(f"sweep: stopped by {type(stopped).__name__}: {stopped}; {kept}") from stopped
+        if stopped is not None:
+            raise stopped
     return ds

@@ -71,7 +71,7 @@ from tieringlab.models.intervals import mean_ci
 from tieringlab.models.mmpp import sample_with_phases
 from tieringlab.models.workloads.ara import (bursty_mmpp, mean_service_s, phased_mmpp, sample_services_many,
                                              scv_from_rand_response)
-from tieringlab.params import param, section
+from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.ara import predicted_burst_state
 from tieringlab.progress import progress
@@ -151,14 +151,16 @@ class AraLoadBalancingParams:
         """Cross-field checks (ValueError naming the parameter): every K and threshold is a number of sites,
         so it is at most ``n_sites`` (ARA's K and th_s, th_l range over 1..N, thesis Sec. 3.2); Fig. 6 (a)'s
         rates are (idle, peak)."""
+        problems = []
         for name in ("ks", "th_l_grid", "th_s_grid", "fig8_th_l"):
             vals = getattr(self, name)
             too_big = [v for v in (vals if isinstance(vals, tuple) else (vals,)) if v > self.n_sites]
             if too_big:
-                raise ValueError(f"{name}: {too_big} exceed n_sites = {self.n_sites} (K and the thresholds count "
-                                 f"sites: each must be in [1, n_sites])")
+                problems.append(f"{name}: {too_big} exceed n_sites = {self.n_sites} (K and the thresholds count "
+                                f"sites: each must be in [1, n_sites])")
         if self.fig6a_rates_per_s is not None and not self.fig6a_rates_per_s[0] < self.fig6a_rates_per_s[1]:
-            raise ValueError(f"fig6a_rates_per_s must be (idle, peak) with idle < peak; got {self.fig6a_rates_per_s}")
+            problems.append(f"fig6a_rates_per_s must be (idle, peak) with idle < peak; got {self.fig6a_rates_per_s}")
+        cross_field(problems)
 
 
 # ------------------------------------------------------------------------------------------ workloads

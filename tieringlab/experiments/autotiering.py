@@ -44,7 +44,7 @@ from tieringlab.models import allflash as af
 from tieringlab.models.devices import autotiering_ssd_table, autotiering_tier_table
 from tieringlab.models.intervals import mean_ci as _mean_ci
 from tieringlab.models.workloads import autotiering as wl
-from tieringlab.params import param, section
+from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
 from tieringlab.units import GB, MB, US
 
@@ -119,20 +119,23 @@ class AutoTieringExperimentParams:
                                          choices=(*VARIANTS, "none"))
 
     def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter; every failed check is reported)."""
+        problems = []
         if self.warmup_epochs >= self.n_epochs - 1:
-            raise ValueError(f"warmup_epochs ({self.warmup_epochs}) must leave at least 2 of the n_epochs "
-                             f"({self.n_epochs}) for comparisons")
+            problems.append(f"warmup_epochs ({self.warmup_epochs}) must leave at least 2 of the n_epochs "
+                            f"({self.n_epochs}) for comparisons")
         if len(self.n_disks) != 3:
-            raise ValueError(f"n_disks needs one count per Table IV tier (3); got {self.n_disks!r}")
+            problems.append(f"n_disks needs one count per Table IV tier (3); got {self.n_disks!r}")
         for name in ("spc_t1", "spc_t2", "spc_t3"):
             if len(getattr(self, name)) != 3:
-                raise ValueError(f"{name} must be a (P, B, S) triple; got {getattr(self, name)!r}")
+                problems.append(f"{name} must be a (P, B, S) triple; got {getattr(self, name)!r}")
         r = self.migration_epoch_s / self.monitor_epoch_s
         if r < 1 or abs(r - round(r)) > 1e-9:
-            raise ValueError(f"migration_epoch_s ({self.migration_epoch_s}) must be a whole multiple of "
-                             f"monitor_epoch_s ({self.monitor_epoch_s})")
+            problems.append(f"migration_epoch_s ({self.migration_epoch_s}) must be a whole multiple of "
+                            f"monitor_epoch_s ({self.monitor_epoch_s})")
         if len(set(self.levels_us)) < 2:
-            raise ValueError(f"levels_us needs at least 2 distinct injected latencies; got {self.levels_us!r}")
+            problems.append(f"levels_us needs at least 2 distinct injected latencies; got {self.levels_us!r}")
+        cross_field(problems)
 
 
 def variant(p: AutoTieringExperimentParams, name: str) -> AutoTieringExperimentParams:

@@ -50,7 +50,7 @@ from tieringlab.claims import eafc as C
 from tieringlab.models import hybridstore as hys
 from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import eafc as wl
-from tieringlab.params import param, section
+from tieringlab.params import MAX_GB, cross_field, param, section
 from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.units import GB, HOUR, MB, MS, MiB
@@ -84,11 +84,12 @@ class EafcSection:
     max_blocks: int = param(32768, "access blocks of the cumulative hit curves (time resolution)",
                             bounds=(64, 1 << 20))
     # the hybrid store (Sec. V; device constants: notes §7.4)
-    ssd_gb: float = param(160.0, "Sec. V: 160 GB SSD read cache", bounds=(1.0, None))
+    ssd_gb: float = param(160.0, "Sec. V: 160 GB SSD read cache (at most 2^63 bytes: sizes are int64 bytes)",
+                          bounds=(1.0, MAX_GB))
     sfs_ram_gb: float = param(14.0, "RAM buffer cache in front of SPECsfs: 16 GB RAM (Sec. V) minus the OS (U10)",
-                              bounds=(0.0, None))
+                              bounds=(0.0, MAX_GB))
     fb_ram_gb: float = param(0.0, "RAM buffer cache for FileBench: none (the issue: the SPECsfs case); "
-                                  "14 GB is a reading", bounds=(0.0, None))
+                                  "14 GB is a reading", bounds=(0.0, MAX_GB))
     s_ssd_ms: float = param(0.25, "SSD service time before calibration (notes §7.4)", bounds=(0.001, 100.0))
     k_ssd: int = param(8, "SSD internal parallelism (notes §7.4)", bounds=(1, 1024))
     s_hdd_ms: float = param(8.0, "HDD random-read service time, 7.2K rpm class (notes §7.4)", bounds=(0.01, 1000.0))
@@ -136,13 +137,13 @@ class EafcSection:
     percentiles: tuple[float, ...] = param((50.0, 75.0, 90.0, 99.0), "percentile ablation (C16)",
                                            bounds=(1.0, 100.0))
     cwnds_s: tuple[float, ...] = param((300.0, 600.0, 1200.0), "controller-window ablation (C20)", bounds=(5.0, None))
-    fixed_partitions_gb: tuple[float, ...] = param((30.0, 36.0, 40.0, 44.0), "static partitions of Sec. IV.A",
-                                                   bounds=(0.001, None))
+    fixed_partitions_gb: tuple[float, ...] = param((30.0, 36.0, 40.0, 44.0), "static partitions of Sec. IV.A, "
+                                                   "distinct, each <= ssd_gb", bounds=(0.001, None))
     run_readings: bool = param(True, "run the readings side by side (calibration, error, popularity, RAM)")
     readings_seeds: int = param(2, "replications of each reading that needs its own traces", bounds=(1, 64))
     # master controller (beyond the paper)
     mix_ssd_gb: float = param(50.0, "the SSD of the contended mix (ours; notes §8 suggests 50 GB)",
-                              bounds=(1.0, None))
+                              bounds=(1.0, MAX_GB))
     mix_priorities: tuple[float, ...] = param((4.0, 2.0, 1.0), "knapsack values of gold FileBench 40 GB @ 5 ms, "
                                               "silver SPECsfs @ 3 ms, bronze FileBench 30 GB @ 10 ms (ours)",
                                               bounds=(0.001, None))
@@ -151,15 +152,35 @@ class EafcSection:
                                    bounds=(0.0625, 4096.0))
 
     def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter; every failed check is reported). Partitions are
+        parts of the SSD: the controller keeps ``p_floor <= p_init <= p_ceiling = ssd_gb`` (EafcParams refuses
+        anything else when the run starts), a static partition is a ``p_init`` that never moves, and the
+        contended mix gives each of its three workloads at least ``p_floor_gb`` of ``mix_ssd_gb``."""
+        problems = []
         if self.p_floor_gb > self.p_init_gb:
-            raise ValueError(f"p_floor_gb ({self.p_floor_gb}) must be <= p_init_gb ({self.p_init_gb})")
+            problems.append(f"p_floor_gb ({self.p_floor_gb}) must be <= p_init_gb ({self.p_init_gb})")
+        if self.p_init_gb > self.ssd_gb:
+            problems.append(f"p_init_gb ({self.p_init_gb:g}) must be <= ssd_gb ({self.ssd_gb:g}): the initial "
+                            f"partition is part of the SSD")
+        too_big = [g for g in self.fixed_partitions_gb if g > self.ssd_gb]
+        if too_big:
+            problems.append(f"fixed_partitions_gb: {too_big} exceed ssd_gb = {self.ssd_gb:g} (a static partition is "
+                            f"part of the SSD: each must be in [0.001, ssd_gb])")
+        if len(set(self.fixed_partitions_gb)) != len(self.fixed_partitions_gb):
+            problems.append(f"fixed_partitions_gb has duplicates: {list(self.fixed_partitions_gb)}; one ablation row "
+                            f"per partition, each listed once")
+        if self.mix_ssd_gb < 3 * self.p_floor_gb:
+            problems.append(f"mix_ssd_gb ({self.mix_ssd_gb:g}) must hold the p_floor_gb ({self.p_floor_gb:g}) of each "
+                            f"of the mix's 3 workloads (>= {3 * self.p_floor_gb:g})")
         if self.t_util >= 0.9:
-            raise ValueError(f"t_util must be below the 0.9 usage cap; got {self.t_util}")
+            problems.append(f"t_util must be below the 0.9 usage cap; got {self.t_util}")
         for c in self.cwnds_s + (self.cwnd_s,):
             if abs(c / hys.SAMPLE_S - round(c / hys.SAMPLE_S)) > 1e-9:
-                raise ValueError(f"cwnd_s and cwnds_s must be whole multiples of the 5 s sample; got {c}")
+                problems.append(f"cwnd_s and cwnds_s must be whole multiples of the 5 s sample; got {c}")
+                break
         if len(self.mix_priorities) != 3:
-            raise ValueError(f"mix_priorities needs 3 values (gold, silver, bronze); got {self.mix_priorities}")
+            problems.append(f"mix_priorities needs 3 values (gold, silver, bronze); got {self.mix_priorities}")
+        cross_field(problems)
 
 
 # ------------------------------------------------------------------------------------ the store

@@ -58,7 +58,7 @@ import xarray as xr
 
 from tieringlab.claims import gvfrm as C
 from tieringlab.experiments._readings import select_reading
-from tieringlab.params import param, section
+from tieringlab.params import cross_field, increasing, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.gvfrm import PRIVATE_SPLITS
 from tieringlab.policies.iocost import IO_PRICINGS
@@ -103,7 +103,7 @@ class GvfrmMultiVmParams:
     policies: tuple[str, ...] = param(POLICIES, "Fig. 8/9 (GLB-vFRM = G1-vFRM), thesis Fig. 24/25 (+ G2-vFRM); "
                                       "LRU is required (Fig. 9 normalizes to it)", choices=POLICIES)
     flash_gb: tuple[float, ...] = param(FLASH_GB, "Sec. 5.3: 1 to 32 GB; powers of two (documented choice), "
-                                        "paper GB, multiplied by the mix's twin scale", bounds=(1e-3, 1e4))
+                                        "paper GB, multiplied by the mix's twin scale; increasing", bounds=(1e-3, 1e4))
     private_fraction: float = param(0.5, "vFRM Sec. 5.3: '50% of Flash space is assigned to each of these two "
                                     "zones'", bounds=(0.0, 1.0))
     aging_period: int = param(288, "G2-vFRM counter aging period in epochs, the primary reading (thesis Sec. 4.3.2 "
@@ -129,20 +129,28 @@ class GvfrmMultiVmParams:
                          "its own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, 64))
 
     def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter; every failed check is reported). ``flash_gb``
+        is Fig. 8's x axis (and the ``flash_gb`` coordinate of the sweep): each size once, in increasing order."""
+        problems = []
         if "LRU" not in self.policies:
-            raise ValueError(f"policies must include 'LRU' (Fig. 9 normalizes IO cost to LRU), got {self.policies}")
-        for field in ("mixes", "policies", "flash_gb", "aging_periods"):
+            problems.append(f"policies must include 'LRU' (Fig. 9 normalizes IO cost to LRU), got {self.policies}")
+        for field in ("mixes", "policies", "aging_periods"):
             vals = getattr(self, field)
             if len(set(vals)) != len(vals):
-                raise ValueError(f"{field} must not repeat a value, got {vals}")
+                problems.append(f"{field} must not repeat a value, got {vals}")
+        problems += increasing("flash_gb", self.flash_gb, "Fig. 8's x axis")
         for m in MIXES:
             vals = getattr(self, m)
             if len(set(vals)) != len(vals):
-                raise ValueError(f"{m} must list distinct traces (one VM each), got {vals}")
+                problems.append(f"{m} must list distinct traces (one VM each), got {vals}")
         if self.aging_period not in self.aging_periods:
-            raise ValueError(f"aging_periods must include aging_period ({self.aging_period}); got "
-                             f"{list(self.aging_periods)}")
-        registry.make_params("G1-vFRM", knobs(self))  # N even >= 6, etc.: GvfrmParams raises naming the field
+            problems.append(f"aging_periods must include aging_period ({self.aging_period}); got "
+                            f"{list(self.aging_periods)}")
+        try:
+            registry.make_params("G1-vFRM", knobs(self))  # N even >= 6, etc.: GvfrmParams raises naming the field
+        except (ValueError, TypeError) as exc:
+            problems.append(str(exc))
+        cross_field(problems)
 
 
 def knobs(p: GvfrmMultiVmParams, **overrides) -> dict:

@@ -58,7 +58,7 @@ import xarray as xr
 from tieringlab.claims import lmst as C
 from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import lmst as wl
-from tieringlab.params import param, section
+from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.units import KB, MB, MINUTE, MS
@@ -119,17 +119,28 @@ class LmstSection:
     fig14_slots: int = param(5, "Fig. 14: slots shown (three idle, two bursty)", bounds=(2, 30))
 
     def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter; every failed check is reported). The cells
+        (capacities_gb x burst_ratios) and Fig. 16's sweeps run once per listed value, so each is listed once
+        (Fig. 16 sorts its points: the order is free)."""
+        problems = []
         if not self.tau_l_kbms < self.tau_h_kbms:
-            raise ValueError(f"lmst.tau_l_kbms must be below tau_h_kbms (Sec. 4.1.2.2); got {self.tau_l_kbms} "
-                             f">= {self.tau_h_kbms}")
+            problems.append(f"lmst.tau_l_kbms must be below tau_h_kbms (Sec. 4.1.2.2); got {self.tau_l_kbms} "
+                            f">= {self.tau_h_kbms}")
         if not self.burst_high_share * self.burst_peak_ratio < 1.0:
-            raise ValueError("lmst.burst_peak_ratio x burst_high_share must be < 1 (the low phase needs a rate "
-                             f">= 0); got {self.burst_peak_ratio} x {self.burst_high_share}")
+            problems.append("lmst.burst_peak_ratio x burst_high_share must be < 1 (the low phase needs a rate "
+                            f">= 0); got {self.burst_peak_ratio} x {self.burst_high_share}")
         if self.slot_min * MINUTE / self.sample_s != round(self.slot_min * MINUTE / self.sample_s):
-            raise ValueError(f"lmst.sample_s must divide the slot ({self.slot_min} min); got {self.sample_s}")
+            problems.append(f"lmst.sample_s must divide the slot ({self.slot_min} min); got {self.sample_s}")
         if self.focus_capacity_gb not in self.capacities_gb or self.focus_burst not in self.burst_ratios:
-            raise ValueError("lmst.focus_capacity_gb and focus_burst must be one of the cells (capacities_gb x "
-                             f"burst_ratios); got {self.focus_capacity_gb} GB / {self.focus_burst}")
+            problems.append("lmst.focus_capacity_gb and focus_burst must be one of the cells (capacities_gb x "
+                            f"burst_ratios); got {self.focus_capacity_gb} GB / {self.focus_burst}")
+        for name, what in (("capacities_gb", "a cell per value"), ("burst_ratios", "a cell per value"),
+                           ("fig16_alphas", "a Fig. 16(a) point per value"),
+                           ("fig16_e_pct", "a Fig. 16(b) point per value")):
+            vals = getattr(self, name)
+            if len(set(vals)) != len(vals):
+                problems.append(f"{name} has duplicates: {list(vals)}; {what}, each listed once")
+        cross_field(problems)
 
 
 # ------------------------------------------------------------------------------------------ inputs

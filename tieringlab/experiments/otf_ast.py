@@ -45,7 +45,7 @@ from tieringlab.claims import registry as claim_registry
 from tieringlab.models import storage
 from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import otf_ast as twin_model
-from tieringlab.params import param, section
+from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
 from tieringlab.progress import progress
 from tieringlab.traces import msr_twin
@@ -135,16 +135,43 @@ class OtfAstExperimentParams:
     prior_seeds: int = param(2, "seeds per prior setting", bounds=(2, 64))
 
     def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter; every failed check is reported).
+
+        ``scale`` multiplies the twins' IO rate, and Table 3's concentration test looks at each t_s interval's
+        top ``n_top`` sub-LUNs: an interval with at most ``n_top`` IOs has them all in its top n, so it is
+        always "concentrated" and every sub-LUN it touched is hot (under n1, n2 and n3 alike). At a scale that
+        leaves no more than ``n_top`` IOs per interval (the twin's mean rate x scale x t_s, for the quieter
+        replay) the hot test degenerates into "was touched": at paper settings (t = 60 s, n = 20) below
+        scale 0.0013 (0.001 leaves 15.5 IOs per interval on src1_1: 99-100 % of either twin's replay intervals
+        then have all their IOs in their top 20 sub-LUNs, against none at scale 1)."""
+        problems = []
         if "OTF-AST" not in self.policies:
-            raise ValueError(f"policies must include 'OTF-AST' (the system under study); got {list(self.policies)}")
+            problems.append(f"policies must include 'OTF-AST' (the system under study); got {list(self.policies)}")
         for name in ("replays", "policies", "readings", "priors"):
             v = getattr(self, name)
             if len(set(v)) != len(v):
-                raise ValueError(f"{name} has duplicates: {list(v)}")
+                problems.append(f"{name} has duplicates: {list(v)}")
         if self.reading_seeds > self.seeds or self.prior_seeds > self.seeds:
-            raise ValueError(f"reading_seeds ({self.reading_seeds}) and prior_seeds ({self.prior_seeds}) must be "
-                             f"<= seeds ({self.seeds})")
-        registry.make_params("OTF-AST", knobs(self))        # OtfAstExperimentParams raises naming the field
+            problems.append(f"reading_seeds ({self.reading_seeds}) and prior_seeds ({self.prior_seeds}) must be "
+                            f"<= seeds ({self.seeds})")
+        try:
+            kn = knobs(self)
+            registry.make_params("OTF-AST", kn)        # OtfAstExperimentParams raises naming the field
+        except (ValueError, TypeError) as exc:
+            problems.append(str(exc))
+        else:
+            n = self.n_top if self.hot_rule != "pct_of_subluns" else max(1, round(self.n_top / 100 * kn["lun_subluns"]))
+            quiet = min(self.replays, key=lambda r: twin_model.OTF_TWINS[r].mean_iops)
+            rate = twin_model.OTF_TWINS[quiet].mean_iops
+            per_interval = rate * self.scale * self.t_s
+            if per_interval <= n:
+                problems.append(
+                    f"scale: {self.scale:g} leaves about {per_interval:.1f} IOs per t_s = {self.t_s} s interval on "
+                    f"{quiet} (its twin's {rate:g} IO/s x scale), no more than n_top = {n}: every such interval "
+                    f"has all its IOs in its top n sub-LUNs, so it is always concentrated and every sub-LUN it "
+                    f"touches is hot (Table 3's test degenerates); allowed at these t_s and n_top: scale > "
+                    f"{n / (rate * self.t_s):.2g}")
+        cross_field(problems)
 
 
 def sublun_bytes(scale: float) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tieringlab.claims.quickstart import REACCESS_CLOUDPHYSICS
-from tieringlab.params import param, section
+from tieringlab.params import MAX_MIB, cross_field, increasing, param, section
 from tieringlab.units import GiB, MiB
 
 
@@ -16,12 +16,24 @@ class QuickstartParams:
                               bounds=(0, None))
     cache_sizes_mb: tuple[float, ...] = param(
         (1.0, 4.0, 16.0, 64.0, 256.0, 1024.0),
-        "LRU cache sizes for the hit-ratio curve; 1 GB is vFRM Table 1's size", bounds=(1e-3, None))
+        "LRU cache sizes for the hit-ratio curve, increasing; 1 GB is vFRM Table 1's size (at most 2^43 - 1 "
+        "MiB: the sizes are int64 bytes)", bounds=(1e-3, None))
     line_bytes: int = param(4096, "cache line (page) size; vFRM Table 1 uses 4 KB lines",
                             choices=(512, 1024, 2048, 4096, 8192, 16384, 65536))
     reaccess_window_s: float = param(300.0, "re-access window; vFRM Table 1 uses 5 minutes", bounds=(1.0, None))
     arrival_bin_s: float = param(60.0, "bin width of the arrivals-over-time plot (a documented choice)",
                                  bounds=(1.0, None))
+
+    def __post_init__(self):
+        """Cross-field checks (ValueError naming the parameter): the cache sizes are the x axis of the
+        hit-ratio curve and the ``cache_size_mb`` coordinate of the result, so each appears once, in order, and
+        each fits the int64 byte counts of :func:`tieringlab.traces.stats.lru_hit_ratio`."""
+        problems = increasing("cache_sizes_mb", self.cache_sizes_mb, "the x axis of the hit-ratio curve")
+        too_big = [s for s in self.cache_sizes_mb if s > MAX_MIB]
+        if too_big:  # the LRU model counts bytes in int64: larger sizes wrapped to negative ones at run time
+            problems.append(f"cache_sizes_mb: {too_big} exceed {MAX_MIB} MiB (2^43 - 1: the sizes are counted in "
+                            f"int64 bytes)")
+        cross_field(problems)
 
 
 def run(p: QuickstartParams, trace):

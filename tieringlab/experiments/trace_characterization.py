@@ -11,7 +11,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import traces as C
-from tieringlab.params import param, section
+from tieringlab.params import MAX_GIB, param, section
 from tieringlab.traces import stats, twins
 from tieringlab.traces.source import effective_scale, load
 from tieringlab.units import BIN_BYTES, PAGE_BYTES, GiB
@@ -55,7 +55,8 @@ class TraceCharacterizationParams:
     fig1_traces: tuple[str, ...] = param(FIG1_TRACES, "Fig. 1 (a)-(d): two friendly, two unfriendly traces "
                                          "(the paper does not name them: documented choice)",
                                          choices=tuple(twins.TWINS))
-    cache_gb: float = param(1.0, "vFRM Table 1: LRU cache of 1 GB", bounds=(1e-3, None))
+    cache_gb: float = param(1.0, "vFRM Table 1: LRU cache of 1 GB (GiB; at most 2^33 - 1: int64 bytes)",
+                            bounds=(1e-3, MAX_GIB))
     line_bytes: int = param(PAGE_BYTES, "vFRM Table 1: 4 KB cache lines", choices=(512, 4096, 8192, 65536))
     reaccess_window_s: float = param(300.0, "vFRM Table 1: re-access within 5 minutes", bounds=(1.0, None))
     reaccess_definition: str = param("among_reaccesses", "reading of Table 1's re-access ratio: share among "

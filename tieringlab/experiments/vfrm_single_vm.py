@@ -35,7 +35,7 @@ import xarray as xr
 
 from tieringlab.claims import vfrm as C
 from tieringlab.experiments._readings import select_reading
-from tieringlab.params import param, section
+from tieringlab.params import MAX_MIB, cross_field, increasing, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.iocost import IO_PRICINGS
 from tieringlab.policies.vfrm import IDLE_BINS
@@ -85,9 +85,10 @@ class VfrmSingleVmParams:
                                       "required (Fig. 7's ratios are relative to LRU)", choices=POLICIES)
     flash_mb: tuple[float, ...] = param(FLASH_MB, "Fig. 6 x-axis, 'ranging from 100MB to 4GB' (Sec. 5.2.1); the "
                                         "intermediate points are a documented choice (100 MB, then powers of "
-                                        "two); MB = 2^20 bytes, at paper scale", bounds=(1.0, None))
+                                        "two); MB = 2^20 bytes, at paper scale; increasing, at most 2^43 - 1 (int64 "
+                                        "bytes)", bounds=(1.0, MAX_MIB))
     cost_flash_mb: float = param(4096.0, "Fig. 7: 'Flash size is set to 4GB' (Sec. 5.2.2); must be one of "
-                                 "flash_mb", bounds=(1.0, None))
+                                 "flash_mb", bounds=(1.0, MAX_MIB))
     bin_bytes: int = param(1 << 20, "vFRM bin: 1 MB, the VMFS block (Sec. 4.3, 5.1)", bounds=(128 << 10, None))
     epoch_s: float = param(300.0, "vFRM epoch: 5 minutes (Sec. 4.4.2, 5.1)", bounds=(1.0, None))
     n_history_epochs: int = param(8, "N of Eq. 1: the previous 8 epochs (Sec. 4.3); an even number >= 6",
@@ -117,24 +118,32 @@ class VfrmSingleVmParams:
                          "its own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, 64))
 
     def __post_init__(self):
-        """Cross-field checks the per-field bounds cannot express (ValueError naming the parameter)."""
+        """Cross-field checks the per-field bounds cannot express (ValueError naming the parameter; every
+        failed check is reported). ``flash_mb`` is Fig. 6's x axis (and the ``flash_mb`` coordinate of the
+        sweep): each size once, in increasing order."""
+        problems = []
         for need, why in (("vFRM", "the system under study"), ("LRU", "Fig. 7 is relative to LRU")):
             if need not in self.policies:
-                raise ValueError(f"policies must include {need!r} ({why}); got {list(self.policies)}")
-        for name in ("policies", "fig6_traces", "flash_mb"):
+                problems.append(f"policies must include {need!r} ({why}); got {list(self.policies)}")
+        for name in ("policies", "fig6_traces"):
             vals = getattr(self, name)
             if len(set(vals)) != len(vals):
-                raise ValueError(f"{name} has duplicates: {list(vals)}")
+                problems.append(f"{name} has duplicates: {list(vals)}")
+        problems += increasing("flash_mb", self.flash_mb, "Fig. 6's x axis")
         if self.cost_flash_mb not in self.flash_mb:
-            raise ValueError(f"cost_flash_mb ({self.cost_flash_mb:g}) must be one of flash_mb {list(self.flash_mb)}")
+            problems.append(f"cost_flash_mb ({self.cost_flash_mb:g}) must be one of flash_mb {list(self.flash_mb)}")
         if self.idle_bins not in self.idle_rules or len(set(self.idle_rules)) != len(self.idle_rules):
-            raise ValueError(f"idle_rules must list distinct rules including idle_bins ({self.idle_bins!r}); "
-                             f"got {list(self.idle_rules)}")
+            problems.append(f"idle_rules must list distinct rules including idle_bins ({self.idle_bins!r}); "
+                            f"got {list(self.idle_rules)}")
         if self.epoch_sweep_s and (self.epoch_s not in self.epoch_sweep_s
                                    or len(set(self.epoch_sweep_s)) != len(self.epoch_sweep_s)):
-            raise ValueError(f"epoch_sweep_s must list distinct epochs including epoch_s ({self.epoch_s:g}), or be "
-                             f"empty; got {list(self.epoch_sweep_s)}")
-        registry.make_params("vFRM", knobs(self))  # bin size and N: VfrmParams raises naming the field
+            problems.append(f"epoch_sweep_s must list distinct epochs including epoch_s ({self.epoch_s:g}), or be "
+                            f"empty; got {list(self.epoch_sweep_s)}")
+        try:
+            registry.make_params("vFRM", knobs(self))  # bin size and N: VfrmParams raises naming the field
+        except (ValueError, TypeError) as exc:
+            problems.append(str(exc))
+        cross_field(problems)
 
 
 def knobs(p: VfrmSingleVmParams) -> dict:

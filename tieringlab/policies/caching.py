@@ -57,7 +57,7 @@ import xarray as xr
 from tieringlab.arrays import bucket, choice
 from tieringlab.policies import arc, car, lru
 from tieringlab.policies._arraylist import NF, init_state, native_state, scan_chunk, unit_capacities
-from tieringlab.policies.contract import check_capacities, trace_result
+from tieringlab.policies.contract import check_capacities, check_trace, trace_result
 from tieringlab.policies.iocost import CACHE_COST, IO_PRICINGS, CostModel
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.progress import progress
@@ -224,8 +224,13 @@ def simulate(ds: xr.Dataset, policy: str, capacities, params: CachingParams = Ca
     ``params.engine`` (same results): ``"numba"`` replays every policy, LRU included, with the compiled
     loops in chunks, keeping counts (:func:`_count`); ``"jax"`` computes LRU from exact stack distances
     and ARC/CAR with the jitted scan.
+
+    The trace is checked first (:func:`~tieringlab.policies.contract.check_trace`): an empty trace, a
+    non-finite or decreasing ``time`` (when the trace has one), a negative offset or a size < 1 is a
+    ``ValueError`` naming the variable and the first bad request.
     """
     choice("policy", policy, POLICIES)
+    check_trace(ds, _NAMES[policy], needs=("offset", "size", "is_write"))  # the contract's one trace check
     engine = _engine(params.engine)
     fb = check_capacities(capacities)
     caps = fb // params.page_bytes

@@ -9,7 +9,10 @@ static tiering, OTF-AST, an EAFC partition)::
     fn(ds: xarray.Dataset, capacities, params: <frozen dataclass>[, key]) -> xarray.Dataset
 
 - ``ds`` is a trace of :mod:`tieringlab.traces` (dim ``request``; ``time`` s, ``offset``/``size`` bytes,
-  ``is_write``; optional ``vm``);
+  ``is_write``; optional ``vm``), checked first by :func:`check_trace`, the one trace validation every
+  trace policy runs: a ``ValueError`` naming the variable and the first bad request for a non-finite or
+  decreasing ``time``, a negative offset, a size < 1 or a request beyond 2^53 bytes, and for an **empty
+  trace** (no requests: every trace policy refuses it, as does ``stats.lru_hit_ratio``);
 - ``capacities`` is a 1-D sequence of fast-tier sizes in **bytes** (:func:`check_capacities`); one call
   covers them all;
 - ``params`` is the system's frozen parameter dataclass, paper defaults (default: ``params_type()``);
@@ -63,8 +66,9 @@ import xarray as xr
 
 from tieringlab.policies.iocost import (ACCESS_NAMES, CONTINUATION_NAMES, IO_PRICINGS, UPDATE_NAMES, CostModel,
                                        io_cost, update_cost)
+from tieringlab.traces.readers import check_trace
 
-__all__ = ["CAPACITY_DIM", "KINDS", "check_capacities", "trace_result", "queue_result"]
+__all__ = ["CAPACITY_DIM", "KINDS", "check_capacities", "check_trace", "trace_result", "queue_result"]
 
 #: The one capacity dimension of every trace-policy result (fast-tier size in bytes).
 CAPACITY_DIM = "capacity_bytes"
@@ -87,6 +91,8 @@ def check_capacities(capacities, name: str = "capacities") -> np.ndarray:
         raise ValueError(f"{name} must be whole numbers of bytes; got {capacities!r}")
     if np.any(arr < 0):
         raise ValueError(f"{name} must be >= 0 bytes; got {capacities!r}")
+    if np.any(arr >= 2.0**63) if np.issubdtype(arr.dtype, np.floating) else np.any(arr > np.iinfo(np.int64).max):
+        raise ValueError(f"{name} must be below 2^63 bytes (int64); got {capacities!r}")
     return arr.astype(np.int64)
 
 

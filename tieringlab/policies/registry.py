@@ -15,10 +15,15 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+import types
+import typing
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
+from tieringlab.arrays import is_concrete
 from tieringlab.policies.contract import KINDS
 
 __all__ = ["PolicySpec", "register", "get", "names", "run", "make_params"]
@@ -56,9 +61,15 @@ class PolicySpec:
     def make_params(self, knobs: Mapping[str, Any] | None = None):
         """The system's params from an experiment's ``knobs``: the fields ``params_type`` declares are
         taken from ``knobs`` (other keys are ignored: one experiment's knobs serve all its systems),
-        ``fixed`` fields are set, the rest keep their paper defaults."""
+        ``fixed`` fields are set, the rest keep their paper defaults. A knob whose value does not have
+        its field's declared type (a string for a number, a list for a scalar, a float for an integer)
+        is a :class:`~tieringlab.params.ParamsError` naming the system, the knob, the type and the
+        value; values are passed on unchanged (an ``int`` for a ``float`` field stays an ``int``)."""
         fields = {f.name for f in dataclasses.fields(self.params_type)}
         kw = {k: v for k, v in (knobs or {}).items() if k in fields and k not in self.fixed}
+        hints = _field_types(self.params_type)
+        for k, v in kw.items():
+            _check_knob(self.name, k, v, hints.get(k, Any))
         return self.params_type(**kw, **self.fixed)
 
     def check_params(self, params) -> None:
@@ -68,6 +79,63 @@ class PolicySpec:
             if getattr(params, k) != v:
                 raise ValueError(f"{self.name} runs with {k}={v!r}; its params say {k}={getattr(params, k)!r} "
                                  f"(use the name registered for that value)")
+
+
+def _field_types(params_type: type) -> dict[str, Any]:
+    """The resolved annotations of a params dataclass (``{}`` where they cannot be resolved)."""
+    try:
+        return typing.get_type_hints(params_type)
+    except Exception:  # noqa: BLE001  (an unresolvable annotation: leave the type unchecked)
+        return {}
+
+
+def _type_ok(value: Any, tp: Any) -> bool:
+    """Whether ``value`` has type ``tp`` as a knob: numbers by kind (a bool is no number, an int is a
+    float, numpy scalars count), ``X | None`` and unions by any member, ``tuple[...]`` as a tuple or
+    list of such values; a type that cannot be checked (``Any``, arrays, callables) accepts anything."""
+    origin = typing.get_origin(tp)
+    if tp is Any or isinstance(tp, typing.TypeVar) or not is_concrete(value):
+        return True  # a JAX tracer is checked by the params' own code, if at all: never refused here
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, a) for a in typing.get_args(tp))
+    if tp in (bool, int, float) and hasattr(value, "dtype") and getattr(value, "ndim", None) == 0:
+        kind = np.dtype(value.dtype).kind  # a 0-d numpy or JAX array: judged by its dtype
+        return kind == "b" if tp is bool else kind in ("iu" if tp is int else "iuf")
+    if tp is type(None):
+        return value is None
+    if tp is bool:
+        return isinstance(value, (bool, np.bool_))
+    if tp is int:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if tp is float:
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if tp is str:
+        return isinstance(value, str)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(value, (tuple, list)):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_type_ok(v, args[0]) for v in value)
+        return len(args) == len(value) and all(_type_ok(v, a) for v, a in zip(value, args))
+    if origin is not None and isinstance(origin, type) and origin.__module__ == "collections.abc":
+        return isinstance(value, origin)
+    if isinstance(tp, type) and tp is not np.ndarray and origin is None and tp.__module__ != "typing":
+        return isinstance(value, tp)
+    return True
+
+
+def _check_knob(policy: str, knob: str, value: Any, tp: Any) -> None:
+    """``ParamsError`` naming ``policy``, ``knob``, the expected type ``tp`` and ``value`` when the types differ."""
+    if _type_ok(value, tp):
+        return
+    from tieringlab.params import ParamsError  # noqa: PLC0415  (keeps the registry free of the yaml layer)
+
+    want = getattr(tp, "__name__", None) if typing.get_origin(tp) is None else None
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    raise ParamsError(f"{policy}: knob {knob!r} must be {want or tp} (its params field's type); "
+                      f"got {shown} ({type(value).__name__})")
 
 
 _REGISTRY: dict[str, PolicySpec] = {}

@@ -63,14 +63,20 @@ import xarray as xr
 
 from tieringlab.arrays import choice
 from tieringlab.models.temperature import N_EPOCHS_PAPER, cooling_factors
-from tieringlab.policies.contract import check_capacities, trace_result
+from tieringlab.policies.contract import check_capacities, check_trace, trace_result
 from tieringlab.policies.iocost import IO_PRICINGS, VFRM_COST, CostModel
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
 
-__all__ = ["IDLE_BINS", "VfrmParams", "BinTrace", "bin_trace", "binned", "vfrm", "vfrm_ranks", "capacity_bins",
-           "bin_result", "request_counts"]
+__all__ = ["IDLE_BINS", "MAX_EPOCHS", "VfrmParams", "BinTrace", "bin_trace", "binned", "vfrm", "vfrm_ranks",
+           "capacity_bins", "bin_result", "request_counts"]
 
+
+#: The most epochs a trace may span (documented choice): 2^22, 40 years of 5-minute epochs, far beyond any
+#: trace (the MSR traces span one week, 2016 epochs). vFRM keeps a few arrays over epochs and loops over
+#: them, so a time jump (10^18 s) would otherwise ask for petabytes; beyond it :func:`bin_trace` refuses
+#: the trace with the span it found.
+MAX_EPOCHS = 1 << 22
 
 #: Values of :attr:`VfrmParams.idle_bins` (documented choice 3), the default first.
 IDLE_BINS = ("keep", "recency", "disk")
@@ -111,11 +117,11 @@ class VfrmParams:
         if self.bin_bytes % self.migration_io_bytes:
             raise ValueError(f"bin_bytes ({self.bin_bytes}) must be a multiple of migration_io_bytes "
                              f"({self.migration_io_bytes}): a bin moves as whole migration IOs")
-        if not self.epoch_s > 0:
-            raise ValueError(f"epoch_s must be > 0 seconds, got {self.epoch_s}")
+        if not 0 < self.epoch_s < float("inf"):
+            raise ValueError(f"epoch_s must be a finite number of seconds > 0, got {self.epoch_s}")
         cooling_factors(self.n_epochs)  # validates N (even int >= 6)
-        if not self.lam > 0:
-            raise ValueError(f"lam (λ) must be > 0, got {self.lam}")
+        if not 0 < self.lam < float("inf"):
+            raise ValueError(f"lam (λ) must be finite and > 0, got {self.lam}")
         choice("idle_bins", self.idle_bins, IDLE_BINS)
         choice("io_pricing", self.io_pricing, IO_PRICINGS)
         if not isinstance(self.cost_model, CostModel):
@@ -165,9 +171,8 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
     :func:`tieringlab.models.temperature.temperature_from_history`), computed on the sparse set of
     (epoch, bin) pairs with IO in the ``N`` epochs before (no dense epoch x bin matrix).
     """
+    check_trace(ds, "vFRM")  # the contract's one trace check: non-empty, finite non-decreasing times, ...
     t = np.asarray(ds["time"].values, dtype=np.float64)
-    if t.size == 0:
-        raise ValueError("trace ds has no requests")
     offset = np.asarray(ds["offset"].values, dtype=np.int64)
     size = np.asarray(ds["size"].values, dtype=np.int64)
     is_write = np.asarray(ds["is_write"].values, dtype=bool)
@@ -178,8 +183,15 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
         raise ValueError(f"vm must have one label per request ({t.size}), got shape {vm.shape}")
     vms, vm_idx = np.unique(vm, return_inverse=True)
     t0 = float(t.min()) if start is None else float(start)
+    if not np.isfinite(t0):
+        raise ValueError(f"start must be a finite time in seconds, got {start!r}")
     if t.min() < t0:
         raise ValueError(f"start ({t0}) must not be after the first request time ({t.min()})")
+    span = (float(t.max()) - t0) / params.epoch_s
+    if not span < MAX_EPOCHS:  # documented limit: bounds the per-epoch arrays and loops before they are built
+        raise ValueError(f"trace {ds.attrs.get('name', '')!r}: variable 'time' spans {float(t.max()) - t0:g} s, "
+                         f"{span:.4g} epochs of epoch_s = {params.epoch_s:g} s; at most MAX_EPOCHS = {MAX_EPOCHS} "
+                         f"epochs are simulated (a time jump in the trace, or an epoch_s far too small?)")
     epoch = np.floor((t - t0) / params.epoch_s).astype(np.int64)
     n_epochs = int(epoch.max()) + 1
 

@@ -18,7 +18,9 @@ numeric columns are not clean int64 (a missing field, junk, a decimal, a number 
 again with those columns as text and parsed exactly (:func:`_numeric`), so no value is ever rounded
 through a float64. A malformed line raises :class:`TraceFormatError` naming the file, the 1-based line
 number (the header, if any, is line 1) and the field; the rules are in :func:`read_msr`'s docstring.
-Gzip input is detected by its magic bytes; a truncated gzip stream is an error. Any input gives a
+Gzip input is detected by its magic bytes; a truncated gzip stream is an error. Lines are bounded
+(:data:`MAX_LINE_BYTES`) and so are blocks (:data:`MAX_BLOCK_BYTES`): memory does not depend on what
+the file holds, a file without newlines or a gzip bomb included. Any input gives a
 correct trace or a :class:`TraceFormatError` (tests/test_hostile_inputs.py checks it on random files).
 """
 
@@ -31,13 +33,14 @@ import io
 import warnings
 import zlib
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["TraceFormatError", "read_msr", "read_cloudphysics", "make_dataset",
+from tieringlab.data import portable_path
+
+__all__ = ["TraceFormatError", "read_msr", "read_cloudphysics", "make_dataset", "check_trace", "TRACE_VARIABLES",
            "MSR_COLUMNS", "CLOUDPHYSICS_COLUMNS", "READ_OPS", "WRITE_OPS"]
 
 #: MSR Cambridge CSV columns (no header line in the SNIA files; one is accepted if present).
@@ -51,6 +54,17 @@ READ_OPS = ("28", "88", "a8")
 WRITE_OPS = ("2a", "8a", "aa")
 SECTOR_BYTES = 512
 DEFAULT_CHUNK_ROWS = 1 << 18  # lines per block (~16 MB of MSR text): low memory, same speed
+#: The longest line a reader accepts (bytes, without the newline). The longest line of valid fields is a few
+#: hundred bytes: an MSR line with a 255-byte host name (the DNS limit) and six 20-character integers is 380
+#: bytes with its commas and a CR; 1 KiB leaves room for blanks and leading zeros. A longer line is an error
+#: raised as soon as it is seen (under both ``errors`` modes): the reader never holds more of a line than this,
+#: so a file with no newline (a binary file, a gzip bomb of digits) costs no more memory than a good one.
+#: Documented choice.
+MAX_LINE_BYTES = 1 << 10
+#: A block of lines is also cut after this many bytes (at a line end), whatever ``chunksize`` says: a block
+#: holds at most ``MAX_BLOCK_BYTES`` plus one read of 16 MiB, so memory does not grow with the length of the
+#: lines either. Real traces never reach it (2^18 MSR lines are ~16 MB). Documented choice.
+MAX_BLOCK_BYTES = 1 << 25
 #: The address limit: a request must end within 2^53 bytes (8 PiB, far beyond any volume; below it every
 #: offset is exact in a float64 and ``offset + size`` never overflows int64). Documented choice.
 MAX_ADDRESS_BYTES = 1 << 53
@@ -102,6 +116,14 @@ def _open_text(path: Path):
     return buffered, hashing, raw
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
 def _check_errors_arg(errors: str) -> None:
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
@@ -110,21 +132,56 @@ def _check_errors_arg(errors: str) -> None:
 _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
-def _line_blocks(stream, chunksize: int, read_bytes: int = 1 << 24):
-    """Yield ``(body, n_lines, None)``: ``body`` holds ``n_lines`` (``chunksize``, fewer at the end) complete
-    lines, each ending in ``\n``; then ``(b"", 0, tail)`` with the bytes after the file's last newline
-    (``b""`` when the file ends with one). Newlines are found by numpy, each byte once (no loop over lines)."""
+class _LineTooLong(Exception):
+    """Raised by :func:`_line_blocks`: line ``line`` (1-based, in the stream) is longer than the limit."""
+
+    def __init__(self, line: int, at_least: int, limit: int):
+        super().__init__(line, at_least, limit)
+        self.line, self.at_least, self.limit = line, at_least, limit
+
+
+def _line_blocks(stream, chunksize: int, read_bytes: int = 1 << 24, max_line: int = MAX_LINE_BYTES,
+                 max_block: int = MAX_BLOCK_BYTES):
+    """Yield ``(body, n_lines, None)``: ``body`` holds ``n_lines`` (``chunksize``, fewer at the end or when
+    the block reaches ``max_block`` bytes) complete lines, each ending in ``\n``; then ``(b"", 0, tail)`` with
+    the bytes after the file's last newline (``b""`` when the file ends with one). Newlines are found by
+    numpy, each byte once (no loop over lines).
+
+    A line of more than ``max_line`` bytes (its newline not counted) raises :class:`_LineTooLong` as soon as
+    the read that shows it returns: the bytes held are at most ``max_block`` plus two reads, whatever the
+    file holds (no newline at all included)."""
     pieces: list[bytes] = []   # bytes read since the last cut
     count = 0                  # newlines in ``pieces``
+    held = 0                   # bytes in ``pieces``
+    done = 0                   # newlines in the blocks yielded so far
+    run = 0                    # bytes since the last newline (the current line so far)
     while block := stream.read(read_bytes):
         nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 0x0A)
+        if nl.size:  # the lines this read ends: the first continues the current line
+            lengths = np.diff(nl, prepend=-1 - run) - 1
+            if lengths.max() > max_line:
+                i = int(np.argmax(lengths > max_line))
+                raise _LineTooLong(done + count + i + 1, int(lengths[i]), max_line)
+            run = len(block) - int(nl[-1]) - 1
+        else:
+            run += len(block)
+        if run > max_line:  # the line this read leaves open is already too long: no need to read its end
+            raise _LineTooLong(done + count + nl.size + 1, run, max_line)
         while count + nl.size >= chunksize:  # a cut inside this block
             need = chunksize - count
             end = int(nl[need - 1]) + 1
             yield b"".join([*pieces, block[:end]]), chunksize, None
-            block, nl, pieces, count = block[end:], nl[need:] - end, [], 0
+            done += chunksize
+            block, nl, pieces, count, held = block[end:], nl[need:] - end, [], 0, 0
         pieces.append(block)
         count += nl.size
+        held += len(block)
+        if held >= max_block and count:  # a byte budget as well: cut at the last newline so far
+            rest = b"".join(pieces)
+            end = rest.rindex(b"\n") + 1
+            yield rest[:end], count, None
+            done += count
+            pieces, count, held = [rest[end:]], 0, len(rest) - end
     rest = b"".join(pieces)
     if count:
         end = rest.rindex(b"\n") + 1
@@ -134,7 +191,7 @@ def _line_blocks(stream, chunksize: int, read_bytes: int = 1 << 24):
 
 
 def _blocks(path: Path, stream, chunksize: int):
-    """``_line_blocks`` with gzip errors turned into :class:`TraceFormatError`."""
+    """``_line_blocks`` with gzip errors and over-long lines turned into :class:`TraceFormatError`."""
     gen = _line_blocks(stream, chunksize)
     while True:
         try:
@@ -144,6 +201,11 @@ def _blocks(path: Path, stream, chunksize: int):
         except _GZIP_ERRORS as exc:
             raise TraceFormatError(f"{path}: corrupt or truncated gzip stream ({exc}); "
                                    f"refusing to return a short trace") from None
+        except _LineTooLong as exc:
+            raise TraceFormatError(
+                f"{path}: line {exc.line}: longer than {exc.limit} bytes (at least {exc.at_least}); the longest "
+                f"line of a valid trace is a few hundred bytes (MAX_LINE_BYTES): not a text trace of this "
+                f"format (a binary file, or a file without newlines?)") from None
         yield item
 
 
@@ -280,6 +342,105 @@ def make_dataset(time_s, offset, size, is_write, *, name: str, source: str, sha2
     return ds
 
 
+#: The variables every trace consumer reads (``time`` is checked whenever a trace has it).
+TRACE_VARIABLES = ("time", "offset", "size", "is_write")
+
+
+def check_trace(ds, who: str = "trace", *, needs=TRACE_VARIABLES) -> int:
+    """Check that ``ds`` is a trace in the schema above and return its number of requests; ``who`` (the
+    policy or function that reads it) starts every message. The one check every trace policy runs
+    (:func:`tieringlab.policies.contract.check_trace`), so that they agree on what they refuse:
+
+    - ``ds`` is an :class:`xarray.Dataset` holding the variables ``needs`` over the one dimension
+      ``request`` (``TypeError`` / ``ValueError``);
+    - **it has at least one request**: an empty trace is a ``ValueError`` naming the trace (documented
+      choice: a hit ratio or a cost of no requests is undefined, and a 0.0 or NaN would pass into a
+      table as a number; LRU, ARC, CAR, vFRM, G1/G2-vFRM and :func:`tieringlab.traces.stats.lru_hit_ratio`
+      all refuse it);
+    - and, when the values are concrete (:func:`tieringlab.arrays.is_concrete`; under ``jax.jit`` the
+      caller guarantees them): ``time`` (when present) is finite and non-decreasing; ``is_write`` is
+      boolean (or 0/1); ``offset`` and
+      ``size`` are whole numbers with ``offset >= 0``, ``size >= 1`` and ``offset + size <=``
+      :data:`MAX_ADDRESS_BYTES` (the readers' limit; no int64 overflow anywhere after). Each error names
+      the variable and the first offending request (0-based index).
+
+    A valid trace is not changed (nothing is converted or copied).
+    """
+    from tieringlab.arrays import is_concrete  # noqa: PLC0415  (jax, loaded with the package anyway)
+
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"{who}: the trace must be an xarray.Dataset with dimension 'request' (see "
+                        f"tieringlab.traces.make_dataset); got {type(ds).__name__}")
+    name = ds.attrs.get("name", "")
+    label = f"{who}: trace {name!r}" if name else f"{who}: trace"
+    missing = [v for v in needs if v not in ds]
+    if missing:
+        raise ValueError(f"{label} is missing variable(s) {missing}; needs {', '.join(needs)} over dimension "
+                         f"'request'")
+    present = [v for v in TRACE_VARIABLES if v in ds]
+    for v in present:
+        if ds[v].dims != ("request",):
+            raise ValueError(f"{label}: variable {v!r} must have dims ('request',); got {ds[v].dims}")
+    n = int(ds.sizes.get("request", 0))
+    if n == 0:
+        raise ValueError(f"{label} has no requests: the hit ratio or cost of an empty trace is undefined (LRU, "
+                         f"ARC, CAR, vFRM and stats.lru_hit_ratio all refuse it)")
+    data = {v: ds[v].data for v in present}
+    if not is_concrete(*data.values()):
+        return n
+    if "time" in data:
+        t = np.asarray(data["time"])
+        if not np.issubdtype(t.dtype, np.number) or np.issubdtype(t.dtype, np.complexfloating):
+            raise ValueError(f"{label}: variable 'time' must hold seconds (real numbers); got dtype {t.dtype}")
+        bad = ~np.isfinite(t)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{label}: variable 'time' must be finite seconds; request {i} is {t[i].item()!r}")
+        back = t[1:] < t[:-1]
+        if back.any():
+            i = int(np.argmax(back)) + 1
+            raise ValueError(f"{label}: variable 'time' must be non-decreasing (requests in time order); request "
+                             f"{i} ({t[i].item()!r} s) comes before request {i - 1} ({t[i - 1].item()!r} s)")
+    if "is_write" in data:
+        w = np.asarray(data["is_write"])
+        if w.dtype != bool and not (np.issubdtype(w.dtype, np.integer) and np.all((w == 0) | (w == 1))):
+            raise ValueError(f"{label}: variable 'is_write' must be booleans (or 0/1); got dtype {w.dtype}"
+                             + ("" if not np.issubdtype(w.dtype, np.integer) else
+                                f", request {int(np.argmax((w != 0) & (w != 1)))} is "
+                                f"{w[np.argmax((w != 0) & (w != 1))].item()!r}"))
+    ints = {}
+    for v in ("offset", "size"):
+        if v not in data:
+            continue
+        a = np.asarray(data[v])
+        if np.issubdtype(a.dtype, np.floating):
+            bad = ~(np.isfinite(a) & (a == np.floor(a)) & (np.abs(a) <= MAX_ADDRESS_BYTES))
+        elif np.issubdtype(a.dtype, np.integer) and a.dtype != bool:
+            bad = None
+        else:
+            raise ValueError(f"{label}: variable {v!r} must hold whole numbers of bytes; got dtype {a.dtype}")
+        if bad is not None and bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{label}: variable {v!r} must hold whole numbers of bytes; request {i} is "
+                             f"{a[i].item()!r}")
+        ints[v] = a
+    if "offset" in ints and (ints["offset"] < 0).any():
+        i = int(np.argmax(ints["offset"] < 0))
+        raise ValueError(f"{label}: variable 'offset' must be >= 0 bytes; request {i} is {ints['offset'][i].item()!r}")
+    if "size" in ints and (ints["size"] < 1).any():
+        i = int(np.argmax(ints["size"] < 1))
+        raise ValueError(f"{label}: variable 'size' must be > 0 bytes; request {i} is {ints['size'][i].item()!r}")
+    if len(ints) == 2 and int(ints["offset"].max()) + int(ints["size"].max()) > MAX_ADDRESS_BYTES:
+        off, sz = ints["offset"], ints["size"]
+        # offset + size <= limit, computed without overflow (both are >= 0 here)
+        over = (off > MAX_ADDRESS_BYTES) | (off > MAX_ADDRESS_BYTES - np.minimum(sz, MAX_ADDRESS_BYTES))
+        if over.any():
+            i = int(np.argmax(over))
+            raise ValueError(f"{label}: request {i} (offset {off[i].item()!r}, size {sz[i].item()!r}) ends beyond "
+                             f"the address limit of 2^53 bytes (8 PiB, MAX_ADDRESS_BYTES)")
+    return n
+
+
 def _default_name(path: Path) -> str:
     name = path.name
     for suffix in (".gz", ".csv", ".txt"):
@@ -295,30 +456,71 @@ def _category_codes(col: pd.Series, table: dict[str, int]) -> np.ndarray:
     return lut[col.cat.codes.to_numpy()]  # code -1 (missing) maps to the trailing -1
 
 
+def _header_names(path: Path, line: str, columns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The column order a header line gives, or ``None`` when ``line`` is not a header.
+
+    ``line`` is a header when it starts with the format's first column name or its first field is one of
+    the format's column names (case and blanks ignored). Its fields must then be exactly the format's
+    columns, in any order: the columns are read by name, so a reordered header is read right; a missing,
+    unknown or repeated column is a :class:`TraceFormatError` naming line 1 and the expected columns."""
+    canon = {c.lower(): c for c in columns}
+    fields = [f.strip().lower() for f in line.split(",")]
+    if not (line.strip().lower().startswith(columns[0].lower()) or fields[0] in canon):
+        return None
+    problems = []
+    if "\r" in line.strip():
+        problems.append("a carriage return inside the line (lines end with \\n or \\r\\n, never \\r alone: "
+                        "a file with old Mac line ends?)")
+        line = line.split("\r")[0]
+        fields = [f.strip().lower() for f in line.split(",")]
+    unknown = [f for f in fields if f not in canon]
+    if unknown:
+        problems.append(f"unknown column(s) {', '.join(map(repr, unknown))}")
+    missing = [c for c in columns if c.lower() not in fields]
+    if missing:
+        problems.append(f"missing column(s) {', '.join(missing)}")
+    repeated = sorted({f for f in fields if f in canon and fields.count(f) > 1})
+    if repeated:
+        problems.append(f"repeated column(s) {', '.join(canon[f] for f in repeated)}")
+    if problems:
+        raise TraceFormatError(f"{path}: line 1: header {line.strip()[:200]!r}: {'; '.join(problems)}; expected "
+                               f"the {len(columns)} columns {','.join(columns)} (in any order)")
+    return tuple(canon[f] for f in fields)
+
+
 def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, numeric: tuple[str, ...],
-                  header_probe: Callable[[str], bool], parse, ticks_per_s: int, time_field: str, source: str,
+                  parse, ticks_per_s: int, time_field: str, source: str,
                   name: str | None, errors: str, chunksize: int, max_request_bytes: int,
                   max_time_inversion_s: float) -> xr.Dataset:
     """The readers' shared loop: blocks of lines, the C parser, the field-count checks, per-format ``parse``,
-    the end-of-file check, then the file-level time rule (:func:`_finish`).
+    the end-of-file check, then the file-level time rule (:func:`_finish`). A header line, if the file has
+    one, gives the order of ``columns`` (:func:`_header_names`).
 
     ``parse(chunk, fail, max_request_bytes)`` returns ``(ticks, offset_bytes, size_bytes, is_write)`` arrays
     for the chunk and reports each bad field with ``fail(bad_mask, field, why)`` (raises, or drops the line
     with ``errors="skip"``).
     """
     _check_errors_arg(errors)
-    if int(chunksize) < 1:
-        raise ValueError(f"chunksize must be a positive number of lines, got {chunksize!r}")
-    if not int(max_request_bytes) >= 1:
-        raise ValueError(f"max_request_bytes must be a positive number of bytes, got {max_request_bytes!r}")
-    if not (np.isfinite(max_time_inversion_s) and max_time_inversion_s >= 0):
+    if not (_is_int(chunksize) and chunksize >= 1):
+        raise ValueError(f"chunksize must be a positive integer number of lines, got {chunksize!r}")
+    if not (_is_int(max_request_bytes) and max_request_bytes >= 1):
+        raise ValueError(f"max_request_bytes must be a positive integer number of bytes, got {max_request_bytes!r}")
+    if not (_is_real(max_time_inversion_s) and np.isfinite(max_time_inversion_s) and max_time_inversion_s >= 0):
         raise ValueError(f"max_time_inversion_s must be a number of seconds >= 0, got {max_time_inversion_s!r}")
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"name must be a string (the trace's name) or None, got {name!r}")
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():
+            raise IsADirectoryError(f"{path}: is a directory, not a trace file")
+        if path.exists():
+            raise TraceFormatError(f"{path}: not a regular file (a FIFO, socket or device); a trace reader reads a "
+                                   f"file on disk (it hashes the whole file)")
         raise FileNotFoundError(f"{path}: no such trace file")
     if path.stat().st_size == 0:
         raise TraceFormatError(f"{path}: empty file (no requests)")
     parts: tuple[list, ...] = ([], [], [], [], [])
+    names = columns        # the file's column order: the header's, else the format's
     n_skipped = 0
     line0 = 1              # file line number of the next block's first line
     header_done = False
@@ -330,7 +532,7 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
                     tail = tail[3:]
                 if not tail:
                     break
-                if line0 == 1 and header_probe(tail.decode("utf-8", "replace").strip()):
+                if line0 == 1 and _header_names(path, tail.decode("utf-8", "replace"), columns):
                     break  # a header line alone, without a newline: no requests (reported below)
                 if errors == "raise":
                     raise TraceFormatError(
@@ -343,8 +545,9 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
                 if body.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the first line
                     body = body[3:]
                 cut = body.index(b"\n")
-                first = body[:cut].decode("utf-8", "replace").strip()
-                if not header_done and header_probe(first):
+                named = None if header_done else _header_names(path, body[:cut].decode("utf-8", "replace"), columns)
+                if named:
+                    names = named
                     body = body[cut + 1:]
                     line0 += 1
                     n_lines -= 1
@@ -353,12 +556,12 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
                 continue
             if b"\r" in body:
                 body = body.replace(b"\r\n", b"\n")  # Windows line ends (a lone CR stays, a bad field)
-            chunk, n_bad = _parse_block(path, body, line0, names=columns, dtype=dtype, errors=errors)
+            chunk, n_bad = _parse_block(path, body, line0, names=names, dtype=dtype, errors=errors)
             extra = chunk is None
             dirty = list(numeric) if extra else [c for c in numeric
                                                  if not (chunk[c].dtype.kind == "i" and not chunk[c].hasnans)]
             if dirty:  # exact integers: reread this block's numeric columns as text (see _numeric)
-                chunk, n_bad = _parse_block(path, body, line0, names=columns, errors=errors, extra=extra,
+                chunk, n_bad = _parse_block(path, body, line0, names=names, errors=errors, extra=extra,
                                             dtype={**dtype, **{c: str for c in dirty}})
             line0 += n_lines
             n_skipped += n_bad
@@ -370,11 +573,11 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
 
             if extra:
                 fail(chunk["_extra"].notna().to_numpy(), None,
-                     f"wrong number of fields: too many (expected {len(columns)}: {', '.join(columns)})")
+                     f"wrong number of fields: too many (expected {len(names)}: {', '.join(names)})")
             # A short line leaves trailing fields missing: check the last field first.
-            last = columns[-1]
+            last = names[-1]
             fail(chunk[last].isna().to_numpy(), last,
-                 f"missing (a line needs {len(columns)} fields: {','.join(columns)})")
+                 f"missing (a line needs {len(names)} fields: {','.join(names)})")
             fields = parse(chunk, fail, int(max_request_bytes))
             n_skipped += int((~keep).sum())
             for acc, arr in zip(parts, (*fields, lines)):
@@ -447,7 +650,13 @@ _RULES_DOC = """
       non-decreasing, which every consumer assumes; ``attrs["n_time_clamped"]`` counts them). A larger
       step back (a negative timestamp, two files concatenated) is an error under both ``errors`` modes;
     - the file ends with a newline (otherwise the last line may have been cut short: an error, or that
-      line is skipped with ``errors="skip"``); a UTF-8 byte-order mark before the first line is ignored.
+      line is skipped with ``errors="skip"``); a UTF-8 byte-order mark before the first line is ignored;
+    - no line is longer than :data:`MAX_LINE_BYTES` (1 KiB; valid lines are a few hundred bytes at most):
+      a longer one is an error under both ``errors`` modes, raised as soon as it is read, so memory stays
+      bounded on a file without newlines;
+    - a header line (first line starting with the format's first column name, or whose first field is
+      one of its column names) names the columns: they are read by name, in any order; a header with a
+      missing, unknown or repeated column is an error naming line 1 and the expected columns.
 """
 
 
@@ -456,7 +665,8 @@ def read_msr(path: str | Path, *, errors: str = "raise", name: str | None = None
              max_time_inversion_s: float | None = None) -> xr.Dataset:
     """Read an MSR Cambridge trace (``<host>_<disk>.csv`` or ``.csv.gz``; SNIA IOTTA set 388).
 
-    Columns ``Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime``; ``Timestamp`` is a Windows
+    Columns ``Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`` (in this order without a
+    header line; a header may give another order, see the rules below); ``Timestamp`` is a Windows
     FILETIME (100 ns ticks), ``Type`` is ``Read`` or ``Write``, ``Offset`` and ``Size`` are bytes.
     ``time`` is ``(Timestamp - Timestamp[0]) / 1e7`` seconds (first request in file order).
 
@@ -466,7 +676,7 @@ def read_msr(path: str | Path, *, errors: str = "raise", name: str | None = None
     """
     return _read_chunked(path, columns=MSR_COLUMNS, dtype={"Hostname": "category", "Type": "category"},
                          numeric=("Timestamp", "Offset", "Size"),
-                         header_probe=lambda line: line.lower().startswith("timestamp"), parse=_parse_msr,
+                         parse=_parse_msr,
                          ticks_per_s=FILETIME_TICKS_PER_S, time_field="Timestamp", source="msr", name=name,
                          errors=errors, chunksize=chunksize,
                          max_request_bytes=MAX_REQUEST_BYTES if max_request_bytes is None else max_request_bytes,
@@ -481,11 +691,13 @@ def read_cloudphysics(path: str | Path, *, errors: str = "raise", name: str | No
 
     ``time`` is whole seconds, ``op`` a SCSI opcode in hex (28/88/a8 reads, 2a/8a/aa writes), ``size``
     bytes, ``lbn`` the first 512-byte sector: ``offset = lbn * 512``. A header line is expected (and
-    detected); malformed lines raise :class:`TraceFormatError` or are skipped as in :func:`read_msr`.
+    detected); its column names decide the order (``version,time,op,lbn,size`` is read by name, not as
+    the canonical order); without one the canonical order is assumed. Malformed lines raise
+    :class:`TraceFormatError` or are skipped as in :func:`read_msr`.
     """
     return _read_chunked(path, columns=CLOUDPHYSICS_COLUMNS, dtype={"op": "category"},
                          numeric=("time", "size", "lbn"),
-                         header_probe=lambda line: line.lower().startswith("version"), parse=_parse_cloudphysics,
+                         parse=_parse_cloudphysics,
                          ticks_per_s=1, time_field="time", source="cloudphysics", name=name, errors=errors,
                          chunksize=chunksize,
                          max_request_bytes=MAX_REQUEST_BYTES if max_request_bytes is None else max_request_bytes,
@@ -518,4 +730,5 @@ def _finish(path: Path, ticks, offs, sizes, writes, lines, ticks_per_s: int, *, 
     time_s = (latest - latest[0]).astype(np.float64) / ticks_per_s
     return make_dataset(time_s, np.concatenate(offs), np.concatenate(sizes), np.concatenate(writes),
                         name=name or _default_name(path), source=source, sha256=sha256,
-                        n_skipped=int(n_skipped), n_time_clamped=int((back > 0).sum()), path=str(path))
+                        n_skipped=int(n_skipped), n_time_clamped=int((back > 0).sum()),
+                        path=portable_path(path))  # relative to the checkout: the same in every clone

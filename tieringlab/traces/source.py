@@ -16,7 +16,7 @@ from tieringlab.traces.readers import read_cloudphysics, read_msr
 from tieringlab.traces.twins import PAPER_NAMES, TWINS, msr_twin
 from tieringlab.units import GiB
 
-__all__ = ["load", "effective_scale", "section_dict"]
+__all__ = ["load", "effective_scale", "section_dict", "known_names"]
 
 
 def section_dict(traces: Any) -> dict:
@@ -36,10 +36,23 @@ def effective_scale(name: str, traces: Any = None) -> float:
     t = section_dict(traces)
     scale = float(t.get("scale", 1.0))
     cap = float(t.get("max_wss_gb", 0.0) or 0.0)
-    spec = TWINS[PAPER_NAMES.get(name, name)]
+    spec = TWINS[_twin_key(name)]
     if cap > 0:
         scale = min(scale, cap * GiB / spec.wss_bytes)
     return scale
+
+
+def known_names() -> list[str]:
+    """Every name :func:`load` takes: the MSR file names of the twins, the papers' names, ``"cloudphysics"``."""
+    return ["cloudphysics", *TWINS, *(n for n in PAPER_NAMES if n not in TWINS)]
+
+
+def _twin_key(name: str) -> str:
+    """The MSR file name of trace ``name`` (file or paper name); ``KeyError`` listing the known names."""
+    key = PAPER_NAMES.get(name, name) if isinstance(name, str) else name
+    if not isinstance(key, str) or key not in TWINS:
+        raise KeyError(f"unknown trace {name!r}; known: {', '.join(known_names())}")
+    return key
 
 
 def load(name: str, traces: Any = None, seed: int = 0):
@@ -49,18 +62,22 @@ def load(name: str, traces: Any = None, seed: int = 0):
     the synthetic twin at :func:`effective_scale`; with ``source="msr"`` it is the real MSR file, which
     must be present under ``msr_dir`` and match the md5 pinned for it in ``msr_md5``
     (:class:`tieringlab.data.UnverifiedError` if none is pinned, :class:`tieringlab.data.ChecksumError`
-    if it differs). ``"cloudphysics"`` is always the real, pinned CloudPhysics trace.
+    if it differs). ``"cloudphysics"`` is always the real, pinned CloudPhysics trace. An unknown name is a
+    ``KeyError`` listing the known ones (:func:`known_names`).
     """
     t = section_dict(traces)
     if name == "cloudphysics":
         return read_cloudphysics(data.locate("cloudphysics"), name="cloudphysics")
-    key = PAPER_NAMES.get(name, name)
     source = t.get("source", "twin")
+    if source not in ("twin", "msr"):
+        raise ValueError(f"traces.source must be 'twin' or 'msr', got {source!r}")
+    pins = data.parse_md5_pins(t.get("msr_md5", "")) if source == "msr" else {}
+    if source == "msr" and isinstance(name, str) and PAPER_NAMES.get(name, name) in pins:
+        key = PAPER_NAMES.get(name, name)  # a real MSR file pinned by md5: a name beyond the twins is fine
+    else:
+        key = _twin_key(name)
     if source == "twin":
         return msr_twin(key, scale=effective_scale(key, t), seed=seed)
-    if source != "msr":
-        raise ValueError(f"traces.source must be 'twin' or 'msr', got {source!r}")
-    pins = data.parse_md5_pins(t.get("msr_md5", ""))
     msr_dir = Path(t.get("msr_dir", "data/msr"))
     path = msr_dir if msr_dir.is_absolute() else paths.repo_root() / msr_dir
     path = path / f"{key}.csv.gz"

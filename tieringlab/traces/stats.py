@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab.traces.readers import check_trace
 from tieringlab.traces.split import _unit_keys, split_arrays, unit_span
 from tieringlab.units import BIN_BYTES, PAGE_BYTES, GiB
 
@@ -30,6 +31,10 @@ __all__ = ["volume_size", "working_set_size", "read_ratio", "reaccess_ratio", "r
 
 #: vFRM Table 1: LRU with 1 GB cache and 4 KB lines.
 TABLE1_CACHE_BYTES = 1 * GiB
+#: The most periods (epochs, windows) a per-period statistic builds (documented choice): 2^24, a year of
+#: 2-second windows; a time jump in a trace (10^18 s) is then an error naming the span instead of an
+#: allocation of petabytes.
+MAX_PERIODS = 1 << 24
 #: vFRM Table 1: re-access within 5 minutes.
 TABLE1_WINDOW_S = 300.0
 
@@ -156,19 +161,32 @@ def lru_hit_ratio(ds, cache_bytes, line_bytes: int = PAGE_BYTES):
     """IO hit ratio of a fully associative LRU cache of ``cache_bytes`` with ``line_bytes`` lines.
 
     A request hits only if all of its lines hit (vFRM Sec. 5.1). ``cache_bytes`` may be a scalar or an
-    array of sizes; the result has the same shape. Built on the LRU stack-distance model
-    :func:`tieringlab.models.stackdist.lru_request_hits` (one pass for every cache size).
+    array of sizes (whole numbers of bytes >= 0, in any order); the result has the same shape. Built on
+    the LRU stack-distance model :func:`tieringlab.models.stackdist.lru_request_hits` (one pass for every
+    cache size). The trace is checked as every trace policy checks it
+    (:func:`tieringlab.traces.readers.check_trace`): an **empty trace is a ValueError** naming it, as in
+    LRU, ARC, CAR and vFRM (the hit ratio of no requests is undefined).
     """
-    sizes_b = np.asarray(cache_bytes, dtype=np.int64)
-    if np.any(sizes_b < 0):
-        raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes!r}")
+    sizes_b = _cache_sizes(cache_bytes)
     lines = (sizes_b // int(line_bytes)).reshape(-1)
-    n = ds.sizes["request"]
-    if n == 0:
-        return np.full(sizes_b.shape, np.nan)[()] if sizes_b.ndim else float("nan")
+    n = check_trace(ds, "stats.lru_hit_ratio", needs=("offset", "size"))  # an empty trace is an error
     prev, starts, _ = _page_links(ds, line_bytes)
     ratio = _lru_hits_from_links(prev, starts, lines) / n
     return float(ratio[0]) if sizes_b.ndim == 0 else ratio.reshape(sizes_b.shape)
+
+
+def _cache_sizes(cache_bytes) -> np.ndarray:
+    """``cache_bytes`` (a scalar or an array) as int64 bytes, or a ValueError naming it: whole numbers >= 0."""
+    arr = np.asarray(cache_bytes)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"cache_bytes must be a number of bytes or an array of them; got {cache_bytes!r}")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.floor(arr))
+                                                            & (np.abs(arr) < 2.0**63)):
+        raise ValueError(f"cache_bytes must be whole numbers of bytes; got {cache_bytes!r}")
+    sizes = arr.astype(np.int64)
+    if np.any(sizes < 0):
+        raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes!r}")
+    return sizes
 
 
 def _lru_hits_from_links(prev, starts, lines) -> np.ndarray:
@@ -198,9 +216,16 @@ def _n_periods(ds, period_s: float, duration_s: float | None) -> int:
     ``duration_s`` attr), else enough to hold the last request (``floor(t_max / period_s) + 1``).
     Requests at or beyond the end are counted in the last period."""
     dur = duration_s if duration_s is not None else float(ds.attrs.get("duration_s", 0.0) or 0.0)
+    t_max = float(_arr(ds, "time").max()) if ds.sizes["request"] else 0.0
+    if not period_s > 0:
+        raise ValueError(f"the period must be > 0 seconds, got {period_s!r}")
+    n = dur / period_s if dur > 0 else t_max / period_s
+    if not n < MAX_PERIODS:  # checked before any array over periods is built
+        raise ValueError(f"trace {ds.attrs.get('name', '')!r}: {n:.4g} periods of {period_s!r} s (duration "
+                         f"{dur if dur > 0 else t_max:g} s); at most MAX_PERIODS = {MAX_PERIODS} (a time jump in "
+                         f"the trace, or a period far too short?)")
     if dur > 0:
         return max(1, int(np.ceil(dur / period_s)))
-    t_max = float(_arr(ds, "time").max()) if ds.sizes["request"] else 0.0
     return int(np.floor(t_max / period_s)) + 1
 
 
@@ -288,30 +313,27 @@ def table1_row(ds, *, cache_bytes: int = TABLE1_CACHE_BYTES, line_bytes: int = P
     Sizes in bytes, ratios as fractions (the notebook converts to GB and %). The same numbers as the
     separate functions; the requests are split into pages and the previous access of every page is
     found once, shared by the re-access ratio, the LRU hit ratio and the working set (the page
-    accesses with no previous access are the distinct pages).
+    accesses with no previous access are the distinct pages). The trace is checked as in
+    :func:`lru_hit_ratio` (an empty trace is a ValueError); ``cache_bytes`` is one size.
     """
     if reaccess_definition not in REACCESS_DEFINITIONS:
         raise ValueError(f"reaccess_definition must be one of {REACCESS_DEFINITIONS}, got {reaccess_definition!r}")
-    n = int(ds.sizes["request"])
-    if n == 0:
-        lru = float(lru_hit_ratio(ds, cache_bytes, line_bytes))
-        reacc = reaccess_ratio(ds, window_s, line_bytes, definition=reaccess_definition)
-        wss = working_set_size(ds, line_bytes)
-    else:
-        if int(cache_bytes) < 0:
-            raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes!r}")
-        # split into pages and link each page access to the previous one once, for both statistics
-        prev, starts, count = _page_links(ds, line_bytes)
-        gap = _reaccess_times_from_links(_arr(ds, "time"), prev, starts, count)
-        del count
-        reacc = _reaccess_ratio_from_gaps(gap, window_s, reaccess_definition)
-        del gap
-        lines = np.array([int(cache_bytes) // int(line_bytes)], dtype=np.int64)
-        lru = float(_lru_hits_from_links(prev, starts, lines)[0] / n)
-        del starts
-        # the working set: distinct pages = page accesses without a previous access to the same page
-        wss = int(np.count_nonzero(prev < 0)) * int(line_bytes)
-        del prev
+    n = check_trace(ds, "stats.table1_row")  # an empty trace is an error, as for lru_hit_ratio
+    if np.ndim(cache_bytes) != 0:
+        raise ValueError(f"cache_bytes must be one number of bytes, got {cache_bytes!r}")
+    cache_bytes = int(_cache_sizes(cache_bytes))
+    # split into pages and link each page access to the previous one once, for both statistics
+    prev, starts, count = _page_links(ds, line_bytes)
+    gap = _reaccess_times_from_links(_arr(ds, "time"), prev, starts, count)
+    del count
+    reacc = _reaccess_ratio_from_gaps(gap, window_s, reaccess_definition)
+    del gap
+    lines = np.array([int(cache_bytes) // int(line_bytes)], dtype=np.int64)
+    lru = float(_lru_hits_from_links(prev, starts, lines)[0] / n)
+    del starts
+    # the working set: distinct pages = page accesses without a previous access to the same page
+    wss = int(np.count_nonzero(prev < 0)) * int(line_bytes)
+    del prev
     return {
         "name": ds.attrs.get("name", ""),
         "n_requests": n,
