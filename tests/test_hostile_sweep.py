@@ -112,11 +112,12 @@ def test_ctrl_c_stops_the_sweep_and_keeps_the_completed_points(tmp_path):
     nb = notebook_file(tmp_path / "nb", SLOW_NOTEBOOK)
     out = tmp_path / "out"
     env = {**os.environ, "TIERINGLAB_PROGRESS": "0", "PYTHONPATH": str(Path(tieringlab.__file__).parents[1])}
+    # the shell sets SIGINT to ignored and execs the sweep, which inherits it (no preexec_fn: running Python
+    # between fork and exec in this multithreaded JAX process could deadlock)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tieringlab.cli", "sweep", str(nb), "-p", "line_bytes", "512", "1024", "2048",
-         "--scheduler", "local:1", "--base", "notebook", "--out", str(out)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', sys.executable, "-m", "tieringlab.cli", "sweep", str(nb),
+         "-p", "line_bytes", "512", "1024", "2048", "--scheduler", "local:1", "--base", "notebook", "--out", str(out)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while not list((out / "notebooks").glob("*.ipynb")) and proc.poll() is None and time.monotonic() < deadline:
