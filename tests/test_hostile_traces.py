@@ -17,6 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -290,6 +291,26 @@ def test_an_empty_trace_is_the_same_error_everywhere(name):
     empty = make_dataset([], [], [], [], name="nothing", source="test")
     with pytest.raises(ValueError, match=r"trace 'nothing' has no requests"):
         run(name, empty, [4 * MiB])
+
+
+OTF_POLICIES = ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "HDD only")
+
+
+@pytest.mark.parametrize("name", OTF_POLICIES)
+def test_the_otf_ast_testbed_policies_run_the_same_trace_check(name):
+    # the sub-LUN testbed's policies had their own check: an empty trace or a NaN time was not refused
+    ds = small_trace()
+    caps, key = [24 * 2**30], jax.random.key(0)  # the paper's 24 sub-LUNs of 1 GiB; the testbed is randomised
+    with pytest.raises(ValueError, match=r"trace 'nothing' has no requests"):
+        registry.run(name, make_dataset([], [], [], [], name="nothing", source="test"), caps, key=key)
+    t = ds["time"].values.copy()
+    t[5] = np.nan
+    with pytest.raises(ValueError, match=r"variable 'time' must be finite seconds; request 5 is nan"):
+        registry.run(name, ds.assign(time=("request", t)), caps, key=key)
+    t = ds["time"].values.copy()
+    t[200], t[201] = t[201] + 5.0, t[200]
+    with pytest.raises(ValueError, match=r"variable 'time' must be non-decreasing .* request 201 .* request 200"):
+        registry.run(name, ds.assign(time=("request", t)), caps, key=key)
 
 
 def test_stats_refuse_an_empty_trace_like_the_policies():

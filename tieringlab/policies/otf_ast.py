@@ -74,7 +74,7 @@ from tieringlab.arrays import choice
 from tieringlab.models import storage
 from tieringlab.models.storage import BUFFER, HDD, SSD, Testbed
 from tieringlab.policies import caching
-from tieringlab.policies.contract import CAPACITY_DIM, check_capacities, trace_result
+from tieringlab.policies.contract import CAPACITY_DIM, check_capacities, check_trace, trace_result
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
 from tieringlab.units import MINUTE, PAGE_BYTES, SUBLUN_BYTES, US
@@ -250,13 +250,9 @@ def replay_window(ds: xr.Dataset):
 
 
 def _check_trace(ds: xr.Dataset, p: _Measure):
-    for v in ("time", "offset", "size", "is_write"):
-        if v not in ds:
-            raise ValueError(f"the trace Dataset lacks the variable {v!r} (schema of tieringlab.traces.readers)")
-    t = ds["time"].values
-    if t.size > 1 and np.any(np.diff(t) < 0):
-        i = int(np.flatnonzero(np.diff(t) < 0)[0]) + 1
-        raise ValueError(f"trace times must be non-decreasing; time[{i}] = {t[i]} < time[{i - 1}] = {t[i - 1]}")
+    # the contract's one trace check (variables, at least one request, finite non-decreasing times, whole
+    # offsets and sizes), as every trace policy runs it; then this testbed's own limit, the LUN
+    check_trace(ds, f"{type(p).__name__.removesuffix('Params')} testbed")
     end = ds["offset"].values + np.maximum(ds["size"].values, 1)
     lun = int(p.lun_subluns) * int(p.sublun_bytes)
     if end.size and int(end.max()) > lun:
