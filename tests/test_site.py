@@ -112,6 +112,29 @@ def test_site_is_self_contained_and_deterministic(results):
     assert site.write(results).read_bytes() == site.write(results).read_bytes()
 
 
+def test_executed_notebooks_are_rendered_to_html_pages_the_site_links(results):
+    # a browser shows the linked .ipynb as raw JSON: the site links a rendered page instead
+    page = site.build(results)
+    assert f'href="{site.NOTEBOOKS_HTML}/00_quickstart.html">executed notebook</a>' in page
+    site.write(results)
+    html_page = results / site.NOTEBOOKS_HTML / "00_quickstart.html"
+    text = html_page.read_text()
+    source = json.loads((results / "notebooks" / "00_quickstart.ipynb").read_text())
+    first_code = next("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "code")
+    assert first_code.splitlines()[1].split("=")[0].strip() in text  # a parameter of the first code cell
+    assert "<script" not in text and not re.search(r'(src|href)="(https?:)?//', text), "nothing from a network"
+    before = html_page.read_bytes()
+    site.write(results)
+    assert html_page.read_bytes() == before  # the same notebook gives the same bytes
+    # a page whose notebook is gone is removed; a corrupt executed notebook is named
+    (results / "notebooks" / "00_quickstart.ipynb").unlink()
+    site.write(results)
+    assert not html_page.exists()
+    (results / "notebooks" / "00_quickstart.ipynb").write_text("{not json")
+    with pytest.raises(report.ReportError, match=r"00_quickstart.ipynb: not a readable executed notebook"):
+        site.write(results)
+
+
 def test_report_stage_writes_the_site(results, capsys):
     assert report.main(["--results", str(results)]) == 0
     assert (results / "index.html").is_file() and (results / "REPORT.md").is_file()
@@ -195,6 +218,13 @@ def test_site_in_headless_chromium(results, tmp_path):
         shown = [r for r in rows if r.is_displayed()]
         assert shown and all(r.get_attribute("data-paper") == paper for r in shown)
         assert len(shown) == sum(c.paper == paper for c in registry().values())
+
+        link = driver.find_element(By.LINK_TEXT, "executed notebook")
+        assert link.get_attribute("href").endswith(f"{site.NOTEBOOKS_HTML}/00_quickstart.html")
+        errors, broken = problems(driver, results / site.NOTEBOOKS_HTML / "00_quickstart.html")
+        assert errors == [] and broken == [], (errors, broken)
+        assert "quickstart" in driver.page_source.lower()
+        driver.get(page.as_uri())
 
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(1280, min(height, 6000))

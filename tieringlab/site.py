@@ -17,6 +17,9 @@ paper figure is then inferred from a name such as ``fig6_mds_0`` or ``table1`` a
 Self-contained: images are embedded as ``data:`` URIs, the style sheet and the filter script are inline,
 nothing is fetched from a network, so the file opens from the file system (``file://``) with no server.
 The links to executed notebooks and CSV files are relative, for a copy of the whole ``results/``.
+Each executed notebook is also rendered to ``results/notebooks-html/NN_name.html`` (nbconvert's basic
+template, an inline style sheet, nothing fetched), the page's "executed notebook" link: a browser shows
+an ``.ipynb`` as raw JSON.
 The page has no timestamp: the same results give the same bytes.
 """
 
@@ -183,7 +186,8 @@ def _notebook_section(root: Path, stem: str, papers: list[str]) -> str:
     meta = [f"<code>notebooks/{_esc(stem)}.ipynb</code>"]
     executed = root / "notebooks" / f"{stem}.ipynb"
     if executed.is_file():
-        meta.append(f'<a href="notebooks/{_esc(stem)}.ipynb">executed notebook</a>')
+        meta.append(f'<a href="{NOTEBOOKS_HTML}/{_esc(stem)}.html">executed notebook</a> '
+                    f'(<a href="notebooks/{_esc(stem)}.ipynb">.ipynb</a>)')
     if papers:
         meta.append("papers: " + "; ".join(_esc(p) for p in papers))
     parts.append(f'<p class="meta">{" · ".join(meta)}</p>')
@@ -301,10 +305,77 @@ def build(results: str | Path | None = "results") -> str:
     ])
 
 
-def write(results: str | Path | None = "results") -> Path:
-    """Write ``index.html`` under ``results`` atomically and return its path."""
+#: Where the executed notebooks are rendered to HTML (the ``report`` stage's output, beside ``index.html``).
+NOTEBOOKS_HTML = "notebooks-html"
+
+_NB_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1em 2em; color: #222; }
+.jp-Cell { margin: 0.8em 0; }
+.jp-InputArea-prompt, .jp-OutputArea-prompt { display: none; }
+.jp-CodeCell .jp-InputArea { background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 4px; padding: 0.4em 0.7em; }
+pre { white-space: pre-wrap; margin: 0; font: 12.5px/1.4 ui-monospace, monospace; }
+.jp-OutputArea-output pre { padding: 0.3em 0.7em; }
+.jp-RenderedImage img, .jp-OutputArea-output img { max-width: 100%; height: auto; }
+table { border-collapse: collapse; font-size: 12px; } td, th { border: 1px solid #ddd; padding: 2px 6px; }
+.highlight .k, .highlight .kn, .highlight .kc { color: #a626a4; } .highlight .s1, .highlight .s2 { color: #50a14f; }
+.highlight .c1 { color: #999; font-style: italic; } .highlight .mi, .highlight .mf { color: #986801; }
+"""
+
+
+def render_notebook(path: str | Path, title: str | None = None) -> str:
+    """The executed notebook at ``path`` as one self-contained HTML page (nbconvert's ``basic`` template:
+    no script or style sheet from a network, images already embedded in the notebook); the same
+    notebook gives the same bytes. :class:`tieringlab.report.ReportError` names a file that is not a
+    notebook."""
+    import nbformat  # noqa: PLC0415  (only the report stage renders notebooks)
+    from nbconvert import HTMLExporter  # noqa: PLC0415
+
+    path = Path(path)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # noqa: BLE001  (nbformat raises JSON, validation and OS errors alike)
+        raise report.ReportError(f"{path}: not a readable executed notebook ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]}); rerun its stage") from None
+    body, _ = HTMLExporter(template_name="basic").from_notebook_node(nb)
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(title or path.stem)}</title>",
+        '<link rel="icon" href="data:,">',
+        f"<style>{_NB_STYLE}</style></head><body>",
+        f'<p><a href="../index.html">results</a> · executed notebook <code>{_esc(path.name)}</code></p>',
+        body,
+        "</body></html>",
+        "",
+    ])
+
+
+def write_notebooks(results: str | Path | None = "results") -> list[Path]:
+    """Render every executed notebook of ``results`` to ``notebooks-html/NN_name.html`` (atomically) and
+    delete pages whose notebook is gone; return the pages written."""
     root = paths.results_dir(results)
-    return fileio.write_text(root / "index.html", build(root))
+    folder = root / NOTEBOOKS_HTML
+    executed = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")) if (root / "notebooks").is_dir() else []
+    written = []
+    for nb in executed:
+        written.append(fileio.write_text(folder / f"{nb.stem}.html", render_notebook(nb, notebook_title(root, nb.stem))))
+    if folder.is_dir():
+        keep = {p.name for p in written}
+        fileio.remove_stale_temps(folder, names=tuple(keep))
+        for page in folder.glob("*.html"):
+            if page.name not in keep:
+                page.unlink()
+    return written
+
+
+def write(results: str | Path | None = "results") -> Path:
+    """Write ``index.html`` under ``results`` atomically (after rendering the executed notebooks it links,
+    :func:`write_notebooks`) and return its path."""
+    root = paths.results_dir(results)
+    page = build(root)  # first: what the page reads (ledger, manifests) is checked before anything is written
+    write_notebooks(root)
+    return fileio.write_text(root / "index.html", page)
 
 
 def main(argv: list[str] | None = None) -> int:
