@@ -177,8 +177,10 @@ def remove_tree(path: str | os.PathLike) -> None:
         path.unlink()
 
 
-def _rel(path: Path, base: Path) -> str:
-    """``path`` relative to ``base`` when inside it (a journal then survives moving the whole tree), else absolute."""
+def relative(path: str | os.PathLike, base: str | os.PathLike) -> str:
+    """``path`` relative to ``base`` (POSIX separators) when inside it, else as given: what an install journal
+    records (it then survives moving the whole tree) and what an executed notebook records (the same in
+    every clone)."""
     try:
         return Path(path).relative_to(base).as_posix()
     except ValueError:
@@ -197,9 +199,9 @@ def install(moves: list[tuple[Path | None, Path]], journal: str | os.PathLike, *
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)  # before the commit: an empty folder changes no result
         aside = target.parent / f".{target.name}.old-{os.getpid()}"
-        entries.append({"staged": None if staged is None else _rel(Path(staged), base), "target": _rel(target, base),
-                        "aside": _rel(aside, base)})
-    plan = {"install": JOURNAL_FORMAT, "moves": entries, "remove": [_rel(Path(p), base) for p in remove]}
+        entries.append({"staged": None if staged is None else relative(Path(staged), base), "target": relative(target, base),
+                        "aside": relative(aside, base)})
+    plan = {"install": JOURNAL_FORMAT, "moves": entries, "remove": [relative(Path(p), base) for p in remove]}
     write_text(journal, json.dumps(plan, indent=1) + "\n")  # the commit point
     roll_forward(journal, base=base)
 

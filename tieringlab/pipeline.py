@@ -106,28 +106,17 @@ class StageBusyError(OSError):
 _remove = fileio.remove_tree
 
 
-def _portable(path: str | Path, root: Path) -> str:
-    """``path`` relative to ``root`` when inside it, else as it is."""
-    try:
-        return Path(path).relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
 @contextlib.contextmanager
 def _stage_locked(results_root: Path, stem: str):
     """Hold stage ``stem``'s lock in ``results_root``; :class:`StageBusyError` at once if another run holds it."""
     lock = stage_lock(results_root, stem)
-    try:
-        held = fileio.locked(lock, wait=False)
-        held.__enter__()
-    except BlockingIOError:
-        raise StageBusyError(f"{lock}: another `tieringlab run` of {stem} into {results_root} is running "
-                             f"(process {fileio.lock_holder(lock)}); wait for it to finish") from None
-    try:
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(fileio.locked(lock, wait=False))
+        except BlockingIOError:
+            raise StageBusyError(f"{lock}: another `tieringlab run` of {stem} into {results_root} is running "
+                                 f"(process {fileio.lock_holder(lock)}); wait for it to finish") from None
         yield lock
-    finally:
-        held.__exit__(None, None, None)
 
 
 def _check_targets(nb: Path, results_root: Path, targets: list[Path]) -> None:
@@ -268,7 +257,7 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
     # Relative to the repository root (as Outputs reads it, in the kernel too) when inside it: the executed
     # notebook then holds no path of this checkout.
     if paths.repo_root(nb.parent) == root:
-        parameters["results_dir"] = _portable(stage, root)
+        parameters["results_dir"] = fileio.relative(stage, root)
     complete_installs(results_root)  # what a crash interrupted after its commit point, any stage's
     with _stage_locked(results_root, nb.stem):
         journal = journal_path(results_root, nb.stem)
@@ -289,7 +278,7 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
             raise
         executed = json.loads(staged_nb.read_text(encoding="utf-8"))
         executed, timing = normalize_executed(
-            executed, str(out), {str(stage): str(results_root), _portable(stage, root): _portable(results_root, root)},
+            executed, str(out), {str(stage): str(results_root), fileio.relative(stage, root): fileio.relative(results_root, root)},
             root=root)
         fileio.write_text(staged_nb, nbformat.writes(nbformat.from_dict(executed)) + "\n")
         update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})

@@ -496,22 +496,12 @@ def check_out(out: str | Path, *, overwrite: bool = False) -> Path:
 def _locked(out: Path) -> Iterator[None]:
     """Hold ``out/.sweep.lock`` (an exclusive ``flock``, dropped by the system if this process dies) while a
     sweep writes in ``out``; :class:`SweepError` if another sweep holds it."""
-    import fcntl  # noqa: PLC0415  (POSIX only)
-
-    out.mkdir(parents=True, exist_ok=True)
-    lock = out / LOCK_FILE
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise SweepError(f"sweep: --out {out}: another sweep is writing there") from None
-    try:
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(fileio.locked(out / LOCK_FILE, wait=False))  # creates out
+        except BlockingIOError:
+            raise SweepError(f"sweep: --out {out}: another sweep is writing there") from None
         yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(lock)
-        os.close(fd)
 
 
 def _clear_previous(out: Path) -> None:
