@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["bucket", "pad", "is_concrete", "choice", "numpy_rng"]
+__all__ = ["bucket", "pad", "is_concrete", "choice", "whole_bytes", "numpy_rng"]
 
 
 def bucket(n: int, *, minimum: int = 1, fine_above: int | None = None) -> int:
@@ -53,6 +53,30 @@ def choice(name: str, value, allowed, *, what: str = ""):
         extra = f" ({what})" if what else ""
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}{extra}; got {value!r}")
     return value
+
+
+def whole_bytes(values, name: str) -> np.ndarray:
+    """``values`` (a number or an array of them) as int64 byte counts of the same shape, or a ``ValueError``
+    naming ``name``: numbers (not booleans), whole (a float is accepted when it is one), >= 0 and below
+    2^63 (int64: a larger float or uint64 would wrap to a negative size). The one check of byte sizes
+    that policies' capacities and the trace statistics' cache sizes share."""
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must be a number of bytes or an array of numbers of bytes; got {values!r} "
+                         f"(dtype {arr.dtype})")
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.all(np.isfinite(arr) & (arr == np.floor(arr))):
+            raise ValueError(f"{name} must be whole numbers of bytes; got {values!r}")
+        if np.any(arr < 0):
+            raise ValueError(f"{name} must be >= 0 bytes; got {values!r}")
+        too_big = np.any(arr >= 2.0**63)
+    else:
+        if np.any(arr < 0):
+            raise ValueError(f"{name} must be >= 0 bytes; got {values!r}")
+        too_big = np.any(arr > np.iinfo(np.int64).max)
+    if too_big:
+        raise ValueError(f"{name} must be whole numbers of bytes below 2^63 (int64); got {values!r}")
+    return arr.astype(np.int64)
 
 
 def thread_scratch(store, name: str, n: int, dtype=np.float64) -> np.ndarray:

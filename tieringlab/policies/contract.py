@@ -64,6 +64,7 @@ from typing import Any, Mapping
 import numpy as np
 import xarray as xr
 
+from tieringlab.arrays import whole_bytes
 from tieringlab.policies.iocost import (ACCESS_NAMES, CONTINUATION_NAMES, IO_PRICINGS, UPDATE_NAMES, CostModel,
                                        io_cost, update_cost)
 from tieringlab.traces.readers import check_trace
@@ -85,15 +86,7 @@ def check_capacities(capacities, name: str = "capacities") -> np.ndarray:
     arr = np.atleast_1d(np.asarray(capacities))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of byte counts; got {capacities!r}")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"{name} must hold numbers of bytes; got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.floor(arr))):
-        raise ValueError(f"{name} must be whole numbers of bytes; got {capacities!r}")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be >= 0 bytes; got {capacities!r}")
-    if np.any(arr >= 2.0**63) if np.issubdtype(arr.dtype, np.floating) else np.any(arr > np.iinfo(np.int64).max):
-        raise ValueError(f"{name} must be below 2^63 bytes (int64); got {capacities!r}")
-    return arr.astype(np.int64)
+    return np.atleast_1d(whole_bytes(capacities, name))  # the message shows the value as given
 
 
 def trace_result(capacities, *, policy: str, source: str, requests: int, hits, counts: Mapping[str, Any],

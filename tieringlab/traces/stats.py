@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab.arrays import whole_bytes
 from tieringlab.traces.readers import check_trace
 from tieringlab.traces.split import _unit_keys, split_arrays, unit_span
 from tieringlab.units import BIN_BYTES, PAGE_BYTES, GiB
@@ -167,26 +168,12 @@ def lru_hit_ratio(ds, cache_bytes, line_bytes: int = PAGE_BYTES):
     (:func:`tieringlab.traces.readers.check_trace`): an **empty trace is a ValueError** naming it, as in
     LRU, ARC, CAR and vFRM (the hit ratio of no requests is undefined).
     """
-    sizes_b = _cache_sizes(cache_bytes)
+    sizes_b = whole_bytes(cache_bytes, "cache_bytes")
     lines = (sizes_b // int(line_bytes)).reshape(-1)
     n = check_trace(ds, "stats.lru_hit_ratio", needs=("offset", "size"))  # an empty trace is an error
     prev, starts, _ = _page_links(ds, line_bytes)
     ratio = _lru_hits_from_links(prev, starts, lines) / n
     return float(ratio[0]) if sizes_b.ndim == 0 else ratio.reshape(sizes_b.shape)
-
-
-def _cache_sizes(cache_bytes) -> np.ndarray:
-    """``cache_bytes`` (a scalar or an array) as int64 bytes, or a ValueError naming it: whole numbers >= 0."""
-    arr = np.asarray(cache_bytes)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"cache_bytes must be a number of bytes or an array of them; got {cache_bytes!r}")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.floor(arr))
-                                                            & (np.abs(arr) < 2.0**63)):
-        raise ValueError(f"cache_bytes must be whole numbers of bytes; got {cache_bytes!r}")
-    sizes = arr.astype(np.int64)
-    if np.any(sizes < 0):
-        raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes!r}")
-    return sizes
 
 
 def _lru_hits_from_links(prev, starts, lines) -> np.ndarray:
@@ -321,7 +308,7 @@ def table1_row(ds, *, cache_bytes: int = TABLE1_CACHE_BYTES, line_bytes: int = P
     n = check_trace(ds, "stats.table1_row")  # an empty trace is an error, as for lru_hit_ratio
     if np.ndim(cache_bytes) != 0:
         raise ValueError(f"cache_bytes must be one number of bytes, got {cache_bytes!r}")
-    cache_bytes = int(_cache_sizes(cache_bytes))
+    cache_bytes = int(whole_bytes(cache_bytes, "cache_bytes"))
     # split into pages and link each page access to the previous one once, for both statistics
     prev, starts, count = _page_links(ds, line_bytes)
     gap = _reaccess_times_from_links(_arr(ds, "time"), prev, starts, count)
