@@ -6,11 +6,12 @@ STAMP  := $(VENV)/.tieringlab-installed
 # Quiet, deterministic, CPU-only runs for tests; progress bars off (they are for people at a terminal).
 TEST_ENV := TIERINGLAB_PROGRESS=0 MPLBACKEND=Agg JAX_PLATFORMS=cpu PYTHONHASHSEED=0
 
-.PHONY: help venv test reproduce data report bench lab lock clean
+.PHONY: help venv test lint reproduce data report bench lab lock clean
 
 help:
 	@echo "make reproduce  - create .venv, install pinned deps, fetch pinned data, run dvc repro -> results/REPORT.md"
-	@echo "make test       - create or reuse .venv and run unit tests + notebooks under nbval"
+	@echo "make test       - create or reuse .venv, lint (ruff), run unit tests + notebooks under nbval"
+	@echo "make lint       - ruff alone (configured in pyproject.toml; pinned in requirements.lock)"
 	@echo "make bench      - run the benchmarks in benchmarks/ (ratios against peers, printed and saved)"
 	@echo "make lab        - open the notebooks in JupyterLab (kernel python3: this .venv)"
 
@@ -23,7 +24,10 @@ $(STAMP): requirements.lock pyproject.toml
 
 venv: $(STAMP)
 
-test: data
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint data
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval-lax notebooks
 
 data: $(STAMP)

@@ -26,20 +26,20 @@ import numpy as np
 import simpy
 
 import tieringlab  # noqa: F401
+from tieringlab.claims import ara as C
 from tieringlab.experiments import ara_load_balancing as X
 from tieringlab.models.mmpp import sample_with_phases
-from tieringlab.models.workloads.ara import bursty_mmpp, mean_service_s, sample_services
+from tieringlab.models.workloads.ara import bursty_mmpp, sample_services
 from tieringlab.policies import ara
 
 QLEN = ara.AraParams(n_sites=16, delay_s=1.0, policy="qlen")
 
 
 def _workload(key, n: int, P: X.AraLoadBalancingParams):
-    mm = bursty_mmpp(P.mean_interarrival_s, 32.25, P.mmpp_jobs_in_burst, P.mmpp_rate_ratio)
+    mm = bursty_mmpp(P.mean_interarrival_s, C.WEAK_I, P.mmpp_jobs_in_burst, P.mmpp_rate_ratio)
     t, _ = sample_with_phases(mm, key, n)
     t = np.cumsum(np.diff(t, prepend=0.0))  # sequential sums: the same floats SimPy's clock produces
-    s = np.asarray(sample_services(jax.random.fold_in(key, 1), n, mean_service_s(16, 0.5, P.mean_interarrival_s),
-                                   X.service_scv(P)))
+    s = np.asarray(sample_services(jax.random.fold_in(key, 1), n, X.mean_service(P), X.service_scv(P)))
     return t, s
 
 

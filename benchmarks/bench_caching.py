@@ -27,15 +27,14 @@ effective scale of its members, so cuf4 and all8 replay fewer page accesses than
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 
 import libcachesim as lcs
 import numpy as np
 import pandas as pd
 import xarray as xr
-
-import tempfile
-from pathlib import Path
 
 from tieringlab.paths import shared_dir
 from tieringlab.policies import caching, lru
@@ -121,7 +120,7 @@ def _ratios(quick):
     for policy in ("lru", "arc"):
         t_c, mr = lcs_c[policy] = _lcs_c(policy, pages, caps)
         t_py = _lcs(policy, pages, caps)
-        t_nb, (hit, _) = _timed(lambda: caching.replay(policy, pages, caps, engine="numba"))
+        t_nb, (hit, _) = _timed(lambda policy=policy: caching.replay(policy, pages, caps, engine="numba"))
         assert np.allclose(1 - hit.mean(axis=1), mr), "libcachesim and ours disagree"  # same replay
         out[f"{policy}_libcachesim_c_M_page_accesses_per_s"] = m / t_c
         out[f"{policy}_libcachesim_python_M_page_accesses_per_s"] = m / t_py

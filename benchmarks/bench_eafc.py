@@ -43,7 +43,8 @@ def _mva_py(dem, mult, delay, N):
 
 def _response_py(h, hr, hs, ph):
     hm = max(0.0, 1 - hr - hs)
-    dem = [ph.read_frac * hs * h.s_ssd / h.k_ssd, (ph.read_frac * hm + ph.write_frac * h.hdd_write_s) * h.s_hdd / h.k_hdd]
+    dem = [ph.read_frac * hs * h.s_ssd / h.k_ssd,
+           (ph.read_frac * hm + ph.write_frac * h.hdd_write_s) * h.s_hdd / h.k_hdd]
     X, Qp = _mva_py(dem, [h.k_ssd, h.k_hdd], ph.think_s + h.l_ram * (ph.read_frac * hr + 1 - ph.read_frac),
                     ph.population)
     return X, hr * h.l_ram + hs * h.s_ssd * (1 + Qp[0]) + hm * h.s_hdd * (1 + Qp[1])

@@ -30,6 +30,8 @@ import tieringlab  # noqa: F401  (x64)
 from tieringlab.models import storage
 from tieringlab.policies import otf_ast as oa
 from tieringlab.policies import registry
+from tieringlab.policies.otf_ast.engine import controller
+from tieringlab.policies.otf_ast.replay import replay
 from tieringlab.traces import msr_twin
 from tieringlab.units import GiB
 
@@ -92,7 +94,8 @@ def _python_controller(sub, time_s, is_write, p, cap, length_s):
                 w = is_write & (sub == m["sub"])
                 tt = time_s[w]
                 sec = np.floor(tt)
-                m["te"] = m["tc"] + float(np.sum(np.clip(np.minimum(m["tc"], sec + 1) - np.maximum(m["ts"], sec), 0, None))) / p.testbed.sync_max_iops
+                overlap = np.clip(np.minimum(m["tc"], sec + 1) - np.maximum(m["ts"], sec), 0, None)
+                m["te"] = m["tc"] + float(np.sum(overlap)) / p.testbed.sync_max_iops
                 log.append(m)
                 continue
             break
@@ -134,10 +137,10 @@ def _ours_controller(rq, p, cap):
     cell = np.minimum(rq["time"][w] // 1, n_sec - 1).astype(np.int64) * S + rq["sub"][w]
     writes = np.bincount(cell, minlength=n_sec * S).astype(np.float64).reshape(n_sec, S)
     jnp = jax.numpy
-    log, n, _ = oa._controller(jnp.asarray(hot), jnp.zeros(hot.shape, jnp.int32), jnp.asarray(cnt), zeros, writes,
-                               jnp.int32(cap), jnp.int32(p.c_intervals), jnp.int32(p.o_intervals), *p.copy_s,
-                               p.copy_share_floor, p.testbed.sync_max_iops, False, t_s=int(p.t_s),
-                               n_moves_max=2 * K * p.lun_subluns + 8, conc=1, history=False, evict=False)
+    log, n, _ = controller(jnp.asarray(hot), jnp.zeros(hot.shape, jnp.int32), jnp.asarray(cnt), zeros, writes,
+                           jnp.int32(cap), jnp.int32(p.c_intervals), jnp.int32(p.o_intervals), *p.copy_s,
+                           p.copy_share_floor, p.testbed.sync_max_iops, False, t_s=int(p.t_s),
+                           n_moves_max=2 * K * p.lun_subluns + 8, conc=1, history=False, evict=False)
     jax.block_until_ready(log)
     return {k: np.asarray(v)[: int(n)] for k, v in log.items()}
 
@@ -161,7 +164,8 @@ def run(quick: bool = False) -> dict:
             t0 = time.perf_counter()
             r = registry.run(pol, ds, cap, knobs=knobs, key=key)
             dt = time.perf_counter() - t0
-            rec[pol] = {"s": dt, "ssd_ratio": float(r["hit_ratio"][0]), "mean_response_ms": 1e3 * float(r["mean_response_s"][0])}
+            rec[pol] = {"s": dt, "ssd_ratio": float(r["hit_ratio"][0]),
+                        "mean_response_ms": 1e3 * float(r["mean_response_s"][0])}
             rec["requests_replayed"] = int(r["requests"][0])
             total += dt
             compile_s += max(first - dt, 0.0)
@@ -170,7 +174,7 @@ def run(quick: bool = False) -> dict:
     # peer 1: SimPy on the HDD-only replay's disk queues of src1_1
     ds = twins["src1_1"]
     p = oa.HddOnlyParams()
-    rq = oa._replay(ds, p)
+    rq = replay(ds, p)
     h = p.testbed.hdd
     j, d, o, b = storage.raid0_pieces(h, rq["offset"], rq["size"])
     rng = np.random.default_rng(0)
@@ -188,7 +192,7 @@ def run(quick: bool = False) -> dict:
 
     # peer 2: a plain Python controller on the src1_1 window (no-load copies), same move log
     po = oa.OtfAstParams(copy_share_floor=1.0, sublun_bytes=unit)
-    rq = oa._replay(ds, po)
+    rq = replay(ds, po)
     n_ssd = int(cap[0] // po.sublun_bytes)
     _ours_controller(rq, po, n_ssd)                           # compile
     t0 = time.perf_counter()

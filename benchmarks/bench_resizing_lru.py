@@ -19,8 +19,8 @@ compilation is excluded):
 - the OrderedDict reference (Python, written as the issue defines the cache) on the schedule, identical
   hits asserted; ``ratio_vs_bruteforce``;
 - libcachesim's LRU at the constant ``C`` (its C loop ``process_trace`` over an oracleGeneral file
-  written beforehand, not timed; hash table presized as in ``bench_stackdist``; it has no resizable LRU): ``ratio_vs_libcachesim``, identical miss
-  ratio asserted.
+  written beforehand, not timed; hash table presized as in ``bench_stackdist``; it has no resizable LRU):
+  ``ratio_vs_libcachesim``, identical miss ratio asserted.
 """
 
 from __future__ import annotations

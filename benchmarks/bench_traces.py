@@ -39,10 +39,10 @@ with open(path, "w") as fh:
 
 
 def run(quick: bool = False) -> dict:
-    import pandas as pd  # noqa: PLC0415
+    import pandas as pd
 
-    from tieringlab.traces import read_msr, stats  # noqa: PLC0415
-    from tieringlab.traces.readers import MSR_COLUMNS  # noqa: PLC0415
+    from tieringlab.traces import read_msr, stats
+    from tieringlab.traces.readers import MSR_COLUMNS
 
     n = 100_000 if quick else 10_000_000
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 os.environ.setdefault("TIERINGLAB_PROGRESS", "0")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import tieringlab  # noqa: E402,F401  (enables x64 before any test imports jax)
+import tieringlab  # noqa: F401  (enables x64 before any test imports jax)
 
 REPO = Path(__file__).resolve().parent.parent
 #: CI=true (the CI entry point .ci/run, GitHub Actions, GitLab set it)
@@ -38,7 +38,7 @@ settings.load_profile(os.environ.get("TIERINGLAB_HYPOTHESIS") or ("ci" if CI els
 def require_cloudphysics(root: Path = REPO, *, ci: bool = CI) -> Path:
     """The verified CloudPhysics trace of checkout ``root`` (data/ first, then ../shared); where it is
     missing or corrupt: ``pytest.fail`` under CI, ``pytest.skip`` elsewhere, with the reason."""
-    from tieringlab import data  # noqa: PLC0415
+    from tieringlab import data
 
     try:
         return data.locate("cloudphysics", root=root)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tieringlab.models import allflash as af
 from tieringlab.models import queueing as q
 from tieringlab.models.devices import autotiering_tier_table
-from tieringlab.units import GB, KiB, MB, MiB
+from tieringlab.units import GB, MB, KiB, MiB
 
 TABLE_IV = autotiering_tier_table()
 

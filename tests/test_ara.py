@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tieringlab.policies import _ara_engine as engine
 from tieringlab.policies import ara
 
 
@@ -252,16 +253,16 @@ def test_leave_lookup_by_table_or_by_search_matches_reference(monkeypatch, tab_b
     # Windows far outnumber the blocks (D = 50 ms, a job every second on average), replications batched: the
     # block where a job leaves the view comes from the window table when it fits in _TAB_BYTES, else from a
     # binary search over the blocks' refresh instants; both exact.
-    monkeypatch.setattr(ara, "_TAB_BYTES", tab_bytes)
+    monkeypatch.setattr(engine, "_TAB_BYTES", tab_bytes)
     used = []
-    plan = ara._plan
+    plan = engine._plan
 
     def spy(*args, **kw):
         p = plan(*args, **kw)
         used.append(p["use_table"])
         return p
 
-    monkeypatch.setattr(ara, "_plan", spy)
+    monkeypatch.setattr(engine, "_plan", spy)
     rng = np.random.default_rng(21)
     A, S = zip(*[_jobs(rng, 300, mean_ia=m, mean_s=1.5) for m in (0.8, 1.2, 1.0)])
     A, S = np.stack(A), np.stack(S)
@@ -390,58 +391,80 @@ def _t_interval(x):
 
 @pytest.mark.parametrize("shift", [0.0, 0.5, 1.0, 1.5, 3.0, -3.0])
 def test_separation_is_above_one_exactly_when_intervals_separate(shift):
-    from tieringlab.experiments import ara_load_balancing as X  # noqa: PLC0415
+    from tieringlab.experiments import ara_load_balancing as X
+    from tieringlab.stats import separation_ratio
 
     rng = np.random.default_rng(7)
     for n in (4, 5, 8):
         a = 10.0 + rng.normal(size=n)
         b = 10.0 + shift + rng.normal(size=n)
         (_, a_hi), (b_lo, _) = _t_interval(a), _t_interval(b)
-        assert (X.separation(a, b) > 1) == (b_lo > a_hi)
-        assert X.separation(a, b) == pytest.approx(b_lo / a_hi)
+        assert (separation_ratio(a, b) > 1) == (b_lo > a_hi)
+        assert separation_ratio(a, b) == pytest.approx(b_lo / a_hi)
         want = "yes" if b_lo > a_hi else "REVERSED" if _t_interval(a)[0] > _t_interval(b)[1] else "undecided"
         assert X.verdict(a, b) == want
 
 
-def _synthetic_results(qlen_first: bool):
+def _synthetic_datasets(qlen_first: bool, half_slow: bool = False):
     """Hand-made result Datasets (N = 4) in which Qlen beats Rand everywhere (``qlen_first``) or loses
-    everywhere, with ARA between them and tight replications (8 seeds)."""
-    import xarray as xr  # noqa: PLC0415
+    everywhere, with ARA between them and tight replications (8 seeds); ``half_slow``: Table 2's ARA with
+    th_l = ceil(N / 2) far slower than both baselines. Parameters as coordinates, as the grids make them."""
+    import xarray as xr
 
-    from tieringlab.experiments import ara_load_balancing as X  # noqa: PLC0415
+    from tieringlab.experiments import ara_load_balancing as X
 
     rng = np.random.default_rng(0)
-    noise = lambda *shape: 1.0 + 0.001 * rng.standard_normal(shape)  # noqa: E731
+    noise = lambda *shape: 1.0 + 0.001 * rng.standard_normal(shape)
     lo, hi = (10.0, 20.0) if qlen_first else (20.0, 10.0)
     Is = [313.5, 32.25, 1.0]
-    cfgs = ["qlen", "rand"] + [f"ara_k{k}" for k in range(1, 5)]
+    P4 = ara.AraParams(n_sites=4, th_l=4)
+    runs = [X.system_run("qlen", "Qlen", P4), X.system_run("rand", "Rand", P4)] + [
+        X.system_run(f"ara_k{k}", "ARA", P4, k=k) for k in range(1, 5)]
+    cfgs = [r.label for r in runs]
     base = {"qlen": lo, "rand": hi, "ara_k1": lo, "ara_k2": 15.0, "ara_k3": 16.0, "ara_k4": hi}
     grow = np.array([3.0, 2.0, 1.0])[:, None, None]  # more burstiness, slower
     resp = np.array([base[c] for c in cfgs])[None, :, None] * grow * noise(3, len(cfgs), 8)
-    static = X._dataset(resp, cfgs, {"index_of_dispersion": Is})
+    static = X.response_dataset(resp, cfgs, {"index_of_dispersion": Is}, config=X.config_coords(runs))
     static.attrs["n_sites"] = 4
-    ocfg = ["qlen", "rand", "ara_opt_b_ths1", "ara_pred_b_ths1", "ara_pred_a_thl4"]
+    oruns = [X.system_run("qlen", "Qlen", P4), X.system_run("rand", "Rand", P4),
+             X.system_run("ara_opt_b_ths1", "ARA_OPT", P4, th_s=1), X.system_run("ara_pred_b_ths1", "ARA_PRED", P4),
+             X.system_run("ara_pred_a_thl4", "ARA_PRED", P4, th_l=4)]
+    ocfg = [r.label for r in oruns]
     ob = {"qlen": lo, "rand": hi, "ara_opt_b_ths1": 5.0, "ara_pred_b_ths1": 5.01, "ara_pred_a_thl4": 5.0}
-    online = X._dataset(np.array([ob[c] for c in ocfg])[:, None] * noise(len(ocfg), 8), ocfg, {})
+    online = X.response_dataset(np.array([ob[c] for c in ocfg])[:, None] * noise(len(ocfg), 8), ocfg, {},
+                                config={**X.config_coords(oruns), "fig8_part": ("config", ["", "", "b", "b", "a"])})
     acc = 0.9 if qlen_first else 0.6
     online["predictor_balanced_accuracy"] = ("seed", np.full(8, acc))
     static["predictor_balanced_accuracy"] = (("index_of_dispersion", "seed"), np.full((3, 8), acc))
     cells = ["N=8", "N=16", "N=32", "D=1s", "D=6s", "load=80%"]
     t2c = ["rand", "ara_opt", "ara_pred", "qlen", "ara_opt_half", "ara_pred_half"]
     tb = {"rand": hi, "ara_opt": 5.0, "ara_pred": 5.01, "qlen": lo, "ara_opt_half": 5.0, "ara_pred_half": 5.01}
+    if half_slow:
+        tb.update(ara_opt_half=50.0, ara_pred_half=50.0)
     scale = np.array([1.0, 1.5, 2.0, 1.5, 3.0, 4.0])[:, None, None]
-    t2 = X._dataset(np.array([tb[c] for c in t2c])[None, :, None] * scale * noise(6, 6, 8), t2c, {"cell": cells})
-    t2 = t2.assign_coords(part=("cell", ["a", "a", "a", "b", "b", "c"]))
+    t2 = X.response_dataset(np.array([tb[c] for c in t2c])[None, :, None] * scale * noise(6, 6, 8), t2c,
+                            {"cell": cells},
+                            config={"policy": ("config", [c.removesuffix("_half") for c in t2c]),
+                                    "th_l_rule": ("config", ["", "scaled", "scaled", "", "half", "half"])})
+    t2 = t2.assign_coords(part=("cell", ["a", "a", "a", "b", "b", "c"]), n_sites=("cell", [8, 16, 32, 16, 16, 16]),
+                          delay_s=("cell", [1.0, 1.0, 1.0, 1.0, 6.0, 1.0]),
+                          utilization=("cell", [0.5, 0.5, 0.5, 0.5, 0.5, 0.8]))
     t2.attrs["base_cell"] = "N=16"
     fig6a = xr.Dataset({"index_of_dispersion": ("window", [1.0, 30.0, 1.1, 25.0, 0.9]),
                         "holds_change": ("window", [False, True, False, True, False])},
                        coords={"window": ["W1", "W2", "W3", "W4", "W5"]})
-    return X.claim_values(static, online, t2, fig6a)
+    return static, online, t2, fig6a
+
+
+def _synthetic_results(qlen_first: bool):
+    from tieringlab.experiments import ara_load_balancing as X
+
+    return X.claim_values(*_synthetic_datasets(qlen_first))
 
 
 def test_ledger_rows_follow_the_data_and_can_fail():
-    from tieringlab.claims import ara as C  # noqa: PLC0415
-    from tieringlab.claims import registry  # noqa: PLC0415
+    from tieringlab.claims import ara as C
+    from tieringlab.claims import registry
 
     reg = registry()
     for qlen_first in (True, False):
@@ -464,3 +487,114 @@ def test_ledger_rows_follow_the_data_and_can_fail():
         assert verdict[C.FIG6B_PREDICTOR_PHASED] == verdict[C.FIG6C_PREDICTOR_STRONG] == want_q
         # ARA_PRED 0.2 % above ARA_OPT with a tiny interval: within 1 %
         assert verdict[C.PRED_WITHIN_FEW_PERCENT_OF_OPT] == "holds"
+
+
+def test_table2_readings_go_through_tieringlab_readings():
+    # Table 2's side-by-side readings (th_l = ceil(N/2); arrival rate scaled with N) are tieringlab.readings
+    # Readings over a Table2Reading; with the ceil(N/2) configurations made far slower, exactly the claims that
+    # read ARA in Table 2 flip under that reading and under no other.
+    from tieringlab import readings
+    from tieringlab.claims import ara as C
+    from tieringlab.experiments import ara_load_balancing as X
+
+    assert all(isinstance(r, readings.Reading) for r in X.READINGS)
+    assert [r.name for r in X.READINGS] == ["default", "th_l_half", "n_scaling_arrivals"]
+    assert X.READINGS[1].apply(X.Table2Reading()) == X.Table2Reading(th_l="half")
+    data = _synthetic_datasets(True, half_slow=True)
+    table, flipped = X.verdicts_by_reading(*data)
+    assert list(table.columns) == ["id", "kind", "value", "verdict", "th_l half, N service", "th_l scaled, N arrivals"]
+    assert list(table.id) == list(X.claim_values(*data))
+    row = table.set_index("id")
+    assert row.loc[C.PRED_BEATS_QLEN_AND_RAND, "verdict"] == "holds"
+    assert row.loc[C.PRED_BEATS_QLEN_AND_RAND, "th_l half, N service"] == "differs"
+    assert row.loc[C.PRED_BEATS_QLEN_AND_RAND, "th_l scaled, N arrivals"] == "holds"
+    assert C.PRED_BEATS_QLEN_AND_RAND in flipped and C.QLEN_BEATS_RAND_NONBURSTY not in flipped
+    by = X.values_by_reading(*data)
+    for cid in flipped:
+        assert readings.flips(readings.verdicts(_claim_registry()[cid], {k: v[cid][0] for k, v in by.items()}))
+    with pytest.raises(Exception, match="th_l.*'scaled', 'half'"):
+        X.Table2Reading(th_l="quarter")
+
+
+def _claim_registry():
+    from tieringlab.claims import registry
+
+    return registry()
+
+
+def test_unknown_knob_or_params_key_names_the_allowed_ones():
+    from tieringlab import params
+    from tieringlab.params import ParamsError
+    from tieringlab.policies import registry
+
+    a, s = np.array([0.0, 1.0]), np.array([1.0, 1.0])
+    with pytest.raises(ParamsError, match=r"unknown knob 'kk'.*n_sites, delay_s, policy, k, th_s, th_l"):
+        registry.run("ARA", a, s, knobs={"kk": 2}, key=jax.random.key(0))
+    # the section embeds AraParams as `policy`: the old top-level knobs are unknown keys, the nested ones checked
+    with pytest.raises(ParamsError, match=r"ara_load_balancing\.n_sites: unknown parameter; allowed: .*policy"):
+        params.validate_section("ara_load_balancing", {"n_sites": 8})
+    with pytest.raises(ParamsError, match=r"ara_load_balancing\.policy\.N: unknown parameter; allowed: delay_s, k, "
+                                          r"n_sites, policy, th_l, th_s"):
+        params.validate_section("ara_load_balancing", {"policy": {"N": 8}})
+    with pytest.raises(ParamsError, match=r"notebook parameters: ara_load_balancing\.fig8_th_l: unknown parameter"):
+        params.check("ara_load_balancing", {"fig8_th_l": 14})
+    with pytest.raises(ParamsError, match=r"policy\.k = 3 would be ignored"):
+        params.validate_section("ara_load_balancing", {"policy": {"k": 3}})
+    with pytest.raises(ParamsError, match=r"ara_load_balancing\.policy.*th_l must be an integer in \[1, n_sites=8\]"):
+        params.validate_section("ara_load_balancing", {"policy": {"n_sites": 8}})  # th_l = 14 > N
+    P = params.check("ara_load_balancing", {"policy": {"n_sites": 8, "th_l": 7}, "ks": [1, 8], "th_l_grid": [1, 8],
+                                            "th_s_grid": [1, 8]})
+    assert P.policy == ara.AraParams(n_sites=8, th_l=7)
+
+
+def test_section_defaults_are_the_paper_values():
+    # the dispatcher's parameters moved under `policy`: the same floats as the pre-embedding fields
+    from tieringlab.experiments import ara_load_balancing as X
+
+    P = X.AraLoadBalancingParams()
+    assert (P.policy.n_sites, P.policy.delay_s, P.policy.th_s, P.policy.th_l) == (16, 1.0, 1, 14)
+    assert X.table2_th_l("scaled", 8, P.policy) == 7 and X.table2_th_l("scaled", 32, P.policy) == 28
+    assert X.table2_th_l("half", 8, P.policy) == 4
+
+
+def test_ara_params_declared_once_with_units_and_sources():
+    import dataclasses
+
+    for f in dataclasses.fields(ara.AraParams):
+        assert f.metadata["doc"] and (f.metadata["bounds"] or f.metadata["choices"]), f.name
+        assert f.metadata["unit"] or f.metadata["choices"], f.name
+    with pytest.raises(ValueError, match=r"AraParams\.n_sites: expected an integer >= 1"):
+        ara.AraParams(n_sites=0)
+    with pytest.raises(ValueError, match=r"AraParams\.th_s: expected an integer >= 1"):
+        ara.AraParams(th_s=1.5)
+
+
+@pytest.mark.parametrize("name", ["Qlen", "Rand", "ARA", "ARA_PRED", "ARA_OPT"])
+def test_every_dispatcher_meets_the_queueing_contract(name):
+    from tieringlab.policies import registry
+
+    rng = np.random.default_rng(13)
+    A, S = zip(*[_jobs(rng, 120, mean_ia=0.1) for _ in range(2)])
+    A, S = np.stack(A), np.stack(S)
+    state = rng.random(A.shape) < 0.5
+    res = registry.run(name, A, S, knobs={"n_sites": 4, "th_l": 3}, key=jax.random.key(1), burst_state=state)
+    assert res["response_s"].dims == ("replication", "job") and res["response_s"].shape == A.shape
+    assert res["mean_response_s"].dims == ("replication",)
+    np.testing.assert_array_equal(res["mean_response_s"].values, res["response_s"].values.mean(axis=1))
+    assert res.attrs["policy"] == name and res.attrs["source"] == registry.get(name).source
+    assert np.all(res["departure_s"].values >= A + S)  # a job leaves no earlier than arrival + service
+
+
+def test_default_ring_starts_afresh_each_call_and_stays_exact(monkeypatch):
+    # no calendar length is remembered between calls: with the whole-run calendar refused and a 2-block first
+    # ring, every call regrows its own ring and matches the reference, twice in a row
+    monkeypatch.setattr(engine, "_CAL_BYTES", 0)
+    monkeypatch.setattr(engine, "RING_START", 2)
+    rng = np.random.default_rng(5)
+    a, s = _jobs(rng, 300, mean_ia=0.02, mean_s=0.5)
+    want, site = reference(list(a), list(s), 4, "qlen", [0.0] * len(a), delay=1.0)
+    for _ in range(2):
+        got = ara.simulate(P(4, "qlen", delay_s=1.0), a, s, block=4)
+        np.testing.assert_array_equal(np.asarray(got["response_s"].values), want)
+        np.testing.assert_array_equal(np.asarray(got["site"].values), site)
+    assert not [k for k, v in vars(engine).items() if isinstance(v, (list, dict, set)) and not k.startswith("__")]

@@ -3,6 +3,8 @@ hypothesis properties of the matching, and the closed loop's invariants."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,11 +13,13 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tieringlab import params, readings
 from tieringlab.models import allflash as af
 from tieringlab.models.devices import autotiering_tier_table
 from tieringlab.models.workloads import autotiering as wl
+from tieringlab.params import ParamsError
 from tieringlab.policies import autotiering as at
-from tieringlab.policies import registry
+from tieringlab.policies import contract, registry
 from tieringlab.units import GB, MB
 
 TIERS = af.tier_arrays(autotiering_tier_table(), (2, 2, 2))
@@ -241,8 +245,11 @@ def test_registry_names_and_fixed_fields():
     assert ours == ["AutoTiering", "EDT", "IDT"]   # other modules' controllers (EAFC, ...) may be registered too
     assert registry.get("AutoTiering").kind == "controller" and registry.get("AutoTiering").random
     assert registry.get("at").name == "AutoTiering"
-    assert registry.make_params("IDT", {"rank": "density", "gamma": 0.8}) == at.GreedyTieringParams(
+    assert registry.make_params("IDT", {"gamma": 0.8}) == at.GreedyTieringParams(
         rank="iops", iops_budget=False, gamma=0.8)
+    with pytest.raises(ParamsError, match=r"IDT: knob 'rank'='density' contradicts the name, which fixes "
+                                          r"rank='iops'"):
+        registry.make_params("IDT", {"rank": "density"})
     assert registry.make_params("EDT", {"rank": "iops"}).rank == "iops"
     assert registry.make_params("EDT").rank == "density"
 
@@ -260,6 +267,95 @@ def test_bad_params_name_the_field():
         at.AutoTieringParams(history="C")
     with pytest.raises(ValueError, match="cadence"):
         at.GreedyTieringParams(cadence="daily")
+    with pytest.raises(ValueError, match=r"AutoTieringParams\.gamma: expected a number in \[0\.01, 1\.0\], got 0"):
+        at.AutoTieringParams(gamma=0)
+    with pytest.raises(ValueError, match=r"AutoTieringParams\.n_samples: expected an integer in \[2, 1000\], got 1"):
+        at.AutoTieringParams(n_samples=1)
+    with pytest.raises(ValueError, match=r"sla must be > 0"):
+        at.AutoTieringParams(sla=0.0)
+    with pytest.raises(ValueError, match=r"spc and wet must have one row per tier each"):
+        at.AutoTieringParams(wet=((1.0, 1.0, 1.0),))
+    with pytest.raises(ValueError, match=r"GreedyTieringParams\.iops_budget: expected true or false, got 1"):
+        at.GreedyTieringParams(iops_budget=1)
+    with pytest.raises(ValueError, match=r"mig_min_share must lie in \(0, rho_max = 0\.6\)"):
+        af.DatacenterParams(rho_max=0.6, mig_min_share=0.7)
+
+
+def test_unknown_knob_names_the_allowed_fields():
+    """Each system takes exactly its own parameters: AutoTiering's knobs are not IDT's (an unknown knob would
+    otherwise run the default silently)."""
+    with pytest.raises(ParamsError, match=r"IDT: unknown knob 'aging_factor'; GreedyTieringParams has: rank, "
+                                          r"iops_budget, cadence, monitor_epoch_s"):
+        registry.make_params("IDT", {"aging_factor": 0.5})
+    with pytest.raises(ParamsError, match=r"AutoTiering: unknown knob 'cadence'; AutoTieringParams has: "
+                                          r"monitor_epoch_s, migration_epoch_s, gamma"):
+        registry.make_params("AutoTiering", {"cadence": "monitor"})
+
+
+def test_section_embeds_each_systems_params():
+    """params.yaml's autotiering section sets AutoTieringParams, IDT's and EDT's GreedyTieringParams, the
+    DatacenterParams and the WorkloadParams directly; unknown keys at any level (a former top-level knob
+    included) are errors naming the allowed names; the systems share epochs and Gamma."""
+    import tieringlab.experiments.autotiering as X
+
+    p = params.validate_section("autotiering", {"policy": {"history": "B", "levels_s": [0.0, 1e-4]},
+                                                "edt": {"rank": "iops"}, "datacenter": {"n_disks": [4, 4, 4]},
+                                                "workload": {"sigma": 0.5}})
+    assert p.policy == at.AutoTieringParams(history="B", levels_s=(0.0, 1e-4))
+    assert p.idt == at.GreedyTieringParams(rank="iops", iops_budget=False)
+    assert p.edt == at.GreedyTieringParams(rank="iops")
+    assert p.datacenter == af.DatacenterParams(n_disks=(4, 4, 4)) and p.workload == wl.WorkloadParams(sigma=0.5)
+    assert [X.system_params(p, n) for n in X.POLICIES] == [p.policy, p.idt, p.edt]
+    with pytest.raises(ParamsError, match=r"autotiering\.policy\.histroy: unknown parameter; allowed: aging_factor, "
+                                          r"fallback_qd, gamma"):
+        params.validate_section("autotiering", {"policy": {"histroy": "B"}})
+    with pytest.raises(ParamsError, match=r"autotiering\.n_disks: unknown parameter; allowed: datacenter, edt, idt, "
+                                          r"n_epochs"):
+        params.validate_section("autotiering", {"n_disks": [2, 2, 2]})
+    with pytest.raises(ParamsError, match=r"notebook parameters: autotiering\.history: unknown parameter; "
+                                          r"allowed: datacenter, edt"):
+        params.check("autotiering", {"history": "B"})
+    with pytest.raises(ParamsError, match=r"autotiering\.idt\.gamma \(0\.8\) must equal policy\.gamma \(0\.9\)"):
+        params.validate_section("autotiering", {"idt": {"gamma": 0.8}})
+    with pytest.raises(ParamsError, match=r"autotiering\.idt\.rank must be 'iops'"):
+        params.validate_section("autotiering", {"idt": {"rank": "density"}})
+    with pytest.raises(ParamsError, match=r"autotiering\.datacenter\.n_disks needs one count per Table IV tier"):
+        params.validate_section("autotiering", {"datacenter": {"n_disks": [2, 2]}})
+
+
+def test_readings_go_through_tieringlab_readings(monkeypatch):
+    """The readings of notes 6.6 are :class:`tieringlab.readings.Reading` s over the section; sensitivity runs the
+    default and each chosen reading (:func:`tieringlab.readings.run_each`), and a verdict flips exactly where the
+    claim's own check differs from the default's."""
+    import tieringlab.experiments.autotiering as X
+    from tieringlab.claims import autotiering as C
+
+    base = params.validate_section("autotiering", {})
+    assert [r.name for r in X.READINGS] == list(base.sensitivity)
+    assert all(isinstance(r, readings.Reading) and not r.is_default for r in X.READINGS)
+    by = {r.name: r.apply(base) for r in X.READINGS}
+    assert by["n_disks_4"].datacenter.n_disks == (4, 4, 4) and by["zipf_full"].workload.zipf_device_fraction == 1.0
+    assert by["spc_t2_half"].policy.spc == ((1.0, 1.0, 0.0), (0.5, 0.5, 1.0), (0.0, 0.0, 1.0))
+    assert by["cadence_monitor"].idt.cadence == by["cadence_monitor"].edt.cadence == "monitor"
+    assert by["edt_rank_iops"].edt.rank == "iops" and by["edt_rank_iops"].idt == base.idt
+    # sensitivity with a stand-in run: C1_MEAN (at_least 0) holds under the default, differs under history B
+    p = params.validate_section("autotiering", {"sensitivity": ["history_b", "edt_rank_iops"]})
+    ran = []
+    monkeypatch.setattr(X, "run", lambda q, key: q)
+    monkeypatch.setattr(X, "claim_values", lambda q, res: ran.append(q) or {
+        C.C1_MEAN: (-1.0 if q.policy.history == "B" else 2.0, "")})
+    df = X.sensitivity(p, None)
+    assert ran == [p, dataclasses.replace(p, policy=dataclasses.replace(p.policy, history="B")),
+                   dataclasses.replace(p, edt=dataclasses.replace(p.edt, rank="iops"))]
+    assert list(dict.fromkeys(df["reading"])) == ["default", "history_b", "edt_rank_iops"]
+    row = df[df.claim == C.C1_MEAN].set_index("reading")
+    assert row["verdict"].tolist() == [C.CLAIMS[1].verdict(2.0), C.CLAIMS[1].verdict(-1.0), C.CLAIMS[1].verdict(2.0)]
+    assert row["flips"].tolist() == [False, True, False]
+    assert not df[df.claim != C.C1_MEAN]["flips"].any()
+    # given the default's values, only the readings run
+    ran.clear()
+    X.sensitivity(p, None, base_values={C.C1_MEAN: (2.0, "")})
+    assert len(ran) == 2
 
 
 # ----------------------------------------------------------------------------- the closed loop
@@ -280,6 +376,7 @@ def test_closed_loop_shapes_cadence_and_physical_capacity(runs, small_scenario):
     size = small_scenario["size_bytes"]
     raw = (small_scenario["n_disks"] * small_scenario["disk_size_bytes"]).isel(seed=0).values
     for name, r in runs.items():
+        assert contract.check_controller_result(r) is r
         assert r.attrs["policy"] == name
         assert r.sizes["epoch"] == 9 and r.sizes["tier"] == 3 and r.sizes["direction"] == 2
         # decisions at the end of monitor epochs 2, 5, 8 (migration epoch = 3 monitor epochs)

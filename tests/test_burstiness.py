@@ -113,7 +113,7 @@ def test_predictor_flags_bursts_of_a_known_on_off_workload():
     bursts = [(a0, a1) for a0, a1, on in phases if on]
     # every burst is flagged "on" within 60 s of its start (measured: 15-40 s), and no "on" comes
     # from inside an idle phase
-    for a0, a1 in bursts:
+    for a0, _a1 in bursts:
         assert np.any((turned_on >= a0) & (turned_on < a0 + 60.0)), f"burst at {a0} s not flagged within 60 s"
     in_burst = np.zeros(turned_on.size, bool)
     for a0, a1 in bursts:

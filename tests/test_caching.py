@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from cache_refs import ref_replay
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cache_refs import ref_replay
 from tieringlab.policies import caching, lru
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import CI, require_cloudphysics
 from hypothesis import settings
 
-from conftest import CI, require_cloudphysics
 from tieringlab import data
 
 
@@ -27,7 +27,8 @@ def test_the_trace_is_found_in_data_first_then_in_shared(tmp_path, cloudphysics_
         require_cloudphysics(checkout, ci=True)
     shutil.rmtree(tmp_path / "shared")
     with pytest.raises(pytest.fail.Exception,
-                       match=r"the CloudPhysics trace is needed: .* \(CI=true: a test that cannot run fails instead of skipping"):
+                       match=r"the CloudPhysics trace is needed: .* "
+                             r"\(CI=true: a test that cannot run fails instead of skipping"):
         require_cloudphysics(checkout, ci=True)
     with pytest.raises(pytest.skip.Exception, match="dataset 'cloudphysics' not found .* run `make data`"):
         require_cloudphysics(checkout, ci=False)

@@ -12,10 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tieringlab import params
 from tieringlab.models import hybridstore as hys
 from tieringlab.models.workloads import eafc as wl
+from tieringlab.params import ParamsError
+from tieringlab.policies import contract, registry
 from tieringlab.policies import eafc as pe
-from tieringlab.policies import registry
 from tieringlab.units import GB, HOUR, MS, MiB
 
 
@@ -78,19 +80,22 @@ def test_normalized_error_reading():
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(lat_max_s=0.0), "lat_max_s .* must be > 0"),
-    (dict(lat_max_s=-1 * MS), "lat_max_s .* must be > 0"),
+    (dict(lat_max_s=-1 * MS), r"EafcParams\.lat_max_s: expected a number >= 0\.0 \(s\), got -0\.001"),
     (dict(kp_inc=0.0), r"kp_inc must be in \(0, 1000\]"),
-    (dict(kp_dec=5000.0), r"kp_dec must be in \(0, 1000\]"),
-    (dict(t_inc=1.5), r"t_inc \(T_inc\) must be in \(0, 1\]"),
+    (dict(kp_dec=5000.0), r"EafcParams\.kp_dec: expected a number in \[0\.0, 1000\.0\] \(1/s\), got 5000\.0"),
+    (dict(t_inc=1.5), r"EafcParams\.t_inc: expected a number in \[0\.0, 1\.0\], got 1\.5"),
+    (dict(t_inc=0.0), r"t_inc \(T_inc\) must be in \(0, 1\]"),
     (dict(t_dec=1.0), r"t_dec \(T_dec\) must be in \(0, 1\)"),
     (dict(t_util=0.9), r"t_util \(T_util\) must be in \(0, util_cap = 0.9\)"),
     (dict(cwnd_s=2.0), "cwnd_s must be at least the sampling period sample_s = 5.0 s"),
     (dict(cwnd_s=601.0), "whole number of samples"),
-    (dict(lat_min_frac=1.5), r"lat_min_frac must be in \(0, 1\]"),
+    (dict(lat_min_frac=1.5), r"EafcParams\.lat_min_frac: expected a number in \[0\.0, 1\.0\], got 1\.5"),
+    (dict(lat_min_frac=0.0), r"lat_min_frac must be in \(0, 1\]"),
     (dict(p_init=0.5 * GB), "p_floor <= p_init <= p_ceiling"),
     (dict(percentile=0.0), r"percentile must be in \(0, 100\]"),
-    (dict(controller="pid"), "controller must be one of"),
-    (dict(kp_inc=float("nan")), "kp_inc must be a finite number"),
+    (dict(controller="pid"), "EafcParams.controller: expected one of 'eafc', 'static', got 'pid'"),
+    (dict(kp_inc=float("nan")), r"EafcParams\.kp_inc: expected a number in \[0\.0, 1000\.0\] \(1/s\), got nan"),
+    (dict(p_ceiling=float("inf")), r"EafcParams\.p_ceiling: expected a number >= 0\.0 \(bytes\), got inf"),
 ])
 def test_bad_params(kw, msg):
     with pytest.raises(ValueError, match=msg):
@@ -209,6 +214,85 @@ def test_static_partition_keeps_its_size(fb_obs):
     assert float(r["used_bytes"].max()) <= 0.9 * 4 * GB
 
 
+def test_controller_results_follow_the_contract(fb_obs):
+    """Every EAFC-module system's result has the controller shape: dim epoch, attrs policy and source."""
+    for name, knobs in (("EAFC", {}), ("static-partition", {"p_init": 4 * GB}), ("vanilla", {})):
+        r = registry.run(name, fb_obs, knobs=knobs, key=jax.random.key(3))
+        assert contract.check_controller_result(r) is r
+        assert r.attrs["policy"] == name and r.attrs["source"].startswith("EAFC paper")
+
+
+def test_unknown_knob_names_the_allowed_fields():
+    """Each system takes exactly its own parameters: a knob of another system (or a typo) is an error naming
+    the fields there are."""
+    with pytest.raises(ParamsError, match=r"EAFC: unknown knob 'kp'; EafcParams has: controller, cwnd_s, sample_s"):
+        registry.make_params("EAFC", {"kp": 1.0})
+    with pytest.raises(ParamsError, match=r"vanilla: unknown knob 'p_init'; VanillaParams has: cwnd_s, sample_s, "
+                                          r"ssd_bytes"):
+        registry.make_params("vanilla", {"p_init": 1.0 * GB})
+    with pytest.raises(ParamsError, match=r"EAFC-master: unknown knob 'kp_inc'; MasterParams has: eafc, lat_max_s"):
+        registry.make_params("EAFC-master", {"kp_inc": 1.0})
+
+
+def test_section_embeds_the_policy_and_the_store():
+    """params.yaml's eafc section sets EafcParams and HybridStoreParams fields directly (SI units); an unknown
+    key at any level, or a former top-level knob, is an error naming it and the allowed names."""
+    import tieringlab.experiments.eafc as X
+
+    p = params.validate_section("eafc", {"policy": {"kp_inc": 10.0, "p_init": 5 * GB}, "store": {"n_sizes": 65}})
+    assert p.policy == pe.EafcParams(kp_inc=10.0, p_init=5 * GB) and p.store == hys.HybridStoreParams(n_sizes=65)
+    assert X.eafc_params(p, 3 * MS, t_dec=0.2) == pe.EafcParams(kp_inc=10.0, p_init=5 * GB, lat_max_s=3 * MS,
+                                                                t_dec=0.2)
+    assert X.vanilla_params(p) == pe.VanillaParams(cwnd_s=600.0, sample_s=5.0, ssd_bytes=160 * GB)
+    with pytest.raises(ParamsError, match=r"eafc\.policy\.kpinc: unknown parameter; allowed: controller, cwnd_s, "
+                                          r"error_mode, kp_dec, kp_inc"):
+        params.validate_section("eafc", {"policy": {"kpinc": 10.0}})
+    with pytest.raises(ParamsError, match=r"eafc\.kp_inc: unknown parameter; allowed: .*policy.*store"):
+        params.validate_section("eafc", {"kp_inc": 10.0})
+    with pytest.raises(ParamsError, match=r"eafc\.store\.ssd_gb: unknown parameter; allowed: hdd_write_s, k_hdd"):
+        params.validate_section("eafc", {"store": {"ssd_gb": 100.0}})
+    with pytest.raises(ParamsError, match=r"notebook parameters: eafc\.p_init_gb: unknown parameter; "
+                                          r"allowed: .*policy"):
+        params.check("eafc", {"p_init_gb": 10.0})
+    with pytest.raises(ParamsError, match=r"eafc\.policy\.p_ceiling \(1\.6e\+11 bytes\) must be <= store\.ssd_bytes"):
+        params.validate_section("eafc", {"store": {"ssd_bytes": 100 * GB}})
+    with pytest.raises(ParamsError, match=r"eafc\.policy\.lat_max_s is set per run from fb_targets_ms"):
+        params.validate_section("eafc", {"policy": {"lat_max_s": 5 * MS}})
+
+
+def test_readings_go_through_tieringlab_readings():
+    """The readings are :class:`tieringlab.readings.Reading` s over the section's parameters; their verdicts and
+    flips are the claims' own checks (claim.verdict) under each, against the default's."""
+    import tieringlab.experiments.eafc as X
+    from tieringlab import readings as rdg
+    from tieringlab.claims import eafc as CE
+    from tieringlab.claims import registry as claims
+
+    base = params.validate_section("eafc", {})
+    assert all(isinstance(r, rdg.Reading) for r in X.READINGS) and X.READINGS[0].is_default
+    assert len({r.name for r in X.READINGS}) == len(X.READINGS)
+    for r in X.READINGS[1:]:
+        q = r.apply(base)
+        assert q != base and type(q) is type(base)
+    assert X.READINGS[2].apply(base).policy.error_mode == "normalized"
+    assert X.READINGS[3].apply(base).store.ram_bytes == 14 * GB
+    # a synthetic readings table: the second reading moves Fig. 4a's partition far from the paper's 39 GB
+    rows = []
+    for label, part in (("default", 39.0), ("other", 80.0)):
+        for t in (10.0, 5.0):
+            rows.append({"reading": label, "target_ms": t, "partition_post_gb": part if t == 10.0 else 41.0,
+                         "saving_pct": 11.0 if t == 10.0 else 6.0, "conformance_post_min": 1.0})
+    import pandas as pd
+
+    v = X.reading_verdicts(pd.DataFrame(rows)).set_index("reading")
+    reg = claims()
+    assert v.loc["default", CE.FIG4A_PARTITION] == reg[CE.FIG4A_PARTITION].verdict(39.0)
+    assert v.loc["other", CE.FIG4A_PARTITION] == reg[CE.FIG4A_PARTITION].verdict(80.0)
+    assert reg[CE.FIG4A_PARTITION].verdict(39.0) != reg[CE.FIG4A_PARTITION].verdict(80.0)
+    assert v.loc["default", "flips_against_default"] == "none"
+    assert v.loc["other", "flips_against_default"] == CE.FIG4A_PARTITION
+
+
 def test_cwnd_mismatch_is_an_error(fb_obs):
     with pytest.raises(ValueError, match="cwnd_s = 300.0 s but the observations were built for cwnd_s = 600.0"):
         registry.run("EAFC", fb_obs, knobs={"cwnd_s": 300.0}, key=jax.random.key(0))
@@ -223,6 +307,7 @@ def test_master_respects_the_ssd_and_priorities():
     mp = pe.MasterParams(eafc=pe.EafcParams(p_init=2 * GB), lat_max_s=(5 * MS, 5 * MS), priority=(2.0, 1.0),
                          ssd_bytes=11 * GB)
     r = registry.run("EAFC-master", o, params=mp, key=jax.random.key(4))
+    contract.check_controller_result(r)
     total = r["partition_bytes"].sum("workload")
     assert float(total.max()) <= 11 * GB * (1 + 1e-9)
     late = r.isel(epoch=slice(-6, None))

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 import tieringlab  # noqa: F401  (x64)
 from tieringlab import params, paths
-from tieringlab.claims import HOLDS, DIFFERS, registry
+from tieringlab.claims import DIFFERS, HOLDS, registry
 from tieringlab.claims import gvfrm as C
 from tieringlab.experiments import gvfrm_multi_vm as G
 from tieringlab.policies import caching, gvfrm
+from tieringlab.policies import registry as policy_registry
 from tieringlab.traces import make_dataset, member_of, mix_traces
 
 # ------------------------------------------------------------------------------------------ mix builder
@@ -122,12 +123,16 @@ def test_params_defaults_are_the_paper_and_bad_values_raise():
     p = G.GvfrmMultiVmParams()
     assert p.flash_gb == (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
     assert p.cf4 == ("mds_0", "src1_2", "stg_0", "usr_0") and p.cuf4 == ("stg_1", "usr_2", "web_2", "src2_1")
-    assert p.all8 == p.cf4 + p.cuf4 and p.private_fraction == 0.5
-    assert (p.aging_period, p.private_split, p.io_pricing) == (288, "equal", "random")  # issue 17 defaults
+    assert p.all8 == p.cf4 + p.cuf4 and p.policy.private_fraction == 0.5
+    assert (p.policy.aging_period, p.policy.private_split, p.policy.io_pricing) == (288, "equal", "random")  # issue 17
+    assert p.policy == policy_registry.make_params("G1-vFRM")
+    assert p.caches == policy_registry.make_params("LRU", {"threads": 2})
     yaml_p = params.load(paths.repo_root() / "params.yaml")["gvfrm_multi_vm"]
-    assert (yaml_p.aging_period, yaml_p.private_split, yaml_p.io_pricing) == (288, "equal", "random")
-    with pytest.raises(ValueError, match="aging_periods must include aging_period"):
-        G.GvfrmMultiVmParams(aging_period=12, aging_periods=(288, 1))
+    assert (yaml_p.policy.aging_period, yaml_p.policy.private_split, yaml_p.policy.io_pricing) == (288, "equal",
+                                                                                                  "random")
+    assert yaml_p.policy == p.policy and yaml_p.caches == p.caches  # paper scale: the same floats as the defaults
+    with pytest.raises(ValueError, match="aging_periods must include policy.aging_period"):
+        G.GvfrmMultiVmParams(policy=gvfrm.GvfrmParams(aging_period=12), aging_periods=(288, 1))
     with pytest.raises(ValueError, match="LRU"):
         G.GvfrmMultiVmParams(policies=("G1-vFRM", "ARC"))
     with pytest.raises(ValueError, match="flash_gb"):
@@ -136,15 +141,49 @@ def test_params_defaults_are_the_paper_and_bad_values_raise():
         G.GvfrmMultiVmParams(cf4=("mds_0", "mds_0"))
     with pytest.raises(ValueError, match="aging_periods"):
         G.GvfrmMultiVmParams(aging_periods=(1, 1))
-    with pytest.raises(ValueError):
-        G.GvfrmMultiVmParams(n_epochs=7)  # N of Eq. 1 must be even
-    for bad in ({"mixes": ["cf5"]}, {"policies": ["LRU", "FIFO"]}, {"flash_gb": [0.0]},
-                {"private_fraction": 1.5}, {"cf4": ["nope"]}, {"aging_period": 0}, {"private_split": "fair"},
-                {"io_pricing": "burst"}):
-        with pytest.raises(params.ParamsError, match=next(iter(bad))):
+    with pytest.raises(params.ParamsError, match="gvfrm_multi_vm.policy.n_epochs must be an even integer"):
+        params.validate_section("gvfrm_multi_vm", {"policy": {"n_epochs": 7}})  # N of Eq. 1 must be even
+    for bad, where in (({"mixes": ["cf5"]}, "mixes"), ({"policies": ["LRU", "FIFO"]}, "policies"),
+                       ({"flash_gb": [0.0]}, "flash_gb"),
+                       ({"policy": {"private_fraction": 1.5}}, "policy.private_fraction"),
+                       ({"cf4": ["nope"]}, "cf4"), ({"policy": {"aging_period": 0}}, "policy.aging_period"),
+                       ({"policy": {"private_split": "fair"}}, "policy.private_split"),
+                       ({"policy": {"io_pricing": "burst"}}, "policy.io_pricing"),
+                       ({"caches": {"threads": 0}}, "caches.threads")):
+        with pytest.raises(params.ParamsError, match=f"gvfrm_multi_vm.{where}"):
             params.validate_section("gvfrm_multi_vm", bad)
     with pytest.raises(ValueError, match="mix"):
         G.members(p, "cf5")
+
+
+def test_unknown_keys_and_knobs_name_the_allowed_names():
+    """Issue 27: the section's knobs used to reach G1/G2 and the page caches as one shared dict ('threads' made
+    G1-vFRM refuse them); each system now gets its own params, and an unknown name at any level is an error
+    naming it and the allowed names."""
+    for bad, where, allowed in (({"threads": 2}, "threads", "aging_periods, all8, caches, cf4"),
+                                ({"policy": {"threads": 2}}, "policy.threads", "aging_period, bin_bytes, cost_model"),
+                                ({"caches": {"aging_period": 1}}, "caches.aging_period", "cost_model, engine")):
+        with pytest.raises(params.ParamsError, match=rf"gvfrm_multi_vm.{where}: unknown parameter; allowed: {allowed}"):
+            params.validate_section("gvfrm_multi_vm", bad)
+    with pytest.raises(params.ParamsError, match=r"gvfrm_multi_vm.epoch_s: unknown parameter; allowed: .*policy"):
+        params.check("gvfrm_multi_vm", {"epoch_s": 300.0})  # a stale parameters cell
+    for name in ("G1-vFRM", "G2-vFRM"):
+        with pytest.raises(params.ParamsError, match=rf"{name}: unknown knob 'threads'; GvfrmParams has: bin_bytes"):
+            policy_registry.make_params(name, {"threads": 2})
+
+
+def test_g2_aging_readings_go_through_tieringlab_readings():
+    from tieringlab import readings
+
+    p = G.GvfrmMultiVmParams(aging_periods=(288, 12, 1))
+    rs = G.aging_readings(p)
+    assert [r.name for r in rs] == ["aging_288", "aging_12", "aging_1"] and [r.is_default for r in rs] == [1, 0, 0]
+    assert all(isinstance(r, readings.Reading) for r in rs)
+    assert [r.apply(p).policy.aging_period for r in rs] == [288, 12, 1]
+    assert C.rid(C.g2_threshold("cf4"), 1) == readings.claim_id(C.g2_threshold("cf4"), C.aging_axis()[1])
+    assert C.rid(C.g2_cost_below_g1("all8"), 1, "sequential_runs") == \
+        "gvfrm.fig25.all8.g2_cost_below_g1.aging_1.sequential_runs"
+    assert C.rid(C.g2_cost_below_g1("all8")) == "gvfrm.fig25.all8.g2_cost_below_g1"
 
 
 # ------------------------------------------------------------------------------------------ sweep
@@ -197,9 +236,10 @@ def test_sweep_matches_direct_engine_calls(tiny_sweep):
     res = G.reading(full)
     mixed = G.build_mix(p, "cuf4", TINY, 0)
     fb = res["flash_bytes"].sel(mix="cuf4").values
-    g1 = gvfrm.g1_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=p.aging_period,
-                                                    epoch_s=p.epoch_s, n_epochs=p.n_epochs, lam=p.lam,
-                                                    private_split=p.private_split))
+    q = p.policy
+    g1 = gvfrm.g1_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=q.private_fraction, aging_period=q.aging_period,
+                                                    epoch_s=q.epoch_s, n_epochs=q.n_epochs, lam=q.lam,
+                                                    private_split=q.private_split))
     np.testing.assert_array_equal(res["hits"].sel(mix="cuf4", policy="G1-vFRM").values, g1["hits"].values)
     np.testing.assert_allclose(res["io_cost"].sel(mix="cuf4", policy="G1-vFRM").values, g1["io_cost"].values)
     car = caching.simulate(mixed, "car", fb)
@@ -213,8 +253,9 @@ def test_aging_sensitivity_matches_direct_g2_calls(tiny_sweep):
     mixed = G.build_mix(p, "cf4", TINY, 0)
     fb = full["flash_bytes"].sel(mix="cf4").values
     for a in (288, 1):
-        g2 = gvfrm.g2_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=p.private_fraction, aging_period=a,
-                                                        epoch_s=p.epoch_s, n_epochs=p.n_epochs, lam=p.lam))
+        q = p.policy
+        g2 = gvfrm.g2_vfrm(mixed, fb, gvfrm.GvfrmParams(private_fraction=q.private_fraction, aging_period=a,
+                                                        epoch_s=q.epoch_s, n_epochs=q.n_epochs, lam=q.lam))
         np.testing.assert_array_equal(ag["hit_ratio"].sel(aging_period=a, mix="cf4").values, g2["hit_ratio"].values)
         np.testing.assert_allclose(ag["io_cost"].sel(aging_period=a, mix="cf4").values, g2["io_cost"].values)
     pr = G.pricing_table(full)
@@ -266,7 +307,7 @@ def _fake(hr, cost, flash_gb=(1.0, 2.0, 4.0, 8.0, 16.0, 32.0), mixes=("cf4", "cu
     shape = (len(mixes), len(G.POLICIES), F)
     h = np.zeros(shape)
     c = np.ones(shape)
-    for i, m in enumerate(mixes):
+    for i, _m in enumerate(mixes):
         for j, pol in enumerate(G.POLICIES):
             h[i, j] = hr.get(pol, np.full(F, 0.5))
             c[i, j] = cost.get(pol, np.ones(F))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from params_files import check_fails, repo_params, section_check_fails, write_params  # tests/params_files.py
 
 from tieringlab import fileio, params, pipeline, report
 from tieringlab.cli import main as cli
@@ -21,8 +22,6 @@ from tieringlab.params import ParamsError
 from tieringlab.results import Outputs
 from tieringlab.traces import TraceFormatError, read_cloudphysics, read_msr
 from tieringlab.traces.readers import MAX_REQUEST_BYTES
-
-from params_files import check_fails, repo_params, section_check_fails, write_params  # tests/params_files.py
 
 REPO = Path(__file__).resolve().parent.parent
 CP_HEADER = "version,time,op,size,lbn\n"
@@ -57,14 +56,14 @@ def raises_at(read, path, line: int, field: str | None = None, *more: str) -> st
 
 def test_cloudphysics_lbn_2_60_is_an_error_not_a_wrapped_offset(tmp_path):
     # 2^60 sectors x 512 bytes = 2^69: int64 wraps to offset 0 without the check
-    path = cp_file(tmp_path, "1,10,28,512,1\n1,11,2a,4096,%d\n" % 2**60)
+    path = cp_file(tmp_path, f"1,10,28,512,1\n1,11,2a,4096,{2**60}\n")
     raises_at(read_cloudphysics, path, 3, "lbn", "out of range", "2^53")
     ds = read_cloudphysics(path, errors="skip")
     assert ds["offset"].values.tolist() == [512] and ds.attrs["n_skipped"] == 1
 
 
 def test_msr_timestamp_2_64_is_an_error(tmp_path):
-    path = msr_file(tmp_path, MSR.format(off=0, size=512) + "%d,hm,1,Read,0,512,1\n" % 2**64)
+    path = msr_file(tmp_path, MSR.format(off=0, size=512) + f"{2**64},hm,1,Read,0,512,1\n")
     raises_at(read_msr, path, 2, "Timestamp", "out of range")
 
 
@@ -143,8 +142,9 @@ def test_exact_integers_survive_a_dirty_block(tmp_path):
 
 @pytest.mark.parametrize(("section", "values", "key", "why"), [
     ("ara_load_balancing", {"ks": [1, 99]}, "ara_load_balancing.ks", "[99] exceed n_sites = 16"),
-    ("ara_load_balancing", {"n_sites": 8}, "ara_load_balancing.ks", "exceed n_sites = 8"),
-    ("ara_load_balancing", {"fig8_th_l": 20}, "ara_load_balancing.fig8_th_l", "[20] exceed n_sites = 16"),
+    ("ara_load_balancing", {"policy": {"n_sites": 8, "th_l": 7}}, "ara_load_balancing.ks", "exceed n_sites = 8"),
+    ("ara_load_balancing", {"policy": {"th_l": 20}}, "ara_load_balancing.policy.th_l",
+     "must be an integer in [1, n_sites=16]; got 20"),
     ("ara_load_balancing", {"th_s_grid": [1, 17]}, "ara_load_balancing.th_s_grid", "[17] exceed"),
     ("vfrm_single_vm", {"cost_flash_mb": 3}, "vfrm_single_vm.cost_flash_mb", "must be one of flash_mb"),
 ])

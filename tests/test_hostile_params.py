@@ -18,13 +18,12 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
+from params_files import check_fails, repo_params, section_check_fails, write_params  # tests/params_files.py
 
 import tieringlab
-import tieringlab.experiments  # noqa: F401  (registers every section)
+import tieringlab.experiments  # registers every section
 from tieringlab import params, pipeline, sweep
 from tieringlab.params import ParamsError
-
-from params_files import check_fails, repo_params, section_check_fails, write_params  # tests/params_files.py
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -214,7 +213,7 @@ def test_yaml_1_1_line_breaks_editors_do_not_show_are_refused(tmp_path, capsys):
     check_fails(path, capsys, f"{path}: '\\ufeffquickstart': unknown top-level key")
     # numbers YAML 1.1 reads as strings (no dot or no exponent sign, Python's 0o) get a hint
     path.write_text("seed: 0\nquickstart:\n  reaccess_window_s: 1e3\n  max_requests: 0o10\n")
-    check_fails(path, capsys, "quickstart.reaccess_window_s: expected a number >= 1.0, got '1e3' (str); YAML 1.1 "
+    check_fails(path, capsys, "quickstart.reaccess_window_s: expected a number >= 1.0 (s), got '1e3' (str); YAML 1.1 "
                               "reads 1e3 as a string, not a number: write 1000.0",
                 "quickstart.max_requests: expected an integer >= 0, got '0o10' (str); YAML 1.1 reads 0o10 as a "
                 "string, not a number: write 8")
@@ -223,10 +222,10 @@ def test_yaml_1_1_line_breaks_editors_do_not_show_are_refused(tmp_path, capsys):
 # ------------------------------------------------------------------------------------ cross-field checks
 
 @pytest.mark.parametrize(("section", "values", "key", "why"), [
-    ("eafc", {"fixed_partitions_gb": [500]}, "eafc.fixed_partitions_gb", "[500.0] exceed ssd_gb = 160"),
-    ("eafc", {"p_init_gb": 200.0}, "eafc.p_init_gb", "must be <= ssd_gb (160)"),
+    ("eafc", {"fixed_partitions_gb": [500]}, "eafc.fixed_partitions_gb", "[500.0] exceed store.ssd_bytes = 160 GB"),
+    ("eafc", {"policy": {"p_init": 200e9}}, "eafc.policy.p_init", "must lie in [p_floor, p_ceiling]"),
     ("eafc", {"fixed_partitions_gb": [30, 30]}, "eafc.fixed_partitions_gb", "has duplicates"),
-    ("eafc", {"mix_ssd_gb": 2.0, "p_floor_gb": 1.0}, "eafc.mix_ssd_gb", "must hold the p_floor_gb"),
+    ("eafc", {"mix_ssd_gb": 2.0}, "eafc.mix_ssd_gb", "must hold the policy.p_floor"),
     ("vfrm_single_vm", {"flash_mb": [100, 4096, 256, 512, 1024, 2048]}, "vfrm_single_vm.flash_mb",
      "must be in increasing order (Fig. 6's x axis)"),
     ("lmst", {"fig16_alphas": [0.0, 0.3, 0.3]}, "lmst.fig16_alphas", "has duplicates: [0.0, 0.3, 0.3]"),
@@ -239,7 +238,7 @@ def test_yaml_1_1_line_breaks_editors_do_not_show_are_refused(tmp_path, capsys):
     ("vfrm_single_vm", {"flash_mb": [100, 1e300], "cost_flash_mb": 100}, "vfrm_single_vm.flash_mb[1]",
      "expected a number in [1.0, 8796093022207]"),
     ("trace_characterization", {"cache_gb": 1e300}, "trace_characterization.cache_gb", "in [0.001, 8589934591]"),
-    ("eafc", {"ssd_gb": 1e300}, "eafc.ssd_gb", "in [1.0, 9223372036]"),
+    ("eafc", {"store": {"ssd_bytes": 1e300}}, "eafc.store.ssd_bytes", "in [1.0, 9223372036854775807]"),
 ])
 def test_cross_field_checks_of_issue_32(tmp_path, capsys, section, values, key, why):
     section_check_fails(tmp_path, capsys, section, values, key, why)
@@ -271,9 +270,9 @@ def test_otf_ast_scale_bound_follows_the_concentration_test():
     test twins') is above it at paper settings."""
     params.validate_section("otf_ast", {"scale": 0.002})
     with pytest.raises(ParamsError, match=r"otf_ast\.scale: 0\.002 leaves about 15\.5 IOs per t_s = 30 s"):
-        params.validate_section("otf_ast", {"scale": 0.002, "t_s": 30})
+        params.validate_section("otf_ast", {"scale": 0.002, "policy": {"t_s": 30}})
     with pytest.raises(ParamsError, match="no more than n_top = 40"):
-        params.validate_section("otf_ast", {"scale": 0.002, "n_top": 40})
+        params.validate_section("otf_ast", {"scale": 0.002, "policy": {"n_top": 40}})
 
 
 # ------------------------------------------------------------------------------------ every error reported
@@ -286,15 +285,15 @@ def test_params_check_reports_every_error_of_a_file(tmp_path, capsys):
     data["lmst"]["fig16_alphas"] = [0.1, 0.1]
     data["lmst"]["nope"] = 1
     data["eafc"]["fixed_partitions_gb"] = [500]
-    data["eafc"]["p_init_gb"] = 300.0
+    data["eafc"]["mix_ssd_gb"] = 2.0
     data["bogus"] = {}
     data.pop("seed")
     path = write_params(tmp_path, data)
     err = check_fails(path, capsys, f"{path}: quickstart.line_bytes: expected one of",
                       f"{path}: quickstart.max_requests: expected an integer >= 0",
                       f"{path}: lmst.nope: unknown parameter", f"{path}: eafc.fixed_partitions_gb: [500.0] exceed",
-                      f"{path}: eafc.p_init_gb (300) must be <= ssd_gb", f"{path}: bogus: unknown top-level key",
-                      f"{path}: seed: missing", "tieringlab: 7 errors")
+                      f"{path}: eafc.mix_ssd_gb (2) must hold the policy.p_floor",
+                      f"{path}: bogus: unknown top-level key", f"{path}: seed: missing", "tieringlab: 7 errors")
     assert "cache_sizes_mb has" not in err  # cross-field checks run once the section's keys are valid
     assert "fig16_alphas has" not in err    # (lmst has an unknown key)
     with pytest.raises(ParamsError) as exc:
@@ -306,7 +305,9 @@ def test_params_check_reports_every_error_of_a_file(tmp_path, capsys):
         params.load(write_params(tmp_path, data))
     assert [e.split(": ")[1] for e in exc.value.errors] == [
         "quickstart.cache_sizes_mb has duplicates", "lmst.fig16_alphas has duplicates",
-        "eafc.p_init_gb (300) must be <= ssd_gb (160)", "eafc.fixed_partitions_gb", "bogus", "seed"]
+        "eafc.fixed_partitions_gb",
+        "eafc.mix_ssd_gb (2) must hold the policy.p_floor (1 GB) of each of the mix's 3 workloads (>= 3)", "bogus",
+        "seed"]
 
 
 def test_every_line_of_a_file_with_several_surprises_and_duplicates(tmp_path, capsys):

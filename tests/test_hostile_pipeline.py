@@ -422,7 +422,7 @@ def test_report_on_a_results_path_that_is_a_file_or_with_a_metrics_file(tmp_path
 def test_a_crashed_install_is_completed_by_the_next_run_of_any_stage_and_by_outputs(tmp_path, monkeypatch):
     """The journal left by a kill after the commit point is completed by whatever touches results/ next: here
     a notebook's Outputs, and a run of the stage itself (which then runs normally)."""
-    from tieringlab.results import Outputs  # noqa: PLC0415
+    from tieringlab.results import Outputs
 
     for toucher in ("outputs", "run"):
         results = tmp_path / toucher / "results"
@@ -430,7 +430,7 @@ def test_a_crashed_install_is_completed_by_the_next_run_of_any_stage_and_by_outp
         real_replace = os.replace
         state = {"n": 0}
 
-        def replace(a, b, state=state):
+        def replace(a, b, state=state, real_replace=real_replace):
             state["n"] += 1
             if Path(b).name == f".{STAGE}.ipynb.old-{os.getpid()}":  # the first old output set aside: "killed"
                 real_replace(a, b)

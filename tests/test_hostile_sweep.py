@@ -336,7 +336,7 @@ def parameters_cell(notebook: Path) -> dict:
     nb = nbformat.read(notebook, as_version=4)
     (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     namespace: dict = {}
-    exec(cell.source, namespace)  # noqa: S102
+    exec(cell.source, namespace)
     return {k: v for k, v in namespace.items() if not k.startswith("__")}
 
 
@@ -355,9 +355,9 @@ def test_base_notebook_keeps_the_notebooks_own_values(tmp_path, address, fake):
     assert "line_bytes" not in fixed and fixed["cache_gb"] == own["cache_gb"] and fixed["seed"] == own["seed"]
     # base "params": the swept field of the shared section is not listed as fixed either
     points = sweep.plan(nb, {"traces.scale": [0.01]})
-    assert "scale" not in sweep._fixed(points, "params", {})["traces"]  # noqa: SLF001
+    assert "scale" not in sweep._fixed(points, "params", {})["traces"]
     assert sweep._fixed(points, "params", {})["traces"]["max_wss_gb"] == \
-        params.load(REPO / "params.yaml")["traces"].max_wss_gb  # noqa: SLF001
+        params.load(REPO / "params.yaml")["traces"].max_wss_gb
 
 
 def test_base_notebook_cross_checks_see_the_notebooks_values(tmp_path, address, fake):

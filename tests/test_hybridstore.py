@@ -124,7 +124,7 @@ def brute_curves(keys, is_read, ram_units, sizes, block):
                 if len(d) >= c:
                     d.popitem(last=False)
                 d[k] = None
-    cum = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:], int), np.cumsum(a, axis=0)])  # noqa: E731
+    cum = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:], int), np.cumsum(a, axis=0)])
     return cum(reads), cum(ram_h), cum(ssd_h)
 
 
@@ -185,7 +185,8 @@ def test_step_approximation_against_exact_replay(small_filebench):
     acc = np.arange(n_used)
     epoch_of = np.minimum(np.searchsorted(ends[1:], acc, side="right"), len(cap_units) - 1)
     hit, _ = resizing_lru_from_distances(stack_distances(w.keys[:n_used]), cap_units[epoch_of])
-    exact = np.bincount(epoch_of, weights=hit, minlength=len(cap_units)) / np.bincount(epoch_of, minlength=len(cap_units))
+    exact = (np.bincount(epoch_of, weights=hit, minlength=len(cap_units))
+             / np.bincount(epoch_of, minlength=len(cap_units)))
     est = (r["ssd_hit_ratio"] * r["reads_per_s"]).sum("sample") / r["reads_per_s"].sum("sample")
     np.testing.assert_allclose(est.values, exact, atol=0.02)
 
@@ -196,9 +197,10 @@ def test_observations_bad_input(small_filebench):
         hys.observations(w, h, 4.0)
     with pytest.raises(ValueError, match="whole number of samples"):
         hys.observations(w, h, 602.5)
-    with pytest.raises(ValueError, match="noise_sigma must be >= 0"):
+    with pytest.raises(ValueError, match=r"HybridStoreParams\.noise_sigma: expected a number in \[0\.0, 2\.0\], "
+                                         r"got -0\.1"):
         hys.HybridStoreParams(noise_sigma=-0.1)
-    with pytest.raises(ValueError, match="k_hdd must be an integer"):
+    with pytest.raises(ValueError, match=r"HybridStoreParams\.k_hdd: expected an integer in \[1, 1024\], got 0"):
         hys.HybridStoreParams(k_hdd=0)
 
 

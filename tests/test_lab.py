@@ -28,7 +28,7 @@ def test_jupyterlab_is_pinned_in_the_lock():
 
 
 def test_every_notebook_names_one_kernel_that_runs_this_python():
-    from jupyter_client.kernelspec import KernelSpecManager  # noqa: PLC0415
+    from jupyter_client.kernelspec import KernelSpecManager
 
     names = {json.loads(nb.read_text())["metadata"]["kernelspec"]["name"] for nb in NOTEBOOKS}
     assert names == {"python3"}, f"one kernel name everywhere, got {names}"

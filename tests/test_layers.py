@@ -17,7 +17,8 @@ PKG = Path(__file__).resolve().parent.parent / "tieringlab"
 
 LAYERS = [
     {"tieringlab", "tieringlab.units", "tieringlab.arrays", "tieringlab.paths", "tieringlab.fileio",
-     "tieringlab.progress", "tieringlab.params", "tieringlab.data"},
+     "tieringlab.progress", "tieringlab.params", "tieringlab.data", "tieringlab.stats", "tieringlab.readings",
+     "tieringlab.native"},
     {"tieringlab.models"},
     {"tieringlab.traces"},
     {"tieringlab.policies"},

@@ -10,12 +10,12 @@ import jax
 import numpy as np
 import pytest
 
+from tieringlab import params, readings
 from tieringlab.models import queueing as q
 from tieringlab.models.workloads import lmst as W
+from tieringlab.policies import contract, registry
 from tieringlab.policies import lmst as L
-from tieringlab.policies import registry
 from tieringlab.units import GB, KB, MB, MS
-
 
 # ------------------------------------------------------------------------------------------ reference engine
 
@@ -183,8 +183,8 @@ def test_engine_equals_event_by_event_reference(policy, seed, low_only):
     ds = L.run(p, t, size, workload=TINY_WP, alun=alun, fixed_plans=plans)
     want, disk, log = reference(list(t), list(size), list(alun), mu=list(lay.mu), fast=lay.fast,
                                 alun_class=list(lay.alun_class), home=list(lay.home), slot_s=TINY_WP.slot_s,
-                                n_slots=TINY_WP.n_slots, plans=plans, smst=policy == "smst", chunk=TINY_P["chunk_bytes"],
-                                copy_bytes=TINY_WP.alun_bytes)
+                                n_slots=TINY_WP.n_slots, plans=plans, smst=policy == "smst",
+                                chunk=TINY_P["chunk_bytes"], copy_bytes=TINY_WP.alun_bytes)
     np.testing.assert_array_equal(ds.response_s.values[0], want)          # bit for bit
     np.testing.assert_array_equal(ds.disk_of_job.values[0], disk)
     assert int(ds.migrations_started[0, 0]) == len(log) > 0              # premise: migrations happened
@@ -306,8 +306,8 @@ def test_forward_selection_validation_and_eq16_by_hand():
     lk, lj, la = 80.0, 200.0, 60.0
     dl = min(mu_f - lk, mu_s - lj)
     tm = 1.0e6 / dl                                             # Eq. 17, ms (1 GB = 1e6 KB)
-    g = lambda mu, x: s / (mu - x)                              # noqa: E731  Eq. 9
-    gg = lambda mu, x: s / max(mu - x, 0.05 * mu)               # noqa: E731  A10 guard
+    g = lambda mu, x: s / (mu - x)  # Eq. 9
+    gg = lambda mu, x: s / max(mu - x, 0.05 * mu)  # A10 guard
     rt_k, rt_k2 = 2 * g(mu_f, lk) * tw, g(mu_f, lk) * (tw - tm) + gg(mu_f, lk + dl) * tm + g(mu_f, lk - la) * tw
     rt_j, rt_j2 = 2 * g(mu_s, lj) * tw, g(mu_s, lj) * (tw - tm) + gg(mu_s, lj + dl) * tm + g(mu_s, lj + la) * tw
     benefit = ((rt_k - rt_k2) / rt_k + (rt_j - rt_j2) / rt_j) / 2
@@ -398,11 +398,20 @@ SMALL_WP = W.LmstWorkloadParams(n_high_apps=1, n_low_apps=2, aluns_per_app=5, n_
 SMALL_P = dict(window_s=60.0, disk_capacity_bytes=20 * 50 * MB)
 
 
+def small_section(**kw):
+    """The notebook's quick scale: 3 slots of 1 minute, 50 MB ALUNs, disks of 20 ALUN slots."""
+    from tieringlab.experiments import lmst as X
+
+    return X.LmstSection(workload=W.LmstWorkloadParams(n_slots=3, slot_s=60.0, sample_s=3.0, alun_bytes=50 * MB),
+                         policy=L.LmstParams(**SMALL_P), **kw)
+
+
 def test_vector_knobs_baselines_seeds_and_threads():
     keys = jax.random.split(jax.random.key(3), 2)
     p = L.LmstParams(alpha=(0.0, 0.3), e=(0.0, -0.05), **SMALL_P)
-    ds = registry.run("LMST", None, None, params=p, key=keys, workload=SMALL_WP,
+    ds = registry.run("LMST", SMALL_WP, params=p, key=keys,
                       baselines=("NMST", ("LMST", {"timing": "lookahead"}), "SMST"))
+    assert contract.check_scenario_result(ds) is ds and ds.attrs["policy"] == "LMST" and ds.attrs["source"]
     assert list(ds.label.values) == ["LMST", "LMST", "NMST", "LMST-lookahead", "SMST"]
     assert list(ds.alpha.values) == [0.0, 0.3, 0.0, 0.0, 0.0] and ds.sizes["replication"] == 2
     assert int(ds.migrations_started.sum()) > 0                           # premise: the systems migrate
@@ -415,9 +424,10 @@ def test_vector_knobs_baselines_seeds_and_threads():
     for v in ("m_resp_s", "v_ratio", "mgr_resp_s", "disk_utilization", "mgr_ratio"):
         np.testing.assert_array_equal(one[v].isel(replication=[1]).values, solo[v].values)
     # the NMST of the batch is the NMST of its own call; the same key gives the same numbers
-    nm = registry.run("NMST", None, None, params=L.LmstParams(policy="nmst", **SMALL_P), key=keys, workload=SMALL_WP)
+    nm = registry.run("NMST", SMALL_WP, params=L.LmstParams(policy="nmst", **SMALL_P), key=keys)
     np.testing.assert_array_equal(ds.m_resp_s.isel(config=2).values, nm.m_resp_s.isel(config=0).values)
     assert int(nm.migrations_started.sum()) == 0 and float(nm.mgr_ratio.max()) == 0.0
+    assert contract.check_scenario_result(nm).attrs["policy"] == "NMST"
     # Burst_TS counts the generator's bursty slots of the FC-home ALUNs
     st = W.slot_states(keys[0], SMALL_WP)
     assert int(ds.burst_ts[0]) == int(st[5:].sum())
@@ -441,14 +451,14 @@ def test_sets_with_one_trajectory_share_kernel_runs_and_keep_their_own_numbers(m
     assert not np.array_equal(ds.mig_window.isel(config=0).values, ds.mig_window.isel(config=1).values)
     # sets 0 and 2 share all windows; window 0 is one run for the four causal sets (no plan before it)
     assert len(calls) <= R * (C * W_ - W_ - 3)
-    alone = [L.simulate([q], SMALL_WP, keys) for q in (L.LmstParams(alpha=0.3, e=-0.05, **SMALL_P),
+    alone = [L.simulate([sp], SMALL_WP, keys) for sp in (L.LmstParams(alpha=0.3, e=-0.05, **SMALL_P),
                                                          L.LmstParams(alpha=0.0, e=0.0, **SMALL_P), *systems[1:])]
-    for ci, q in enumerate([0, 1, 0, 2, 3]):
+    for ci, qi in enumerate([0, 1, 0, 2, 3]):
         for v in ("m_resp_s", "v_ratio", "v_time_s", "mgr_resp_s", "mgr_ratio", "disk_utilization",
                   "migrations_started", "forward_validated"):
-            np.testing.assert_array_equal(ds[v].isel(config=ci).values, alone[q][v].isel(config=0).values,
+            np.testing.assert_array_equal(ds[v].isel(config=ci).values, alone[qi][v].isel(config=0).values,
                                           err_msg=f"set {ci}: {v}")
-        log, own = ds.mig_window.isel(config=ci).values, alone[q].mig_window.isel(config=0).values
+        log, own = ds.mig_window.isel(config=ci).values, alone[qi].mig_window.isel(config=0).values
         np.testing.assert_array_equal(log[:, :own.shape[1]], own)     # the batch pads to its longest log
         assert (log[:, own.shape[1]:] == -1).all()
 
@@ -459,26 +469,33 @@ def test_bad_input_names_the_parameter():
     alun = np.array([0, 1, 2])
     with pytest.raises(KeyError, match="unknown policy 'XMST'"):
         registry.get("XMST")
-    with pytest.raises(ValueError, match="policy must be one of 'nmst', 'lmst', 'smst'"):
+    with pytest.raises(ValueError, match=r"LmstParams\.policy: expected one of 'nmst', 'lmst', 'smst', got 'fmst'"):
         L.LmstParams(policy="fmst")
     with pytest.raises(ValueError, match="baselines must name systems"):
         L.run(L.LmstParams(**SMALL_P), t, size, workload=SMALL_WP, alun=alun, baselines=("ARA",))
     with pytest.raises(ValueError, match=r"arrivals must be non-decreasing .*arrivals\[1\]"):
         L.run(L.LmstParams(**SMALL_P), t[::-1], size, workload=SMALL_WP, alun=alun)
-    with pytest.raises(ValueError, match=r"services are the I/O sizes in bytes and must be finite and >= 0; services\[2\]"):
+    with pytest.raises(ValueError,
+                       match=r"services are the I/O sizes in bytes and must be finite and >= 0; services\[2\]"):
         L.run(L.LmstParams(**SMALL_P), t, np.array([1e5, 1e5, -1.0]), workload=SMALL_WP, alun=alun)
     with pytest.raises(ValueError, match=r"alun must lie in \[0, n_aluns\) = \[0, 15\)"):
         L.run(L.LmstParams(**SMALL_P), t, size, workload=SMALL_WP, alun=np.array([0, 1, 99]))
-    with pytest.raises(ValueError, match="fc_rate must be a positive finite number"):
+    with pytest.raises(ValueError,
+                       match=r"LmstParams\.fc_rate: expected a number >= 1\.0 \(bytes/s\), got -160000000\.0"):
         L.LmstParams(fc_rate=-160e6)
-    with pytest.raises(ValueError, match="disk_capacity_bytes must be a positive integer"):
+    with pytest.raises(ValueError,
+                       match=r"LmstParams\.disk_capacity_bytes: expected an integer >= 1 \(bytes\), got -1"):
         L.LmstParams(disk_capacity_bytes=-1)
-    with pytest.raises(ValueError, match="idle_rate_high must be a positive"):
+    with pytest.raises(ValueError,
+                       match=r"LmstWorkloadParams\.idle_rate_high: expected a number >= 1e-09 \(bytes/s\)"):
         W.LmstWorkloadParams(idle_rate_high=-1.0)
     with pytest.raises(ValueError, match=r"alun_class must be 0 \(SLA\^H\) or 1 \(SLA\^L\)"):
         L.run(L.LmstParams(**SMALL_P), t, size, workload=SMALL_WP, alun=alun, alun_class=np.full(15, 2))
-    with pytest.raises(ValueError, match="tau_l < tau_h"):
+    with pytest.raises(ValueError, match=r"tau_l must be below tau_h \(tau_l < tau_h"):
         L.LmstParams(tau_l=9e6, tau_h=8e6)
+    with pytest.raises(ValueError, match=r"LmstParams\.alpha: expected a number >= 0\.0 \(factor\) or a non-empty "
+                                         r"list of numbers, each >= 0\.0, got -0\.2"):
+        L.LmstParams(alpha=(0.1, -0.2))                # a sequence-valued knob: each parameter set is checked
     with pytest.raises(ValueError, match="must have one length"):
         L.LmstParams(alpha=(0.1, 0.2), e=(0.0, 0.1, 0.2))
     with pytest.raises(ValueError, match="window_s .* must equal the workload's slot_s"):
@@ -501,8 +518,7 @@ def test_magnitude_rows_carry_their_replication_interval():
     assert "cannot decide" in X._interval_note(row, np.array([1.0, 2.0, 3.0]))       # [-0.48, 4.48] crosses 1.5
     assert X._interval_note(row, np.array([2.0])) is None                              # one replication: no interval
 
-    p = X.LmstSection(capacities_gb=(40, 70), burst_ratios=(0.3, 0.5), n_reps=3, n_slots=3, slot_min=1.0,
-                      alun_mb=50.0, sample_s=3.0, lookahead_variant=False)
+    p = small_section(capacities_gb=(40, 70), burst_ratios=(0.3, 0.5), n_reps=3, lookahead_variant=False)
     cl = X.cells(p, jax.random.key(5))
     vals = X.claim_values(cl, None, p)
     reps = X._per_replication(cl, p, X.MAIN)
@@ -524,8 +540,8 @@ def test_cells_and_sweep_in_one_pass_equal_the_separate_calls():
 
     from tieringlab.experiments import lmst as X
 
-    p = X.LmstSection(capacities_gb=(40, 70), burst_ratios=(0.5,), n_reps=2, n_slots=3, slot_min=1.0,
-                      alun_mb=50.0, sample_s=3.0, fig16_alphas=(0.0, 0.3, 1.0), fig16_e_pct=(-5.0, 0.0, 5.0))
+    p = small_section(capacities_gb=(40, 70), burst_ratios=(0.5,), n_reps=2, fig16_alphas=(0.0, 0.3, 1.0),
+                      fig16_e=(-0.05, 0.0, 0.05))
     key = jax.random.key(11)
     cl, sw = X.cells_and_sweep(p, key)
     xr.testing.assert_identical(cl, X.cells(p, key))
@@ -538,3 +554,67 @@ def test_cells_and_sweep_in_one_pass_equal_the_separate_calls():
     keep = np.flatnonzero(ref.part.values != "nmst")
     xr.testing.assert_identical(sw[knob_coords].isel(config=keep), ref[knob_coords].isel(config=keep))
     assert nm.size == 1 and sw.sizes["config"] == 7
+
+
+def test_unknown_knob_or_params_key_names_it_and_the_allowed_names():
+    fields = [f for f in L.LmstParams.__dataclass_fields__]
+    with pytest.raises(params.ParamsError,
+                       match=r"LMST: unknown knob 'tau_hh'; LmstParams has: policy, .*tau_h, tau_l"):
+        registry.make_params("LMST", {"tau_hh": 1})
+    assert registry.make_params("SMST", {"tau_h": 8e6}) == L.LmstParams(policy="smst", tau_h=8e6)
+    import tieringlab.experiments  # noqa: F401  (registers the sections)
+
+    with pytest.raises(params.ParamsError) as err:
+        params.validate_section("lmst", {"policy": {"tau_hh": 1, "e": 0.05}})
+    msg = str(err.value)
+    assert "params.yaml: lmst.policy.tau_hh: unknown parameter; allowed: " + ", ".join(sorted(fields)) in msg
+    # the section's cross-field checks, and the policy's own (tau_l < tau_h) through the nested key path
+    for bad, want in (({"policy": {"tau_l": 8e6}}, "lmst.policy.tau_l must be below tau_h"),
+                      ({"policy": {"window_s": 60.0}}, "lmst.policy.window_s must equal workload.slot_s"),
+                      ({"workload": {"n_low_apps": 3}}, "lmst.workload.n_low_apps is set by each cell"),
+                      ({"policy": {"timing": "lookahead"}}, "lmst.policy: the section runs LMST"),
+                      ({"policy": {"e": 5.0}}, r"lmst.policy.e: expected a number in \[-0.99, 0.99\] \(fraction\)"),
+                      ({"e_pct": 5.0}, "lmst.e_pct: unknown parameter; allowed: burst_ratios, .*policy, workload")):
+        with pytest.raises(params.ParamsError, match=want):
+            params.validate_section("lmst", bad)
+    # a notebook parameter of the old flat form is refused, naming the allowed names
+    with pytest.raises(params.ParamsError, match=r"lmst.tau_h_kbms: unknown parameter; allowed: .*policy"):
+        params.check("lmst", {"tau_h_kbms": 7.5})
+    p = params.check("lmst", {"policy": {"window_s": 60.0}, "workload": {"slot_s": 60.0, "sample_s": 3.0}})
+    assert p.policy == L.LmstParams(window_s=60.0) and p.workload.slot_s == 60.0 and p.workload.n_slots == 30
+
+
+def test_timing_and_fig16_readings_go_through_tieringlab_readings():
+    from tieringlab.experiments import lmst as X
+
+    assert all(isinstance(r, readings.Reading) for r in X.TIMING)
+    main, look = X.TIMING
+    assert main.is_default and main.name == "causal" and dict(look.overrides) == {"timing": "lookahead"}
+    assert (X.MAIN, X.LOOK) == ("LMST", "LMST-lookahead") == (X.label(main), X.label(look))
+    p = small_section(fig16_alphas=(0.0, 0.3), fig16_e=(-0.05, 0.05))
+    assert X._baselines(p) == ("NMST", "SMST", ("LMST", {"timing": "lookahead"}))
+    assert X.variants(p) == ["LMST", "LMST-lookahead"]
+    q = small_section(lookahead_variant=False)
+    assert X._baselines(q) == ("NMST", "SMST") and X.variants(q) == ["LMST"]
+    # the look-ahead reading applied to the policy is the look-ahead LmstParams
+    assert look.apply(p.policy) == L.LmstParams(**SMALL_P, timing="lookahead")
+    # Fig. 16: each reading sets one knob of the policy, the other stays at the section's value
+    fr = X.fig16_readings(p)
+    assert [dict(r.overrides) for r in fr["alpha"]] == [{"alpha": 0.0}, {"alpha": 0.3}]
+    assert [r.apply(p.policy).e for r in fr["e"]] == [-0.05, 0.05]
+    assert [r.apply(p.policy).alpha for r in fr["e"]] == [0.3, 0.3]
+    assert len({r.name for rs in fr.values() for r in rs}) == 4              # distinct names (claim-id suffixes)
+    assert X._sweep_sets(p) == ([0.0, 0.3, 0.3, 0.3], [0.0, 0.0, -0.05, 0.05], ["alpha", "alpha", "e", "e"])
+    # the ledger note of a claim under the look-ahead reading says whether its verdict flips
+    cl = X.cells(small_section(capacities_gb=(70,), burst_ratios=(0.5,), n_reps=2), jax.random.key(2))
+    vals = X.claim_values(cl, None, small_section(capacities_gb=(70,), burst_ratios=(0.5,), n_reps=2))
+    look_vals = X._values(cl, None, small_section(capacities_gb=(70,), burst_ratios=(0.5,), n_reps=2), X.LOOK)
+    from tieringlab.claims import lmst as CL
+
+    claims = {c.id: c for c in CL.CLAIMS}
+    for cid, (value, note) in vals.items():
+        if value is None or look_vals.get(cid) is None:
+            continue
+        by = readings.verdicts(claims[cid], {"causal": value, "lookahead": look_vals[cid]})
+        assert note.endswith(f"({by['lookahead']}, the verdict flips)" if by["causal"] != by["lookahead"]
+                             else f"({by['lookahead']})")

@@ -112,16 +112,20 @@ def test_slot_states_ratio_persistence_and_high_priority_switch():
 
 
 def test_bad_parameters_are_named():
-    with pytest.raises(ValueError, match="burst_ratio must lie in"):
+    with pytest.raises(ValueError, match=r"LmstWorkloadParams\.burst_ratio: expected a number in \[0\.0, 1\.0\]"):
         W.LmstWorkloadParams(burst_ratio=1.5)
-    with pytest.raises(ValueError, match="idle_rate_low must be a positive"):
+    with pytest.raises(ValueError, match=r"LmstWorkloadParams\.idle_rate_low: expected a number >= 1e-09 \(bytes/s\)"):
         W.LmstWorkloadParams(idle_rate_low=-1.0)
-    with pytest.raises(ValueError, match="mean_io_bytes must be a positive"):
+    with pytest.raises(ValueError, match=r"LmstWorkloadParams\.mean_io_bytes: expected a number >= 1e-09 \(bytes\)"):
         W.LmstWorkloadParams(mean_io_bytes=0.0)
-    with pytest.raises(ValueError, match="burst_peak_ratio k must satisfy"):
+    with pytest.raises(ValueError, match="burst_peak_ratio k must satisfy k < 1 / burst_high_share"):
         W.LmstWorkloadParams(burst_high_share=0.2, burst_peak_ratio=6.0)
-    with pytest.raises(ValueError, match="n_low_apps must be an integer >= 0"):
+    with pytest.raises(ValueError, match=r"LmstWorkloadParams\.n_low_apps: expected an integer >= 0"):
         W.LmstWorkloadParams(n_low_apps=-1)
+    with pytest.raises(ValueError, match=r"needs at least one application"):
+        W.LmstWorkloadParams(n_low_apps=0, n_high_apps=0)
+    with pytest.raises(ValueError, match="sample_s must divide slot_s"):
+        W.LmstWorkloadParams(sample_s=7.0)
     with pytest.raises(ValueError, match=r"slot must be an integer in \[0, n_slots\)"):
         W.generate_slot(jax.random.key(0), SMALL, 6)
 

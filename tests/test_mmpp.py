@@ -51,7 +51,8 @@ def test_index_of_dispersion_equals_thesis_eq2():
     assert eq2 == pytest.approx(float(g.index_of_dispersion()), rel=1e-9)
     # MMPP(2): rho_k = rho_1 gamma^(k-1) -> geometric sum
     gam = float(m.autocorrelation(2) / m.autocorrelation(1))
-    assert float(m.scv()) * (1 + 2 * float(m.autocorrelation(1)) / (1 - gam)) == pytest.approx(float(m.index_of_dispersion()), rel=1e-9)
+    assert float(m.scv()) * (1 + 2 * float(m.autocorrelation(1)) / (1 - gam)) == pytest.approx(
+        float(m.index_of_dispersion()), rel=1e-9)
     # the finite-window IDC climbs to the limit
     assert float(m.index_of_dispersion_counts(1e7)) == pytest.approx(float(m.index_of_dispersion()), rel=1e-6)
 
@@ -90,7 +91,8 @@ def test_rejects_bad_matrices_and_rates():
 def test_closed_forms_jit_and_vmap_over_parameters():
     ms = MMPP2(jnp.array([2.0, 3.0]), jnp.array([0.3, 0.1]), jnp.array([0.05, 0.1]), jnp.array([0.2, 0.4]))
     got = jax.jit(jax.vmap(lambda m: m.index_of_dispersion()))(ms)
-    want = [float(MMPP2(2.0, 0.3, 0.05, 0.2).index_of_dispersion()), float(MMPP2(3.0, 0.1, 0.1, 0.4).index_of_dispersion())]
+    want = [float(MMPP2(2.0, 0.3, 0.05, 0.2).index_of_dispersion()),
+            float(MMPP2(3.0, 0.1, 0.1, 0.4).index_of_dispersion())]
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 

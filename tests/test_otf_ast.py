@@ -22,6 +22,7 @@ S, SUB, T, K = 12, 1 * MiB, 10, 12
 SMALL = dict(lun_subluns=S, sublun_bytes=SUB, t_s=T, m_window=T, n_top=3, i_pct=50.0, c_intervals=2, o_intervals=3,
              copy_up=2.5, copy_down=6.5, copy_share_floor=1.0)
 CAP = 4
+SYSTEMS = ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "FlashCache pass 2", "HDD only")
 
 
 def _trace(seed: int, n: int, write_share: float = 0.3, hot_share: float = 0.7):
@@ -136,8 +137,9 @@ def _run(ds, p, cap=CAP, key=0):
 
 def _log_of(r):
     m = r["move_sub"].values[0] >= 0
-    g = lambda v: r[v].values[0][m]  # noqa: E731
-    return g("move_sub"), g("move_up"), g("move_queued_s"), g("move_start_s"), g("move_copy_end_s"), g("move_sync_end_s")
+    g = lambda v: r[v].values[0][m]
+    return (g("move_sub"), g("move_up"), g("move_queued_s"), g("move_start_s"), g("move_copy_end_s"),
+            g("move_sync_end_s"))
 
 
 def _compare(ds, p, cap=CAP):
@@ -145,7 +147,7 @@ def _compare(ds, p, cap=CAP):
     sub, up, tq, ts, tc, te = _log_of(_run(ds, p, cap))
     assert sub.tolist() == [m["sub"] for m in ref]
     assert up.tolist() == [m["up"] for m in ref]
-    nan = lambda v: np.where(np.isfinite(v), v, np.nan)  # noqa: E731
+    nan = lambda v: np.where(np.isfinite(v), v, np.nan)
     for got, name in ((tq, "tq"), (ts, "ts"), (tc, "tc"), (te, "te")):
         np.testing.assert_allclose(nan(got), nan(np.array([m[name] for m in ref], float)), rtol=0, atol=1e-7,
                                    err_msg=name)
@@ -177,7 +179,8 @@ def _check_invariants(ds, p, cap=CAP):
     # moves start in queue order (FIFO), each after it was queued, copy before sync
     started = np.isfinite(ts)
     assert np.all(np.diff(ts[started]) >= 0) and np.all(started[:started.sum()])
-    assert np.all(ts[started] >= tq[started]) and np.all(tc[started] >= ts[started]) and np.all(te[started] >= tc[started])
+    assert np.all(ts[started] >= tq[started]) and np.all(tc[started] >= ts[started])
+    assert np.all(te[started] >= tc[started])
     # one move at a time: copy/sync windows do not overlap
     assert np.all(ts[started][1:] >= te[started][:-1] - 1e-9)
     # the SSD never holds more than its sub-LUNs: promoted-and-arrived plus arriving, at every event
@@ -361,10 +364,11 @@ def test_hdd_only_and_registry():
     ds = _trace(4, 300)
     r = registry.run("HDD only", ds, [0, CAP * SUB], knobs=dict(lun_subluns=S, sublun_bytes=SUB), key=jax.random.key(0))
     assert np.all(r["hits"].values == 0) and np.all(r["route"].values == 0)
-    for name in ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "FlashCache pass 2", "HDD only"):
+    for name in SYSTEMS:
         assert registry.get(name).kind == "trace"
     with pytest.raises(ValueError, match="skip_demotion_copy"):
-        registry.run("OTF-AST", ds, [SUB], params=oa.OtfAstParams(**SMALL, skip_demotion_copy=True), key=jax.random.key(0))
+        registry.run("OTF-AST", ds, [SUB], params=oa.OtfAstParams(**SMALL, skip_demotion_copy=True),
+                     key=jax.random.key(0))
 
 
 def test_paper_defaults():
@@ -381,13 +385,13 @@ def test_paper_defaults():
 @pytest.mark.parametrize("kw,match", [
     (dict(n_top=301), r"n_top \(n\) must be an integer in \[1, 300\]"),
     (dict(n_top=0), r"n_top"),
-    (dict(c_intervals=0), r"c_intervals \(c\) must be an integer >= 1"),
+    (dict(c_intervals=0), r"OtfAstParams\.c_intervals: expected an integer >= 1"),
     (dict(i_pct=0.0), r"i_pct \(i\) must be in \(0, 100\]"),
     (dict(i_pct=100.5), r"i_pct \(i\) must be in \(0, 100\]"),
     (dict(o_intervals=0), r"o_intervals"),
     (dict(t_s=0), r"t_s"),
-    (dict(hot_rule="top"), r"hot_rule must be one of"),
-    (dict(m_reading="x"), r"m_reading must be one of"),
+    (dict(hot_rule="top"), r"OtfAstParams\.hot_rule: expected one of 'top_n', 'prefix_to_i', 'pct_of_subluns'"),
+    (dict(m_reading="x"), r"OtfAstParams\.m_reading: expected one of 'window', 'total_floor'"),
     (dict(copy_unit="hours"), r"copy_unit"),
     (dict(move_concurrency=0), r"move_concurrency"),
 ])
@@ -419,3 +423,59 @@ def test_flashcache_cleaning_merges_contiguous_dirty_blocks():
     assert int(r["md_writes"][0]) == n - 20                  # every block beyond the 20 dirty ones is cleaned
     assert int(r["cleaning_writes"][0]) == -(-(n - 20) // 32)
     assert int(r["hits"][0]) == 0 and int(r["dirty_write_hits"][0]) == 0
+
+
+# ----------------------------------------------------------------------------- declared once; the trace contract
+
+def test_every_field_is_declared_once_with_its_source():
+    """Each system's parameters are the shared measurement and its own settings: every field a ``param`` with
+    its source, none declared twice (a setting's class and the system's share the declaration)."""
+    import dataclasses
+
+    for cls in (oa.MeasureParams, oa.OtfAstSettings, oa.StaticTieringSettings, oa.FlashCacheSettings,
+                oa.OtfAstParams, oa.StaticTieringParams, oa.FlashCacheParams, oa.HddOnlyParams):
+        for f in dataclasses.fields(cls):
+            assert f.metadata.get("doc"), (cls.__name__, f.name)
+    own = {f.name for f in dataclasses.fields(oa.OtfAstParams)} - {f.name for f in dataclasses.fields(oa.MeasureParams)}
+    assert own == {f.name for f in dataclasses.fields(oa.OtfAstSettings)} | {"skip_demotion_copy"}
+    shared = oa.OtfAstSettings.__dataclass_fields__["t_s"].metadata
+    assert oa.OtfAstParams.__dataclass_fields__["t_s"].metadata is shared
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(t_s="60"), r"OtfAstParams\.t_s: expected an integer in \[1, 3600\] \(s\), got '60'"),
+    (dict(le_cut_s=0.0), r"OtfAstParams\.le_cut_s: expected a number in \[0\.001, 10\.0\] \(s\)"),
+    (dict(sublun_bytes=4096 + 512), r"sublun_bytes must be a positive multiple of 4096 bytes"),
+    (dict(hist_lo_s=2.0), r"hist_lo_s must be < hist_hi_s"),
+    (dict(copy_share_floor=0.0), r"OtfAstParams\.copy_share_floor: expected a number in \[0\.01, 1\.0\]"),
+])
+def test_declared_bounds_check_a_policy_built_in_python(kw, match):
+    with pytest.raises(ValueError, match=match):
+        oa.OtfAstParams(**kw)
+    with pytest.raises(ValueError, match=r"FlashCacheParams\.dirty_thresh_pct: expected a number in \[1\.0, 100\.0\]"):
+        oa.FlashCacheParams(dirty_thresh_pct=0.0)
+    with pytest.raises(ValueError, match=r"block_bytes must be a positive multiple of 512"):
+        oa.FlashCacheSettings(block_bytes=1000)
+    with pytest.raises(ValueError, match=r"StaticTieringParams\.rank_by: expected one of 'requests', 'bytes'"):
+        oa.StaticTieringParams(rank_by="iops")
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_trace_contract(name):
+    """Every system here is a trace system: it checks its trace with the contract's check_trace first, and its
+    result carries attrs ``policy`` (the registry name) and ``source`` over the capacity dimension."""
+    rng = np.random.default_rng(2)
+    n = 400
+    t = np.sort(rng.uniform(0, 240, n))
+    ds = make_dataset(t, rng.integers(0, S, n) * SUB, np.full(n, 4096), rng.random(n) < 0.3, name="c",
+                      source="test", replay_start_s=120.0, replay_end_s=240.0)
+    knobs = dict(lun_subluns=S, sublun_bytes=SUB, **({"n_top": 3} if name.startswith("OTF") else {}))
+    r = registry.run(name, ds, [SUB, 2 * SUB], knobs=knobs, key=jax.random.key(0))
+    assert r.attrs["policy"] == name and r.attrs["source"].startswith("OTF-AST paper")
+    assert r.sizes["capacity_bytes"] == 2 and r["requests"].values.tolist() == [int(((t >= 120) & (t < 240)).sum())] * 2
+    empty = ds.isel(request=slice(0, 0))
+    with pytest.raises(ValueError, match="has no requests"):
+        registry.run(name, empty, [SUB], knobs=knobs, key=jax.random.key(0))
+    bad = ds.assign(time=("request", ds["time"].values[::-1].copy()))
+    with pytest.raises(ValueError, match="time"):
+        registry.run(name, bad, [SUB], knobs=knobs, key=jax.random.key(0))

@@ -1,5 +1,6 @@
 """experiments/otf_ast: claim values from a hand-made result (paired 95 % intervals, ratios, crossings),
-verdict flips, and the section's cross-field checks."""
+verdict flips through tieringlab.readings, the section's cross-field checks, unknown keys and knobs refused with
+the allowed names, and each system given exactly its own parameters."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ import pytest
 import scipy.stats
 import xarray as xr
 
+from tieringlab import readings
 from tieringlab.claims import otf_ast as C
+from tieringlab.claims import registry as claim_registry
 from tieringlab.experiments import otf_ast as X
-from tieringlab.params import ParamsError, validate_section
+from tieringlab.params import ParamsError, check, validate_section
+from tieringlab.policies import registry
+from tieringlab.policies.otf_ast import FlashCacheParams, HddOnlyParams, OtfAstParams, StaticTieringParams
+from tieringlab.units import KiB, MiB
 
 POL = list(X.POLICIES)
 TR = ["src1_0", "src1_1"]
@@ -36,7 +42,7 @@ def _paired_bound(a, b, upper):
 def test_claim_values_are_paired_interval_bounds_and_ratios():
     res = _fake()
     v = X.claim_values(res)
-    m = lambda tr, pol, var: res[var].sel(trace=tr, policy=pol).values  # noqa: E731
+    m = lambda tr, pol, var: res[var].sel(trace=tr, policy=pol).values
     assert v[C.C6_BEATS][0] == pytest.approx(_paired_bound(m("src1_0", "OTF-AST", "mean_ms"),
                                                            m("src1_0", "static tiering", "mean_ms"), True))
     exp = min(_paired_bound(m(tr, "OTF-AST", "ssd_ratio"), m(tr, r, "ssd_ratio"), False)
@@ -85,8 +91,11 @@ def test_section_checks():
         validate_section("otf_ast", {"seeds": 2, "reading_seeds": 3})
     with pytest.raises(ParamsError, match="replays"):
         validate_section("otf_ast", {"replays": ["src1_2"]})
-    with pytest.raises(ValueError, match="n_top"):
-        validate_section("otf_ast", {"n_top": 0})
+    with pytest.raises(ValueError, match=r"otf_ast\.policy\.n_top: expected an integer >= 1"):
+        validate_section("otf_ast", {"policy": {"n_top": 0}})
+    # a combination no system accepts: n above the LUN's sub-LUNs
+    with pytest.raises(ParamsError, match=r"otf_ast\.policy: n_top \(n\) must be an integer in \[1, 10\]"):
+        validate_section("otf_ast", {"measure": {"lun_subluns": 10}})
 
 
 @pytest.mark.parametrize("name", ["src1_0", "src1_1"])
@@ -97,10 +106,142 @@ def test_every_prior_builds_a_twin(name):
 
     p = validate_section("otf_ast", {"scale": 0.002})
     b = twin_model.OTF_TWINS[name].background_share
+    by_name = {r.name: r for r in X.PRIORS}
     for pr in p.priors:
-        ds = X.load_trace(p, name, 0, None, **X.PRIORS[pr])
+        ds = X.load_trace(p, name, 0, None, **by_name[pr].overrides)
         assert ds.sizes["request"] > 0, pr
-    ds = X.load_trace(p, name, 0, None, **X.PRIORS["q=max"])
+    ds = X.load_trace(p, name, 0, None, **by_name["q_max"].overrides)
     assert ds.attrs["twin_band_share"] == pytest.approx(1.0 - b)
     with pytest.raises(ValueError, match="background_share \\+ band_share"):
         X.load_trace(p, name, 0, None, band_share=0.9)
+
+
+# ------------------------------------------------------------------------------------ parameters declared once
+
+def test_unknown_section_keys_name_the_allowed_ones():
+    """The old flat keys (now embedded or renamed) and misspelled embedded fields are errors naming the allowed
+    names, not silently the defaults."""
+    with pytest.raises(ParamsError) as exc:
+        validate_section("otf_ast", {"dirty_thresh_pct": 20.0, "first_window_min": 20.0,
+                                     "policy": {"t_s": 60, "tt": 3}, "flashcache": {"dirty_thresh": 20.0}})
+    errs = exc.value.errors
+    assert any("otf_ast.dirty_thresh_pct: unknown parameter; allowed: flashcache, measure, policies, policy, "
+               "prior_seeds, priors, reading_seeds, readings, replays, scale, seeds, ssd_subluns, static_tiering" in e
+               for e in errs)
+    assert any("otf_ast.first_window_min: unknown parameter" in e for e in errs)
+    assert any("otf_ast.policy.tt: unknown parameter; allowed: c_intervals, c_reading, copy_down, copy_share_floor, "
+               "copy_unit, copy_up, full_policy, hot_rule, i_pct, i_reading, m_reading, m_window, move_concurrency, "
+               "n_top, o_intervals, t_s" in e for e in errs)
+    assert any("otf_ast.flashcache.dirty_thresh: unknown parameter; allowed: block_bytes, clean_merge_bytes, "
+               "dirty_thresh_pct, metadata_bytes" in e for e in errs)
+    # a notebook's parameters cell: an old name is refused, naming the allowed ones
+    with pytest.raises(ParamsError, match=r"otf_ast\.le_cut_ms: unknown parameter; allowed: .*measure.*policy"):
+        check("otf_ast", {"le_cut_ms": 100.0, "seed": 0, "results_dir": None})
+    with pytest.raises(ParamsError, match=r"otf_ast\.readings\[0\]: expected one of 'n2', 'n3', 'i2'"):
+        validate_section("otf_ast", {"readings": ["n2 prefix_to_i"]})
+
+
+def test_a_knob_of_another_system_is_refused_naming_the_fields():
+    with pytest.raises(ParamsError, match=r"OTF-AST: unknown knob 'dirty_thresh_pct'; OtfAstParams has: testbed, "
+                                          r"sublun_bytes, lun_subluns, .*copy_share_floor, skip_demotion_copy"):
+        registry.make_params("OTF-AST", {"dirty_thresh_pct": 20.0})
+    with pytest.raises(ParamsError, match=r"static tiering: unknown knob 't_s'; StaticTieringParams has: .*rank_by"):
+        registry.make_params("static tiering", {"t_s": 60})
+    with pytest.raises(ParamsError, match=r"HDD only: unknown knob 'block_bytes'"):
+        registry.make_params("HDD only", {"block_bytes": 4096})
+
+
+def test_each_system_gets_exactly_its_own_parameters():
+    p = validate_section("otf_ast", {"scale": 0.01, "measure": {"le_cut_s": 0.05, "lun_subluns": 300},
+                                     "policy": {"t_s": 30, "hot_rule": "prefix_to_i"},
+                                     "static_tiering": {"rank_by": "bytes"}, "flashcache": {"dirty_thresh_pct": 10.0}})
+    unit = X.sublun_bytes(0.01)
+    assert unit == int(round((1 << 30) * 0.01)) // 4096 * 4096
+    want = {"OTF-AST": OtfAstParams, "OTF-AST without write-back": OtfAstParams,
+            "static tiering": StaticTieringParams, "FlashCache": FlashCacheParams,
+            "FlashCache pass 2": FlashCacheParams, "HDD only": HddOnlyParams}
+    for name, cls in want.items():
+        q = X.system_params(p, name)
+        assert type(q) is cls and q.le_cut_s == 0.05 and q.sublun_bytes == unit and q.testbed == p.measure.testbed
+    otf, skip = X.system_params(p, "OTF-AST"), X.system_params(p, "OTF-AST without write-back")
+    assert (otf.t_s, otf.hot_rule, otf.skip_demotion_copy) == (30, "prefix_to_i", False)
+    assert skip.skip_demotion_copy and skip.t_s == 30
+    assert X.system_params(p, "static tiering").rank_by == "bytes"
+    assert [X.system_params(p, n).pass_number for n in ("FlashCache", "FlashCache pass 2")] == [1, 2]
+    assert X.system_params(p, "FlashCache").dirty_thresh_pct == 10.0
+    assert X.system_params(p, "HDD only", unit=MiB).sublun_bytes == MiB
+
+
+def test_paper_scale_units_are_the_old_computed_floats():
+    """params.yaml gives Table 5's cuts in seconds: the same floats the minutes and milliseconds gave."""
+    from tieringlab.params import read_yaml
+    from tieringlab.paths import repo_root
+
+    p = validate_section("otf_ast", read_yaml(repo_root() / "params.yaml")["otf_ast"])
+    assert p.measure.first_window_s == 20.0 * 60.0 and p.measure.le_cut_s == 100.0 * 1e-3
+    assert p.measure == validate_section("otf_ast", {}).measure
+
+
+# ------------------------------------------------------------------------------------ readings
+
+def test_readings_and_priors_are_readings_with_labels():
+    for group in (X.READINGS, X.PRIORS):
+        assert all(isinstance(r, readings.Reading) and not r.is_default and r.why for r in group)
+        assert len({r.name for r in group}) == len(group)
+    assert set(X.LABELS) == {r.name for r in X.READINGS + X.PRIORS}
+    assert [X.LABELS[r.name] for r in X.READINGS] == [
+        "n2 prefix_to_i", "n3 n as % of sub-LUNs", "i2 i as IO count", "m2 total floor", "m3 sub-LUN floor",
+        "m4/c2 history", "f2 evict", "2 moves at once", "4 moves at once", "copy in minutes", "FIFO copies"]
+    p = validate_section("otf_ast", {})
+    by = {r.name: r.apply(p) for r in X.READINGS}
+    assert by["n2"].policy.hot_rule == "prefix_to_i" and by["n3"].policy.hot_rule == "pct_of_subluns"
+    assert by["i2"].policy.i_reading == "absolute" and by["f2"].policy.full_policy == "evict_max_timeout"
+    assert [by[k].policy.m_reading for k in ("m2", "m3", "m4_c2")] == ["total_floor", "sublun_floor", "history"]
+    assert (by["moves_2"].policy.move_concurrency, by["moves_4"].policy.move_concurrency) == (2, 4)
+    assert by["copy_minutes"].policy.copy_s == (150.0, 390.0)
+    assert by["fifo_copies"].measure.testbed.copy_batch_bytes == 512 * KiB
+    assert by["fifo_copies"].policy == p.policy      # a reading changes only what it names
+    # each reading reaches the system's parameters
+    assert X.system_params(by["fifo_copies"], "OTF-AST").testbed.copy_batch_bytes == 512 * KiB
+
+
+def test_readings_run_each_reading_on_the_same_twins(monkeypatch):
+    """:func:`readings` runs OTF-AST's variants under each chosen reading (its parameters applied), on the
+    trace each replication loads once."""
+    p = validate_section("otf_ast", {"scale": 0.01, "seeds": 2, "reading_seeds": 2, "replays": ["src1_1"],
+                                     "readings": ["moves_4", "n2"]})
+    loads, calls = [], []
+    monkeypatch.setattr(X, "load_trace", lambda p_, name, tseed, traces=None, **prior: loads.append(name) or name)
+    row = {k: 1.0 for k in X._SCALARS}
+    row.update(quantile_ms=np.zeros(X.QUANTILES.size), cdf=np.zeros(3), cdf_first=np.zeros(3),
+               response_grid_s=np.arange(3.0), resident=np.zeros(2), hdd_util=np.zeros(2), moves=np.zeros((0, 3)))
+
+    def fake_run_one(q, ds, pol, key):
+        calls.append((q.policy.move_concurrency, q.policy.hot_rule, pol))
+        return row
+
+    monkeypatch.setattr(X, "run_one", fake_run_one)
+    res = X.readings(p)
+    assert loads == ["src1_1", "src1_1"]
+    assert res["reading"].values.tolist() == ["moves_4", "n2"]
+    both = ["OTF-AST", "OTF-AST without write-back"]
+    assert calls == [(4, "top_n", q) for q in both] + [(1, "prefix_to_i", q) for q in both] + \
+        [(4, "top_n", q) for q in both] + [(1, "prefix_to_i", q) for q in both]
+
+
+def test_verdict_flips_are_the_readings_flips():
+    """Each row's verdicts are tieringlab.readings.verdicts of its claim, flips its readings.flips; the reading
+    shows by its label; stable_verdicts is True where no table flips the claim."""
+    res = _fake()
+    alt = res.sel(policy=["OTF-AST", "OTF-AST without write-back"]).expand_dims(reading=["n2"]).copy(deep=True)
+    alt["ssd_ratio"].loc[dict(trace="src1_1", policy="OTF-AST")] = 46.0
+    df = X.verdict_flips(res, alt, "reading")
+    assert list(df.columns) == ["reading", "claim", "central", "value_central", "verdict", "value", "flips"]
+    assert set(df["reading"]) == {"n2 prefix_to_i"}
+    reg = claim_registry()
+    for r in df.itertuples():
+        by = readings.verdicts(reg[r.claim], {"default": r.value_central, "n2": r.value})
+        assert (r.central, r.verdict, r.flips) == (by["default"], by["n2"], readings.flips(by) == ["n2"])
+    stable = X.stable_verdicts(df, df.iloc[:0])
+    assert stable == {cid: not g["flips"].any() for cid, g in df.groupby("claim")}
+

@@ -59,7 +59,7 @@ def test_unknown_parameter_names_section_and_allowed(tmp_path):
         ("max_requests", -5, r"quickstart\.max_requests: expected an integer >= 0, got -5"),
         ("max_requests", 1.5, r"quickstart\.max_requests: expected an integer >= 0, got 1\.5"),
         ("max_requests", True, r"quickstart\.max_requests: expected an integer >= 0, got True"),
-        ("reaccess_window_s", 0.0, r"quickstart\.reaccess_window_s: expected a number >= 1\.0, got 0\.0"),
+        ("reaccess_window_s", 0.0, r"quickstart\.reaccess_window_s: expected a number >= 1\.0 \(s\), got 0\.0"),
         ("cache_sizes_mb", [], r"quickstart\.cache_sizes_mb: expected a non-empty list of numbers"),
         ("cache_sizes_mb", [1, -2], r"quickstart\.cache_sizes_mb\[1\]: expected a number >= 0\.001, got -2"),
         ("cache_sizes_mb", 5, r"quickstart\.cache_sizes_mb: expected a non-empty list of numbers"),

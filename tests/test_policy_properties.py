@@ -26,17 +26,16 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import numpy as np
 import pytest
 import xarray as xr
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import jax
-
 from tieringlab.policies import registry
 from tieringlab.traces import make_dataset
-from tieringlab.units import MiB, PAGE_BYTES
+from tieringlab.units import PAGE_BYTES, MiB
 
 TRACE_POLICIES = registry.names("trace")
 

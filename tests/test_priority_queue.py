@@ -191,7 +191,8 @@ def test_errors_name_the_parameter():
         q.priority_response_times(a, [1.0, -1.0], p)
     with pytest.raises(ValueError, match="priority must hold integers"):
         q.priority_response_times(a, s, [0.5, 1.0])
-    with pytest.raises(ValueError, match=r"priority must lie in the classes \[0, n_classes\) = \[0, 2\); priority\[1\] = 5"):
+    with pytest.raises(ValueError,
+                       match=r"priority must lie in the classes \[0, n_classes\) = \[0, 2\); priority\[1\] = 5"):
         q.priority_response_times(a, s, [0, 5], n_classes=2)
     with pytest.raises(ValueError, match="one entry per job"):
         q.priority_response_times(a, s, [0])

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from tieringlab.models import queueing as q
 
-
 # ----------------------------------------------------------------------------- plain references
 
 def fcfs_reference(arrivals, services, sites, n_sites, free_at0=None):
@@ -228,6 +227,7 @@ def test_priority_buffers_mean_response_against_simulation():
     np.testing.assert_allclose(got, want, rtol=0.04)
     assert want[0] < want[1] < want[2]
     # one class: the M/G/1 Pollaczek-Khinchine value
-    assert float(q.priority_mean_response([0.5], [1.0], [0.0])[0]) == pytest.approx(float(q.md1_mean_response(0.5, 1.0)))
+    assert float(q.priority_mean_response([0.5], [1.0], [0.0])[0]) == pytest.approx(
+        float(q.md1_mean_response(0.5, 1.0)))
     with pytest.raises(ValueError, match="unstable"):
         q.priority_mean_response([0.5, 0.6], [1.0, 1.0], [1.0, 1.0])

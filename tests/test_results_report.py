@@ -7,15 +7,26 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
 
-from tieringlab import fileio, report  # noqa: E402
-from tieringlab.claims import (DIFFERS, HOLDS, MISSING, Claim, at_least, at_most, between, is_true,  # noqa: E402
-                               registry, within_abs, within_rel)
-from tieringlab.results import Outputs  # noqa: E402
+from tieringlab import fileio, report
+from tieringlab.claims import (
+    DIFFERS,
+    HOLDS,
+    MISSING,
+    Claim,
+    at_least,
+    at_most,
+    between,
+    is_true,
+    registry,
+    within_abs,
+    within_rel,
+)
+from tieringlab.results import Outputs
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):

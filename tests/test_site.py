@@ -17,13 +17,13 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
 
-from tieringlab import report, site  # noqa: E402
-from tieringlab.claims import registry  # noqa: E402
-from tieringlab.results import MANIFEST, Outputs  # noqa: E402
+from tieringlab import report, site
+from tieringlab.claims import registry
+from tieringlab.results import MANIFEST, Outputs
 
 REPO = Path(__file__).resolve().parent.parent
 CLAIM = "vfrm.obs2.reaccess_within_5min.cloudphysics"  # a claim of notebook 00_quickstart
@@ -143,7 +143,7 @@ def test_report_stage_writes_the_site(results, capsys):
 
 def test_cli_report_writes_the_site_too(results, capsys):
     # the README's `tieringlab report` must build what `python -m tieringlab.report` (the DVC stage) builds
-    from tieringlab.cli import main as cli  # noqa: PLC0415
+    from tieringlab.cli import main as cli
 
     assert cli(["report", "--results", str(results)]) == 0
     assert (results / "index.html").read_bytes() == site.build(results).encode()

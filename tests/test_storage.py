@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tieringlab.models import queueing, storage
-from tieringlab.units import GiB, KiB, MB, MiB, SUBLUN_BYTES
+from tieringlab.units import MB, SUBLUN_BYTES, GiB, KiB, MiB
 
 HDD = storage.Raid0Hdd()
 TB = storage.Testbed()
@@ -115,7 +115,7 @@ def test_hdd_service_hand_computed():
     w = np.array([False, False, True])
     u = np.array([0.5, 0.9, 0.25])
     svc, hit = storage.hdd_service_times(h, np.array([0.0, 0.01, 0.02]), np.zeros(3, np.int64), off, nb, w, u)
-    seek = lambda d: h.seek_min_s + (h.seek_max_s - h.seek_min_s) * np.sqrt(d / h.disk_bytes)  # noqa: E731
+    seek = lambda d: h.seek_min_s + (h.seek_max_s - h.seek_min_s) * np.sqrt(d / h.disk_bytes)
     rev = 60.0 / 10_000
     exp0 = seek(10 * MiB) + 0.5 * rev + 64 * KiB / h.media_bytes_per_s
     exp1 = 64 * KiB / h.seq_read_bytes_per_s                       # continues at the head: streaming
@@ -209,11 +209,12 @@ def test_serve_same_key_same_draws_across_routes():
     off = rng.integers(0, 200_000, n) * 4 * KiB
     size = np.full(n, 4 * KiB)
     w = np.zeros(n, bool)
-    all_hdd = storage.serve(TB, jax.random.key(9), time=t, offset=off, size=size, is_write=w, route=np.zeros(n, np.int64))
+    all_hdd = storage.serve(TB, jax.random.key(9), time=t, offset=off, size=size, is_write=w,
+                            route=np.zeros(n, np.int64))
     route = np.where(np.arange(n) % 2 == 0, storage.HDD, storage.SSD)
     half = storage.serve(TB, jax.random.key(9), time=t, offset=off, size=size, is_write=w, route=route)
     # the rotational part is the same draw; only the seek (head position) may differ
-    rot = lambda r: r["response_s"] - TB.driver_s  # noqa: E731
+    rot = lambda r: r["response_s"] - TB.driver_s
     diff = np.abs(rot(all_hdd) - rot(half))[route == storage.HDD]
     assert np.all(diff <= HDD.seek_max_s)
 

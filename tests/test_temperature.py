@@ -36,7 +36,8 @@ def test_cooling_factors_paper_n8_exact():
 
 def test_cooling_factors_other_even_n_follow_eq3_as_printed():
     # N = 6: linear (7-j)/6 for j = 1..3, then 1/2^(j-3) for j = 4..6
-    assert cooling_factors_exact(6) == [1, Fraction(5, 6), Fraction(2, 3), Fraction(1, 2), Fraction(1, 4), Fraction(1, 8)]
+    assert cooling_factors_exact(6) == [1, Fraction(5, 6), Fraction(2, 3),
+                                        Fraction(1, 2), Fraction(1, 4), Fraction(1, 8)]
     # N = 10: linear for j = 1..5, then 1/2^(j-3) for j = 6..10
     assert cooling_factors_exact(10)[4:6] == [Fraction(6, 10), Fraction(1, 8)]
     for n in (6, 8, 10, 12, 20):

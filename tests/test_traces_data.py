@@ -11,8 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import skip_or_fail
+
 from tieringlab import data, paths
 from tieringlab.traces import read_cloudphysics, read_msr
 
@@ -161,7 +161,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a, **k):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         if self.path == "/blob":
             self.send_response(200)
             self.send_header("Content-Length", str(len(self.BLOB)))

@@ -70,11 +70,11 @@ def _check(name, scale, seed=0, ratios=True):
     return ds
 
 
-# Scale 1 for three cache-friendly twins and src2_1 (stg_0 at 0.5: 19M page accesses at 1); the larger unfriendly twins at a reduced scale
-# that differs from (and is larger than) the fitting scale, with a different seed: ratios are
-# scale-invariant by construction, which test_scale_preserves_ratios checks directly. usr_2 at scale 1
-# (382.7 GB working set, ~1.7e8 page accesses) is too costly for a test; the notebook runs it at
-# traces.max_wss_gb.
+# Scale 1 for three cache-friendly twins and src2_1 (stg_0 at 0.5: 19M page accesses at 1); the larger
+# unfriendly twins at a reduced scale that differs from (and is larger than) the fitting scale, with a
+# different seed: ratios are scale-invariant by construction, which test_scale_preserves_ratios checks
+# directly. usr_2 at scale 1 (382.7 GB working set, ~1.7e8 page accesses) is too costly for a test; the
+# notebook runs it at traces.max_wss_gb.
 CASES = [("src1_2", 1.0), ("mds_0", 1.0), ("stg_0", 0.5), ("usr_0", 1.0), ("src2_1", 1.0), ("stg_1", 0.1),
          ("web_2", 0.1), ("usr_2", 0.02)]
 
@@ -123,7 +123,7 @@ def test_observations_and_spikes():
     assert o["next_day_capture"] > 0.7              # Obs. 2: stable popularity
     ou = observations(p, unfriendly)
     assert ou["rare_share"] > 0.5 and ou["next_day_capture"] > 0.7
-    spike = lambda d: stats.bins_per_epoch(d, duration_s=d.attrs["duration_s"]).values  # noqa: E731
+    spike = lambda d: stats.bins_per_epoch(d, duration_s=d.attrs["duration_s"]).values
     f, u = spike(friendly), spike(unfriendly)
     # Fig. 1(c)(d): much stronger spikes (peak over median accessed bins; a factor 3 is this test's choice,
     # at scales where the baseline is several bins: at paper scale the gap is wider)

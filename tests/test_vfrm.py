@@ -148,8 +148,8 @@ def ref_g1(reqs, vms, cap, frac=0.5, split="equal"):
 
     def place(e):
         nonlocal pub
-        pop_t = lambda b: temp(counts, e, b)  # noqa: E731
-        by_pop = lambda bins: sorted(bins, key=lambda b: (-pop_t(b), b))  # most popular first  # noqa: E731
+        pop_t = lambda b: temp(counts, e, b)
+        by_pop = lambda bins: sorted(bins, key=lambda b: (-pop_t(b), b))  # most popular first
         pops = {v: {b for (ee, b) in counts if ee == e - 1 and b[0] == v} for v in vm_ids}
         total = sum(len(p) for p in pops.values())
         if split == "demand" and total:
@@ -205,7 +205,7 @@ def ref_g2(reqs, vms, cap, frac=0.5, period=1):
                     freq[b] += m
         keys = sorted(b for b in freq if freq[b] > 0)
         pop = {b for (ee, b) in counts if ee == e - 1}
-        pop_t = lambda b: temp(counts, e, b)  # noqa: E731
+        pop_t = lambda b: temp(counts, e, b)
         evict = set()
         if len(keys) <= p:
             prv = set(keys)
@@ -536,7 +536,7 @@ def test_bad_inputs_raise():
         G.GvfrmParams(private_fraction=1.5)
     with pytest.raises(ValueError, match="multiple of migration_io_bytes"):
         V.VfrmParams(migration_io_bytes=3 << 10)
-    with pytest.raises(ValueError, match=r"idle_bins must be one of 'keep', 'recency', 'disk'"):
+    with pytest.raises(ValueError, match=r"VfrmParams.idle_bins: expected one of 'keep', 'recency', 'disk'"):
         V.VfrmParams(idle_bins="ssd")
     with pytest.raises(ValueError, match="idle_bins"):
         V.vfrm_ranks(V.bin_trace(trace([(0, 0, 1, False)])), "lru")
@@ -588,8 +588,10 @@ def test_g1_public_zone_absorbs_the_busy_vm():
     reqs, vms = [], []
     for e in range(3):
         for b in range(4):
-            reqs.append((e * EPOCH + b, b * MB, 4096, False)); vms.append(0)
-        reqs.append((e * EPOCH + 10, 0, 4096, False)); vms.append(1)
+            reqs.append((e * EPOCH + b, b * MB, 4096, False))
+            vms.append(0)
+        reqs.append((e * EPOCH + 10, 0, 4096, False))
+        vms.append(1)
     ds = trace(reqs, vms)
     bt = V.bin_trace(ds)
     place = G.g1_placements(bt, 6)
@@ -605,13 +607,71 @@ def test_g2_private_zone_follows_global_frequency():
     reqs, vms = [], []
     for e in range(2):
         for i in range(5):
-            reqs.append((e * EPOCH + i, 0, 4096, False)); vms.append(0)
+            reqs.append((e * EPOCH + i, 0, 4096, False))
+            vms.append(0)
         for b in range(3):
-            reqs.append((e * EPOCH + 10 + b, b * MB, 4096, False)); vms.append(1)
+            reqs.append((e * EPOCH + 10 + b, b * MB, 4096, False))
+            vms.append(1)
     bt = V.bin_trace(trace(reqs, vms))
     place = G.g2_placements(bt, 2, G.GvfrmParams(private_fraction=1.0, aging_period=1))
     assert place[0].size == 0
     assert [(int(bt.bin_vm[b]), int(bt.bin_key[b])) for b in place[1]] == [(0, 0), (1, 0)]
+
+
+# ------------------------------------------------------------------ caller-owned binning
+
+
+def _random_multi_vm(seed, n=300):
+    rng = np.random.default_rng(seed)
+    reqs = sorted((float(t), int(o) // 512 * 512, int(sz), bool(w)) for t, o, sz, w in zip(
+        rng.uniform(0, 40 * EPOCH, n), rng.integers(0, 12 * MB, n), rng.choice([4096, 65536, 3 * MB], n),
+        rng.random(n) < 0.4))
+    return trace(reqs, rng.integers(0, 3, n))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_binning_shared_by_every_policy_gives_the_same_results(seed):
+    """Issue 27: a trace binned once by the caller (bin_trace) and passed to vFRM under every idle rule and to G1
+    and G2 at every aging period gives bit-identical results to each policy binning the trace itself."""
+    ds = _random_multi_vm(seed)
+    caps = [0, 2 * MB, 5 * MB, 64 * MB]
+    bt = V.bin_trace(ds)
+    for mode in V.IDLE_BINS:
+        vp = V.VfrmParams(idle_bins=mode)
+        a, b = V.vfrm(ds, caps, vp), V.vfrm(ds, caps, vp, bins=bt)
+        assert a.identical(b), mode
+    for fn in (G.g1_vfrm, G.g2_vfrm):
+        for period in (1, 3, 288):
+            gp = G.GvfrmParams(aging_period=period, private_split="demand" if period == 3 else "equal")
+            assert fn(ds, caps, gp).identical(fn(ds, caps, gp, bins=bt)), (fn.__name__, period)
+    # a per-VM λ and a start go to bin_trace; the BinTrace keeps them
+    lam = [1.0, 2.0, 0.5]
+    bt2 = V.bin_trace(ds, start=-EPOCH, lam=lam)
+    assert bt2.lam == tuple(lam) and bt2.start == -EPOCH
+    assert G.g1_vfrm(ds, caps, lam=lam, start=-EPOCH).identical(G.g1_vfrm(ds, caps, bins=bt2))
+
+
+def test_a_binning_of_other_params_or_another_trace_is_refused():
+    ds = _random_multi_vm(0)
+    bt = V.bin_trace(ds)
+    with pytest.raises(ValueError, match=r"vFRM: the BinTrace was binned with other parameters: epoch_s "
+                                         r"\(BinTrace 300.0, params 60.0\)"):
+        V.vfrm(ds, [MB], V.VfrmParams(epoch_s=60.0), bins=bt)
+    with pytest.raises(ValueError, match=r"G2-vFRM: .*bin_bytes \(BinTrace 1048576, params 2097152\), n_epochs"):
+        G.g2_vfrm(ds, [MB], G.GvfrmParams(bin_bytes=2 * MB, n_epochs=10), bins=bt)
+    with pytest.raises(ValueError, match=r"G1-vFRM: .*lam \(BinTrace 1.0, params 2.0\)"):
+        G.g1_vfrm(ds, [MB], G.GvfrmParams(lam=2.0), bins=bt)
+    with pytest.raises(ValueError, match="it is a binning of another trace"):
+        V.vfrm(ds.isel(request=slice(0, 10)), [MB], bins=bt)
+    with pytest.raises(ValueError, match="start belong to the binning: pass them to bin_trace"):
+        V.vfrm(ds, [MB], start=0.0, bins=bt)
+    with pytest.raises(TypeError, match="bins must be a BinTrace"):
+        G.g1_vfrm(ds, [MB], bins="bt")
+
+
+def test_no_module_level_cache_of_binnings():
+    """Issue 27: nothing keyed by id(ds) lives in the module; binning is the caller's (bin_trace)."""
+    assert not hasattr(V, "binned") and not hasattr(V, "_BINNED") and not hasattr(V, "_memo")
 
 
 # ------------------------------------------------------------------ pinned regression on the real trace
@@ -638,3 +698,28 @@ def test_cloudphysics_vfrm_hits_pinned(cloudphysics_path):
         for f in FIELDS:
             assert rec[f].values.tolist() == out[f].values.tolist(), (mode, f)
     assert V.VfrmParams().idle_bins == "keep"
+
+
+# ------------------------------------------------------------------ the trace contract
+
+
+@pytest.mark.parametrize("name", ["vFRM", "G1-vFRM", "G2-vFRM", "LRU", "ARC", "CAR"])
+def test_trace_contract_by_name(name):
+    """Issue 27: each system, called by name with the trace contract's shape ``fn(ds, capacities, params)``, gives a
+    Dataset over ``capacity_bytes`` with the counts Eq. 4 prices and attrs ``policy`` (its registry name) and
+    ``source`` (where the paper defines it)."""
+    from tieringlab.policies import registry
+    from tieringlab.policies.contract import CAPACITY_DIM
+
+    spec = registry.get(name)
+    assert spec.kind == "trace" and name in registry.names("trace")
+    ds = _random_multi_vm(3, n=120)
+    caps = [MB, 4 * MB]
+    out = spec.fn(ds, caps, spec.make_params())
+    assert out.attrs["policy"] == name and out.attrs["source"] == spec.source and spec.source
+    assert out["hits"].dims == (CAPACITY_DIM,) and out[CAPACITY_DIM].values.tolist() == caps
+    for v in ("hits", "requests", "hit_ratio", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "io_cost",
+              "update_cost"):
+        assert v in out, (name, v)
+    assert (out["requests"] == ds.sizes["request"]).all()
+    assert out.identical(registry.run(name, ds, caps))

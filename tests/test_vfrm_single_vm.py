@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from tieringlab import params, paths
 from tieringlab.claims import registry as claims_registry
-from tieringlab.policies import registry
 from tieringlab.experiments import vfrm_single_vm as X
+from tieringlab.policies import registry
 from tieringlab.traces import make_dataset
 
 MB = 1 << 20
@@ -69,13 +69,16 @@ def test_paper_defaults():
     p = X.VfrmSingleVmParams()
     assert p.fig6_traces == ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
     assert p.flash_mb[0] == 100 and p.flash_mb[-1] == 4096 and p.cost_flash_mb == 4096
-    assert (p.bin_bytes, p.epoch_s, p.n_history_epochs, p.lam) == (1 << 20, 300.0, 8, 1.0)
-    assert p.idle_bins == "keep" and registry.make_params("vFRM", X.knobs(p)).idle_bins == "keep"
-    assert p.io_pricing == "random" and set(p.idle_rules) == {"keep", "recency", "disk"}
+    assert (p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs, p.policy.lam) == (1 << 20, 300.0, 8, 1.0)
+    assert p.policy == registry.make_params("vFRM") and p.policy.idle_bins == "keep"
+    assert p.policy.io_pricing == "random" and set(p.idle_rules) == {"keep", "recency", "disk"}
+    assert p.caches == registry.make_params("LRU", {"threads": 2})  # the page caches: their own params
     assert 300.0 in p.epoch_sweep_s and min(p.epoch_sweep_s) < 300.0
     yaml_p = params.load(paths.repo_root() / "params.yaml")["vfrm_single_vm"]  # validated, cross-field checks too
     assert yaml_p.fig6_traces == p.fig6_traces and yaml_p.flash_mb == p.flash_mb
-    assert (yaml_p.idle_bins, yaml_p.io_pricing, set(yaml_p.idle_rules)) == ("keep", "random", set(p.idle_rules))
+    assert (yaml_p.policy.idle_bins, yaml_p.policy.io_pricing, set(yaml_p.idle_rules)) == ("keep", "random",
+                                                                                           set(p.idle_rules))
+    assert yaml_p.policy == p.policy and yaml_p.caches == p.caches  # paper scale: the same floats as the defaults
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -83,9 +86,10 @@ def test_paper_defaults():
     (dict(policies=("LRU", "ARC")), "must include 'vFRM'"),
     (dict(cost_flash_mb=3.0), "cost_flash_mb"),
     (dict(flash_mb=(1.0, 1.0, 8.0)), "flash_mb has duplicates"),
-    (dict(bin_bytes=3 * 128 * KB + 1), "bin_bytes"),
-    (dict(n_history_epochs=7), "even"),
-    (dict(idle_bins="disk", idle_rules=("keep", "recency")), "idle_rules"),
+    (dict(policy={"bin_bytes": 3 * 128 * KB + 1}), "vfrm_single_vm.policy.bin_bytes"),
+    (dict(policy={"n_epochs": 7}), "even"),
+    (dict(policy={"idle_bins": "disk"}, idle_rules=("keep", "recency")), "idle_rules"),
+    (dict(policy={"epoch_s": 120.0}), "epoch_sweep_s must list distinct epochs including policy.epoch_s"),
     (dict(epoch_sweep_s=(60.0, 150.0)), "epoch_sweep_s"),
 ])
 def test_bad_cross_field_params_raise(kw, match):
@@ -94,11 +98,52 @@ def test_bad_cross_field_params_raise(kw, match):
 
 
 @pytest.mark.parametrize("key, value", [("flash_mb", [0.5]), ("policies", ["FIFO"]), ("fig6_traces", ["nope"]),
-                                        ("catch_up_pct", -1.0), ("lam", 0.0), ("idle_bins", "ssd"),
-                                        ("io_pricing", "burst"), ("idle_rules", ["keep", "lru"])])
+                                        ("catch_up_pct", -1.0), ("policy.lam", 0.0), ("policy.idle_bins", "ssd"),
+                                        ("policy.io_pricing", "burst"), ("idle_rules", ["keep", "lru"]),
+                                        ("caches.threads", 0), ("caches.engine", "cuda")])
 def test_bad_field_values_raise_naming_the_field(key, value):
+    head, _, leaf = key.partition(".")
     with pytest.raises(params.ParamsError, match=f"vfrm_single_vm.{key}"):
-        small_params(**{key: value})
+        small_params(**({head: {leaf: value}} if leaf else {key: value}))
+
+
+@pytest.mark.parametrize("key, allowed", [
+    ("threads", "catch_up_pct, cloudphysics_max_requests"),  # a page-cache knob at the top: it is caches.threads
+    ("bin_bytes", "caches, catch_up_pct"),                    # a vFRM knob at the top: it is policy.bin_bytes
+    ("policy.threads", "bin_bytes, cost_model, epoch_s, idle_bins"),
+    ("caches.idle_bins", "cost_model, engine, io_pricing, page_bytes, threads"),
+])
+def test_unknown_key_or_knob_names_it_and_the_allowed_names(key, allowed):
+    """Issue 27: an unknown parameter of the section, of its vFRM policy or of its page caches is an error naming
+    it and every allowed name (it used to reach the policies as a shared knob, or be ignored)."""
+    head, _, leaf = key.partition(".")
+    with pytest.raises(params.ParamsError, match=rf"vfrm_single_vm.{key}: unknown parameter; allowed: .*{allowed}"):
+        small_params(**({head: {leaf: 1}} if leaf else {key: 1}))
+    with pytest.raises(params.ParamsError, match=r"unknown parameter; allowed: .*policy"):
+        params.check("vfrm_single_vm", {"threads": 2, "n_history_epochs": 8})  # a stale parameters cell
+    with pytest.raises(params.ParamsError, match=r"vFRM: unknown knob 'threads'; VfrmParams has: bin_bytes"):
+        registry.make_params("vFRM", {"threads": 2})
+
+
+def test_the_readings_go_through_tieringlab_readings():
+    """The sweep's readings are tieringlab.readings Readings (idle rule x pricing, first axis slowest, the primary
+    one the default) and the ledger ids are readings.claim_id of the ledger's own readings."""
+    from tieringlab import readings
+    from tieringlab.claims import vfrm as C
+
+    p = small_params(policy={"idle_bins": "recency"}, idle_rules=("keep", "recency"))
+    rs = X.readings(p)
+    assert [r.name for r in rs] == ["idle_keep", "idle_keep.sequential_runs", "default", "sequential_runs"]
+    assert all(isinstance(r, readings.Reading) for r in rs)
+    assert rs[1].apply(p).policy == dataclasses.replace(p.policy, idle_bins="keep", io_pricing="sequential_runs")
+    assert rs[2].apply(p) == p  # the primary reading sets nothing
+    # claim ids: the ledger's default (keep, random) keeps the bare id, whatever the run's primary reading
+    assert C.rid(C.CATCHES_UP) == C.CATCHES_UP
+    assert C.rid(C.COST_FRACTION_OF_LRU, "recency", "sequential_runs") == \
+        "vfrm.fig7.cost_fraction_of_lru.every_trace.idle_recency.sequential_runs"
+    assert C.rid(C.MDS0_COST_REL_LRU, "disk") == readings.claim_id(C.MDS0_COST_REL_LRU, *C.idle_axis()[2:])
+    with pytest.raises(ValueError, match="unknown reading"):
+        C.rid(C.CATCHES_UP, "lru")
 
 
 def test_flash_bytes_scale_with_the_twin():
@@ -128,7 +173,7 @@ def test_run_trace_shapes_and_lru_against_plain_reference(one):
         assert (r.hits.sel(policy=pol) == r.hits.sel(policy=pol, idle_bins=p.idle_rules[0])).all()
     # sequential_runs never prices above random (Table 3's sequential rows are the cheaper ones)
     assert (r.io_cost.sel(io_pricing="sequential_runs") <= r.io_cost.sel(io_pricing="random") * (1 + 1e-12)).all()
-    r = r.sel(idle_bins=p.idle_bins, io_pricing=p.io_pricing)
+    r = r.sel(idle_bins=p.policy.idle_bins, io_pricing=p.policy.io_pricing)
     assert r.policy.values.tolist() == ["vFRM", "LRU", "ARC", "CAR"]
     assert r.flash_mb.values.tolist() == [1.0, 2.0, 4.0, 8.0]
     assert r.flash_bytes.values.tolist() == [MB, 2 * MB, 4 * MB, 8 * MB]
@@ -147,7 +192,7 @@ def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
     from tieringlab.policies.vfrm import vfrm
 
     v = vfrm(ds, X.flash_bytes(p))
-    r = registry.run("vFRM", ds, X.flash_bytes(p), knobs=X.knobs(p))
+    r = registry.run("vFRM", ds, X.flash_bytes(p), params=p.policy)
     # Table 3, 128 KB sequential: SSD read 558, SSD write 1242, MD read 1070, MD write 1104 us
     want = 8e-6 * (v.move_ins.values * (1070 + 1242) + v.dirty_move_outs.values * (558 + 1104))
     np.testing.assert_allclose(r.update_cost.values, want, rtol=1e-12)
@@ -155,15 +200,15 @@ def test_vfrm_update_cost_is_eight_sequential_128k_ios_per_bin_moved(one):
 
 
 @pytest.mark.parametrize("idle_bins", ["keep", "recency", "disk"])
-def test_knobs_pass_idle_bins_to_vfrm(idle_bins):
+def test_section_passes_idle_bins_to_vfrm(idle_bins):
     from tieringlab.policies.vfrm import VfrmParams, vfrm
 
     # bin 0 read at t = 0 and again 12 epochs (1 h) later: moved in at epoch 1, idle (T = 0) from epoch 9,
     # kept in Flash under "keep" (it keeps its place) and "recency" (it fills the room), not under "disk"
     ds = make_dataset(np.array([0.0, 3600.0]), np.array([0, 0]), np.array([4096, 4096]), np.array([False, False]),
                       name="idle", source="test")
-    p = small_params(idle_bins=idle_bins)
-    r = registry.run("vFRM", ds, X.flash_bytes(p), knobs=X.knobs(p))
+    p = small_params(policy={"idle_bins": idle_bins})
+    r = registry.run("vFRM", ds, X.flash_bytes(p), params=p.policy)
     want = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins=idle_bins))
     assert r.hits.values.tolist() == want.hits.values.tolist()
     other = vfrm(ds, X.flash_bytes(p), VfrmParams(idle_bins="recency" if idle_bins == "disk" else "disk"))
@@ -181,14 +226,14 @@ def test_lru_hit_ratio_never_falls_as_flash_grows(one):
 def test_lru_inclusion_property_random_traces(seed, sizes):
     sizes = sorted(float(s) for s in sizes)
     p = small_params(flash_mb=tuple(sizes), cost_flash_mb=sizes[-1])
-    r = registry.run("LRU", random_trace(seed, n=150), X.flash_bytes(p), knobs=X.knobs(p))
+    r = registry.run("LRU", random_trace(seed, n=150), X.flash_bytes(p), params=p.caches)
     assert np.all(np.diff(r.hits.values) >= 0)
 
 
 def test_bad_policy_raises(one):
     ds, p, _ = one
     with pytest.raises(KeyError, match="unknown policy 'FIFO'; known: ARA, ARA_OPT"):
-        registry.run("FIFO", ds, X.flash_bytes(p), knobs=X.knobs(p))
+        registry.run("FIFO", ds, X.flash_bytes(p), params=p.caches)
 
 
 # -------------------------------------------------------------------------------------- tables
@@ -199,13 +244,13 @@ def fake_sweep(one, names=("mds_0", "stg_1")):
     import xarray as xr
 
     _, p, r = one
-    r = r.sel(idle_bins=p.idle_bins, io_pricing=p.io_pricing, drop=True)  # one reading, as X.reading gives
+    r = r.sel(idle_bins=p.policy.idle_bins, io_pricing=p.policy.io_pricing, drop=True)  # one reading (X.reading)
     r2 = r.copy(deep=True)
     r2["io_cost"] = r2.io_cost * xr.DataArray([0.5, 2.0, 1.0, 3.0], dims="policy", coords={"policy": r.policy})
     res = xr.concat([r, r2], dim="trace").assign_coords(trace=np.asarray(names), scale=("trace", [1.0, 0.5]),
                                                        source=("trace", np.asarray(["twin", "twin"])))
-    res.attrs.update(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, idle_bins=p.idle_bins,
-                     io_pricing=p.io_pricing, n_history_epochs=p.n_history_epochs, bin_bytes=p.bin_bytes)
+    res.attrs.update(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, idle_bins=p.policy.idle_bins,
+                     io_pricing=p.policy.io_pricing, n_history_epochs=p.policy.n_epochs, bin_bytes=p.policy.bin_bytes)
     return res
 
 
@@ -259,7 +304,7 @@ def test_fig6_summary_and_claim_values_by_hand(one):
 
     vals = X.claim_values(res)
     known = claims_registry()
-    for cid, (value, note) in vals.items():
+    for cid, (_value, note) in vals.items():
         assert known[cid].source == "02_vfrm_single_vm" and isinstance(note, str)
     assert vals["vfrm.fig6.catches_up.most_traces"][0] is False  # 1 of 2 is not "most"
     assert vals["vfrm.fig6.gap_narrows.most_traces"][0] is False
@@ -308,8 +353,10 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     assert set(vals) == {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
     # every reading of the sweep is the same run as a sweep with that reading as the primary one
     r1 = X.reading(res, "disk", "sequential_runs")
-    one_rule = X.sweep(dataclasses.replace(p, idle_bins="disk", idle_rules=("disk",), io_pricing="sequential_runs",
-                                           include_cloudphysics=False), {"source": "twin", "scale": 0.002}, seed=0)
+    one_rule = X.sweep(dataclasses.replace(p, policy=dataclasses.replace(p.policy, idle_bins="disk",
+                                                                         io_pricing="sequential_runs"),
+                                           idle_rules=("disk",), include_cloudphysics=False),
+                       {"source": "twin", "scale": 0.002}, seed=0)
     np.testing.assert_array_equal(r1.hit_ratio.sel(trace=["mds_0"]).values, X.reading(one_rule).hit_ratio.values)
     np.testing.assert_array_equal(r1.io_cost.sel(trace=["mds_0"]).values, X.reading(one_rule).io_cost.values)
     with pytest.raises(ValueError, match="no reading"):

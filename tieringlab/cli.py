@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     p_sw.add_argument("-p", "--param", dest="grid", nargs="+", action="append", required=True,
                       metavar="NAME VALUE",
                       help="a parameter and its values (read as YAML: 8192, 0.5, true, [1, 4]); repeat for a grid. "
-                           "NAME: a field of the notebook's section, seed, or SECTION.FIELD of a shared section")
+                           "NAME: a field of the notebook's section, FIELD.SUBFIELD of parameters it embeds "
+                           "(policy.e), seed, or SECTION.FIELD of a shared section")
     p_sw.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
                       help="a running Dask scheduler (tcp://host:8786) or local:N, a LocalCluster of N workers "
                            "(default: local:N, N = min(points, CPUs))")
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p_par = sub.add_parser("params", help="check params.yaml against the schema, or print the schema")
     p_par.add_argument("action", choices=["check", "schema"])
-    p_par.add_argument("path", nargs="?", default="params.yaml")
+    p_par.add_argument("target", nargs="?", default=None,
+                       help="check: the params file (default params.yaml); schema: one section (default: every one)")
 
     args = ap.parse_args(argv)
     try:
@@ -116,10 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             import tieringlab.experiments  # noqa: F401, PLC0415  (registers every params section)
 
             if args.action == "check":
-                loaded = params.load(args.path)
-                print(f"{args.path}: OK ({len(loaded) - 1} sections)")
+                path = args.target or "params.yaml"
+                loaded = params.load(path)
+                print(f"{path}: OK ({len(loaded) - 1} sections)")
             else:
-                print(params.schema_markdown())
+                print(params.schema_markdown(args.target))
     except (params.ParamsError, OSError, KeyError, ValueError) as exc:
         # KeyError's str() is the repr of its argument ("'nope'"): print the message itself
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -28,8 +28,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 #: Marks a temporary name: ``.<target name>`` + TMP_MARK + random + TMP_SUFFIX.
 TMP_MARK = ".tmp-"
@@ -199,8 +199,8 @@ def install(moves: list[tuple[Path | None, Path]], journal: str | os.PathLike, *
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)  # before the commit: an empty folder changes no result
         aside = target.parent / f".{target.name}.old-{os.getpid()}"
-        entries.append({"staged": None if staged is None else relative(Path(staged), base), "target": relative(target, base),
-                        "aside": relative(aside, base)})
+        entries.append({"staged": None if staged is None else relative(Path(staged), base),
+                        "target": relative(target, base), "aside": relative(aside, base)})
     plan = {"install": JOURNAL_FORMAT, "moves": entries, "remove": [relative(Path(p), base) for p in remove]}
     write_text(journal, json.dumps(plan, indent=1) + "\n")  # the commit point
     roll_forward(journal, base=base)

@@ -40,13 +40,15 @@ import re
 import stat
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import yaml
 
 __all__ = ["ParamsError", "NotYamlError", "param", "section", "sections", "load", "read_yaml", "loads", "check",
-           "validate_section", "cross_field", "increasing", "GLOBAL_KEYS", "MAX_FILE_BYTES"]
+           "validate_section", "build", "field_problems", "is_params", "cross_field", "increasing", "GLOBAL_KEYS",
+           "NOTEBOOK_NAMES", "MAX_FILE_BYTES"]
 
 
 class ParamsError(ValueError):
@@ -64,7 +66,7 @@ class ParamsError(ValueError):
         return (type(self), (str(self), self.errors))
 
     @classmethod
-    def many(cls, errors: list[str]) -> "ParamsError":
+    def many(cls, errors: list[str]) -> ParamsError:
         """One error listing ``errors`` (at least one), in order."""
         return cls(errors=errors)
 
@@ -98,13 +100,22 @@ MAX_DEPTH = 32
 
 
 def param(default: Any, doc: str, *, bounds: tuple[float | None, float | None] | None = None,
-          choices: tuple[Any, ...] | None = None) -> Any:
+          choices: tuple[Any, ...] | None = None, unit: str | None = None) -> Any:
     """A dataclass field with a default, a justification and optional ``bounds`` (inclusive) or ``choices``.
 
-    List defaults are given as tuples (sections are frozen); YAML lists are converted.
+    ``doc`` says where the default comes from (a paper section, or "documented choice: ..."); ``unit`` is the
+    field's unit as the library computes with it (``"s"``, ``"bytes"``, ``"bytes/s"``; SI inside the library).
+    List defaults are given as tuples (sections are frozen); YAML lists are converted. The default of a field
+    whose type is itself a frozen dataclass of ``param`` fields (a policy's parameters embedded in a section)
+    is an instance of it: ``params.yaml`` then sets its fields as a nested mapping (``lmst: {policy: {e: 0.05}}``).
     """
-    meta = {"doc": doc, "bounds": bounds, "choices": choices}
+    meta = {"doc": doc, "bounds": bounds, "choices": choices, "unit": unit}
     return dataclasses.field(default=default, metadata=meta)
+
+
+def is_params(tp: Any) -> bool:
+    """Whether ``tp`` is a frozen dataclass type (a section, or parameters embedded in one)."""
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp.__dataclass_params__.frozen  # type: ignore[attr-defined]
 
 
 def section(name: str):
@@ -151,9 +162,12 @@ def _describe(tp: Any, meta: Mapping[str, Any]) -> str:
         return f"a non-empty list of {names.get(inner, str(inner))}" + (f", each{rng}" if rng else "")
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _describe(args[0], meta) + " or null"
+        return " or ".join(_describe(a, meta) for a in args) + (" or null" if type(None) in typing.get_args(tp) else "")
     names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-    return names.get(tp, getattr(tp, "__name__", str(tp))) + rng
+    if is_params(tp):
+        return f"a mapping of {tp.__name__} fields"
+    unit = f" ({meta['unit']})" if meta.get("unit") else ""
+    return names.get(tp, getattr(tp, "__name__", str(tp))) + rng + unit
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -262,7 +276,14 @@ def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None and type(None) in typing.get_args(tp):
             return None
-        return _coerce(value, args[0], meta, where)
+        if len(args) == 1:
+            return _coerce(value, args[0], meta, where)
+        for a in args:  # the first member the value fits (a number, or a list of them)
+            try:
+                return _coerce(value, a, meta, where)
+            except ParamsError:
+                pass
+        raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
     if origin is Literal:
         if value not in typing.get_args(tp):
             raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
@@ -273,6 +294,10 @@ def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
             raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
         return tuple(_coerce(v, inner, {"bounds": meta.get("bounds"), "choices": meta.get("choices")},
                              f"{where}[{i}]") for i, v in enumerate(value))
+    if is_params(tp):
+        if isinstance(value, tp):  # already built (and checked by its own __post_init__)
+            return value
+        return build(tp, value, where, base=meta.get("default"))
     if tp is bool:
         ok = isinstance(value, bool)
     elif tp is int:
@@ -310,47 +335,84 @@ def validate_section(name: str, values: Mapping[str, Any], *, source: str = "par
     """Validate one section's mapping and return the section's dataclass instance.
 
     ``partial=True`` lets missing keys take their defaults; unknown keys are always errors. Every bad key
-    is reported (:class:`ParamsError` ``errors``); the cross-field checks run once every key is valid.
+    is reported (:class:`ParamsError` ``errors``); the cross-field checks run once every key is valid. A field
+    holding embedded parameters (a policy's) is validated the same way, its errors named by their key path
+    (``params.yaml: lmst.policy.e: ...``).
     """
     schemas = sections()
     if name not in schemas:
         raise _unknown_section(name, source)
-    cls = schemas[name]
+    return build(schemas[name], values, f"{source}: {name}", partial=partial)
+
+
+def _field_meta(f: dataclasses.Field) -> dict[str, Any]:
+    """A field's ``param`` metadata, with its default (the base of an embedded dataclass's partial mapping)."""
+    return {**f.metadata, "default": None if f.default is dataclasses.MISSING else f.default}
+
+
+def build(cls: type, values: Mapping[str, Any], where: str, *, partial: bool = True, base: Any = None) -> Any:
+    """An instance of the frozen dataclass ``cls`` from the mapping ``values``, every field checked against its
+    type and ``param`` metadata; ``where`` prefixes each error (``"params.yaml: lmst"``). Missing keys keep
+    ``base``'s values (an instance of ``cls``: an embedded field's default) or the class defaults; an unknown
+    key is an error listing the allowed ones. Cross-field checks (``__post_init__``) run once every key is
+    valid; each problem is reported with its key path."""
     if not isinstance(values, Mapping):
-        raise ParamsError(f"{source}: {name}: expected a mapping of parameters (key: value lines), got "
+        raise ParamsError(f"{where}: expected a mapping of parameters (key: value lines), got "
                           f"{_short(values)} ({type(values).__name__})")
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     errors: list[str] = []
     allowed = ", ".join(sorted(fields))
     for key in values:
         if not isinstance(key, str):
-            errors.append(f"{source}: {name}.{_short(key)}: parameter names are strings, got a "
+            errors.append(f"{where}.{_short(key)}: parameter names are strings, got a "
                           f"{type(key).__name__} key; allowed: {allowed}")
         elif key not in fields:
-            errors.append(f"{source}: {name}.{_name(key)}: unknown parameter; allowed: {allowed}")
+            errors.append(f"{where}.{_name(key)}: unknown parameter; allowed: {allowed}")
     if not partial:
-        errors += [f"{source}: {name}.{k}: missing parameter" for k in fields if k not in values]
+        errors += [f"{where}.{k}: missing parameter" for k in fields if k not in values]
     kwargs = {}
     for k, v in values.items():
         if isinstance(k, str) and k in fields:
             try:
-                kwargs[k] = _coerce(v, hints[k], fields[k].metadata, f"{source}: {name}.{k}")
+                kwargs[k] = _coerce(v, hints[k], _field_meta(fields[k]), f"{where}.{k}")
             except ParamsError as exc:
                 errors += exc.errors
     if errors:
         raise ParamsError.many(errors)
     try:
-        return cls(**kwargs)
-    except (ValueError, TypeError) as exc:  # the cross-field checks of the section's __post_init__
+        return dataclasses.replace(base, **kwargs) if isinstance(base, cls) else cls(**kwargs)
+    except (ValueError, TypeError) as exc:  # the cross-field checks of the dataclass's __post_init__
         problems = exc.problems if isinstance(exc, _CrossFieldError) else [str(exc)]
         out = []
         for msg in problems:
             first = re.match(r"[A-Za-z_]\w*", msg)
             # "ks: [99] exceed n_sites" -> "ara_load_balancing.ks: [99] exceed n_sites" (the key path)
-            where = f"{name}." if first and first.group(0) in fields else f"{name}: "
-            out.append(f"{source}: {where}{msg}")
+            sep = "." if first and first.group(0) in fields else ": "
+            out.append(f"{where}{sep}{msg}")
         raise ParamsError.many(out) from None
+
+
+def field_problems(obj: Any) -> list[str]:
+    """Every field of the frozen dataclass ``obj`` that breaks its declared type, ``bounds`` or ``choices``
+    (``param`` metadata), one message each naming the class and field; ``[]`` when all hold. For a
+    parameters dataclass's ``__post_init__`` (raise with :func:`cross_field`), so a policy called from Python
+    is checked by the same declaration as ``params.yaml``. Values that are not concrete (JAX tracers, arrays
+    under ``vmap``) and fields typed ``Any`` are left to the class's own checks."""
+    from tieringlab.arrays import is_concrete  # noqa: PLC0415  (arrays imports jax: only when a policy asks)
+
+    hints = typing.get_type_hints(type(obj))
+    out = []
+    for f in dataclasses.fields(obj):
+        tp, v = hints.get(f.name, Any), getattr(obj, f.name)
+        if tp is Any or not f.metadata or not is_concrete(v) or is_params(tp):
+            continue
+        v = v.item() if hasattr(v, "item") and getattr(v, "ndim", None) == 0 else v
+        try:
+            _coerce(list(v) if isinstance(v, tuple) else v, tp, f.metadata, f"{type(obj).__name__}.{f.name}")
+        except ParamsError as exc:
+            out += exc.errors
+    return out
 
 
 def increasing(name: str, values: tuple, what: str) -> list[str]:
@@ -632,27 +694,68 @@ def load(path: str | Path = "params.yaml") -> dict[str, Any]:
     return out
 
 
+#: Names a notebook's parameters cell may define besides its section's fields: where outputs go, the seed.
+NOTEBOOK_NAMES = ("results_dir", "seed")
+
+
+#: Names IPython itself puts in a notebook's namespace.
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "display"})
+#: The types a parameter value has (what papermill can inject and a parameters cell writes).
+_DATA = (bool, int, float, str, list, tuple, dict, type(None))
+
+
 def check(name: str, namespace: Mapping[str, Any]) -> Any:
     """Validate a notebook's parameters: pick section ``name``'s fields out of ``namespace``.
 
     Notebooks call ``P = tieringlab.params.check("quickstart", globals())`` right after their
-    ``parameters`` cell, so papermill-injected values are checked the same way as ``params.yaml``.
+    ``parameters`` cell, so papermill-injected values are checked the same way as ``params.yaml``. Any other
+    plain value in ``namespace`` (a number, string, list, tuple, dict, bool or None whose name does not start
+    with ``_``) that is neither a field, one of :data:`NOTEBOOK_NAMES` nor a shared section the section
+    ``uses`` (``traces``) is an error naming it and the allowed
+    names: a misspelled or renamed parameter (``papermill -p tau_h_kbms 5`` after it became a policy field)
+    would otherwise run the default (papermill itself only warns).
     """
     cls = sections().get(name)
     if cls is None:
         raise _unknown_section(name, "notebook parameters")
-    values = {f.name: namespace[f.name] for f in dataclasses.fields(cls) if f.name in namespace}
+    fields = [f.name for f in dataclasses.fields(cls)]
+    allowed = {*fields, *NOTEBOOK_NAMES, *getattr(cls, "uses", ())}  # the shared sections it reads (traces)
+    unknown = sorted(k for k, v in namespace.items()
+                     if isinstance(k, str) and not k.startswith("_") and k not in _IPYTHON_NAMES
+                     and type(v) in _DATA and k not in allowed)
+    if unknown:
+        raise ParamsError.many([f"notebook parameters: {name}.{_name(k)}: unknown parameter; allowed: "
+                                f"{', '.join(sorted(allowed))}" for k in unknown])
+    values = {f: namespace[f] for f in fields if f in namespace}
     return validate_section(name, values, source="notebook parameters")
 
 
-def schema_markdown() -> str:
-    """A Markdown table of every section's parameters: default, allowed values, justification."""
-    rows = ["| parameter | default | allowed | why |", "| --- | --- | --- | --- |"]
-    for key, (tp, bounds, doc) in GLOBAL_KEYS.items():
-        rows.append(f"| `{key}` | | {_describe(tp, {'bounds': bounds})} | {doc} |")
-    for name, cls in sorted(sections().items()):
-        hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            rows.append(f"| `{name}.{f.name}` | `{f.default!r}` | {_describe(hints[f.name], f.metadata)} | "
+def _schema_rows(prefix: str, cls: type, default: Any = None) -> list[str]:
+    hints = typing.get_type_hints(cls)
+    rows = []
+    for f in dataclasses.fields(cls):
+        value = getattr(default, f.name) if default is not None else f.default
+        if is_params(hints[f.name]):
+            doc = f.metadata.get("doc", "")
+            rows.append(f"| `{prefix}.{f.name}` | | {_describe(hints[f.name], f.metadata)} | {doc} |")
+            rows += _schema_rows(f"{prefix}.{f.name}", hints[f.name], value)
+        elif f.metadata:
+            rows.append(f"| `{prefix}.{f.name}` | `{value!r}` | {_describe(hints[f.name], f.metadata)} | "
                         f"{f.metadata.get('doc', '')} |")
+    return rows
+
+
+def schema_markdown(name: str | None = None) -> str:
+    """A Markdown table of every section's parameters (or section ``name``'s): default, allowed values with
+    units, justification. Embedded parameters are listed field by field under their key path."""
+    rows = ["| parameter | default | allowed | why |", "| --- | --- | --- | --- |"]
+    if name is None:
+        for key, (tp, bounds, doc) in GLOBAL_KEYS.items():
+            rows.append(f"| `{key}` | | {_describe(tp, {'bounds': bounds})} | {doc} |")
+    schemas = sections()
+    if name is not None and name not in schemas:
+        raise _unknown_section(name, "tieringlab params schema")
+    for sec, cls in sorted(schemas.items()):
+        if name is None or sec == name:
+            rows += _schema_rows(sec, cls)
     return "\n".join(rows)

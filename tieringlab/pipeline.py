@@ -278,7 +278,8 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
             raise
         executed = json.loads(staged_nb.read_text(encoding="utf-8"))
         executed, timing = normalize_executed(
-            executed, str(out), {str(stage): str(results_root), fileio.relative(stage, root): fileio.relative(results_root, root)},
+            executed, str(out),
+            {str(stage): str(results_root), fileio.relative(stage, root): fileio.relative(results_root, root)},
             root=root)
         fileio.write_text(staged_nb, nbformat.writes(nbformat.from_dict(executed)) + "\n")
         update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})

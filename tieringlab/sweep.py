@@ -17,19 +17,19 @@ runs the notebook once per point of the grid (the Cartesian product of the ``-p`
   listed there) and how the sweep ended in ``attrs["status"]``.
 
 Parameters. Every value of every point is validated against the ``params.yaml`` schema
-(:mod:`tieringlab.params`, including the sections' cross-field checks) before anything runs; a bad
-value stops the sweep with a message naming it. A swept name is a field of the notebook's section
-(``line_bytes``; ``quickstart.line_bytes`` is the same), ``seed``, or a field of a shared section the
-notebook uses (``traces.scale``). A grid has at most :data:`MAX_POINTS` points (counted before it is
-expanded). The notebook must have a cell tagged ``parameters`` (papermill puts the values after it;
-without one they would come first and the notebook's own assignments would replace them). The
-values not swept come from ``params.yaml`` (``base="params"``, the default: a sweep around the
-paper-scale run, as ``dvc repro`` runs it), or are the notebook's own small defaults
-(``base="notebook"``): the values its parameters cell assigns (read, never run: ``NAME = literal``)
-are the base, the cross-field checks see them with the swept values, and only the swept values are
-passed; a shared section (one dict parameter, ``traces``) is passed as the notebook's own dict with
-the swept fields replaced (``traces.max_wss_gb`` stays the notebook's 0.3 when ``traces.scale`` is
-swept).
+(:mod:`tieringlab.params`, including the sections' cross-field checks) before anything runs; a bad value stops
+the sweep with a message naming it. A swept name is a field of the notebook's section (``line_bytes``;
+``quickstart.line_bytes`` is the same), a field of the parameters the section embeds (``policy.e``: the
+system's own declaration checks it, and the notebook receives the whole embedded dict with the swept value),
+``seed``, or a field of a shared section the notebook uses (``traces.scale``). A grid has at most
+:data:`MAX_POINTS` points (counted before it is expanded). The notebook must have a cell tagged ``parameters``
+(papermill puts the values after it; without one they would come first and the notebook's own assignments
+would replace them). The values not swept come from ``params.yaml`` (``base="params"``, the default: a sweep
+around the paper-scale run, as ``dvc repro`` runs it), or are the notebook's own small defaults
+(``base="notebook"``): the values its parameters cell assigns (read, never run: ``NAME = literal``) are the
+base, the cross-field checks see them with the swept values, and only the swept values are passed; a shared
+section (one dict parameter, ``traces``) is passed as the notebook's own dict with the swept fields replaced
+(``traces.max_wss_gb`` stays the notebook's 0.3 when ``traces.scale`` is swept).
 
 Where it runs. ``scheduler`` (``--scheduler``) is the address of a running Dask distributed scheduler
 (``tcp://host:8786``, ``tls://host:8786``, ``ws://``, ``wss://``, or ``host:8786`` for tcp; the port
@@ -67,8 +67,8 @@ Wall times go to no output: the same grid and seed give the same files.
 
 from __future__ import annotations
 
-import contextlib
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -79,8 +79,10 @@ import re
 import shutil
 import sys
 import tempfile
+import typing
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -148,7 +150,7 @@ def parse_value(text: str) -> Any:
     bounded reader (:func:`tieringlab.params.loads`: an alias bomb or a YAML 1.1 surprise such as ``010``
     is a :class:`tieringlab.params.ParamsError`)."""
     try:
-        return params.loads(text, source=f"sweep: -p value {params._short(text)}")  # noqa: SLF001
+        return params.loads(text, source=f"sweep: -p value {params._short(text)}")
     except params.NotYamlError:
         return text
 
@@ -183,29 +185,67 @@ def _label(values: Sequence[tuple[str, Any]]) -> str:
     return label
 
 
+def _embedded_path(cls: type, path: str) -> bool:
+    """Whether the dotted ``path`` names a field inside a params dataclass embedded in ``cls`` (``policy.e``)."""
+    hints = typing.get_type_hints(cls)
+    head, _, tail = path.partition(".")
+    if not tail or head not in hints or not params.is_params(hints[head]):
+        return False
+    sub = hints[head]
+    return _embedded_path(sub, tail) or tail in {f.name for f in dataclasses.fields(sub)}
+
+
 def _resolve(name: str, section: str, cls: type) -> tuple[str, str, str]:
-    """A swept name -> (dimension name, where: "seed" | "own" | a shared section, field)."""
+    """A swept name -> (dimension name, where: "seed" | "own" | a shared section, field). A field of parameters
+    embedded in the section (``policy.e``, or ``lmst.policy.e``) is "own", its field the dotted path."""
     fields = [f.name for f in dataclasses.fields(cls)]
     shared = tuple(getattr(cls, "uses", ()))
     if name in params.GLOBAL_KEYS:
         return name, "seed", name
     if name in fields:
         return name, "own", name
+    if _embedded_path(cls, name):
+        return name, "own", name
     head, _, tail = name.partition(".")
-    if head == section and tail in fields:
+    if head == section and (tail in fields or _embedded_path(cls, tail)):
         return tail, "own", tail
     if head in shared and tail:
         shared_fields = [f.name for f in dataclasses.fields(params.sections()[head])]
         if tail in shared_fields:
             return name, head, tail
-    allowed = [*params.GLOBAL_KEYS, *fields, *(f"{s}.<field>" for s in shared)]
+    hints = typing.get_type_hints(cls)
+    embedded = [f"{f}.<field>" for f in fields if params.is_params(hints[f])]
+    allowed = [*params.GLOBAL_KEYS, *fields, *embedded, *(f"{s}.<field>" for s in shared)]
     raise params.ParamsError(f"sweep: -p {name}: not a parameter of section {section!r}; allowed: "
                              f"{', '.join(allowed)}")
 
 
+def _set_path(values: dict[str, Any], path: str, value: Any) -> None:
+    """``values`` with the dotted ``path`` set to ``value``; an embedded dataclass on the way becomes its dict."""
+    head, _, tail = path.partition(".")
+    if not tail:
+        values[head] = value
+        return
+    sub = values.get(head)
+    sub = dataclasses.asdict(sub) if dataclasses.is_dataclass(sub) else dict(sub) if isinstance(sub, Mapping) else {}
+    _set_path(sub, tail, value)
+    values[head] = sub
+
+
+def _as_value(value: Any) -> Any:
+    """A section field's value as papermill passes it: embedded parameters as their dict."""
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+
+
+def _get_path(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _check_global(key: str, value: Any, where: str) -> Any:
     tp, bounds, _doc = params.GLOBAL_KEYS[key]
-    return params._coerce(value, tp, {"bounds": bounds}, where)  # noqa: SLF001  (the schema's own check)
+    return params._coerce(value, tp, {"bounds": bounds}, where)  # the schema's own check
 
 
 def notebook_defaults(notebook: str | Path) -> dict[str, Any]:
@@ -309,7 +349,7 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
         own: dict[str, Any] = {}
         shared: dict[str, dict[str, Any]] = {}
         seed = loaded.get("seed")
-        for (dim, where, field, _), value in zip(axes, combo):
+        for (_dim, where, field, _), value in zip(axes, combo):
             if where == "seed":
                 seed = _check_global(field, value, f"{where_point}: {field}")
             elif where == "own":
@@ -321,7 +361,10 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
                 if section in loaded else {}
         else:  # the notebook's own values: the section's cross-field checks see what the notebook will use
             start = {f.name: own_defaults[f.name] for f in dataclasses.fields(cls) if f.name in own_defaults}
-        sec = params.validate_section(section, {**start, **own}, source=where_point)
+        values = dict(start)
+        for field, value in own.items():  # a dotted field (policy.e) sets one field of embedded parameters
+            _set_path(values, field, value)
+        sec = params.validate_section(section, values, source=where_point)
         point_loaded = {**loaded, section: sec, "seed": seed}
         for sname, over in shared.items():
             scls = params.sections()[sname]
@@ -336,7 +379,10 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
             parameters = pipeline.parameters_from(point_loaded, notebook, None, source=str(params_path))
         else:  # only the swept values; a shared section is one dict parameter: the notebook's own dict (its
             # keys), the swept fields replaced, so that its other values stay the notebook's
-            parameters = {field: plain(getattr(sec, field)) for _, where, field, _ in axes if where == "own"}
+            # (a swept field of embedded parameters passes the whole embedded dict: the notebook's own values
+            # with the swept one replaced, as the section validated them)
+            parameters = {field.partition(".")[0]: plain(_as_value(getattr(sec, field.partition(".")[0])))
+                          for _, where, field, _ in axes if where == "own"}
             for sname, over in shared.items():
                 mine = own_defaults.get(sname)
                 keys = [*(mine if isinstance(mine, dict) else {}), *(k for k in over if not (isinstance(mine, dict)
@@ -349,7 +395,7 @@ def plan(notebook: str | Path, grid: Mapping[str, Sequence[Any]], *, params_path
             if where == "seed":
                 validated.append((dim, seed))
             elif where == "own":
-                validated.append((dim, getattr(sec, field)))
+                validated.append((dim, _get_path(sec, field)))
             else:
                 validated.append((dim, getattr(point_loaded[where], field)))
         points.append(Point(index, tuple(validated), _label(validated), parameters))
@@ -382,7 +428,7 @@ def scheduler_spec(scheduler: str | None, n_points: int) -> str:
     m = _LOCAL.match(scheduler)
     if scheduler.startswith("local"):
         if not m:
-            shown = params._short(scheduler)  # noqa: SLF001  (a 5,000-digit N is named, not printed)
+            shown = params._short(scheduler)  # a 5,000-digit N is named, not printed
             raise SweepError(f"sweep: --scheduler {shown}: expected local:N with N a number of workers from 1 to "
                              f"{most}")
         n = int(m.group(1))
@@ -395,7 +441,7 @@ def scheduler_spec(scheduler: str | None, n_points: int) -> str:
     if not a or scheme not in _SCHEMES or not 1 <= int(a.group("port")) <= 65535:
         why = (f"unknown scheme {scheme!r}" if a and scheme not in _SCHEMES else
                f"port {int(a.group('port'))} is not from 1 to 65535" if a else "not an address")
-        raise SweepError(f"sweep: --scheduler {params._short(scheduler)}: {why}; expected {forms}")  # noqa: SLF001
+        raise SweepError(f"sweep: --scheduler {params._short(scheduler)}: {why}; expected {forms}")
     return scheduler
 
 

@@ -11,7 +11,9 @@ the verdict is computed by :meth:`Claim.verdict` from that value, never typed in
 Each row also says what kind of evidence it is (:data:`KINDS`): ``claim`` (a claim of a paper that
 our run could contradict: the only kind counted in the ledger's verdicts), ``calibration`` (a number
 our synthetic inputs were fitted to: a "holds" confirms the fit, not the paper) and ``sanity`` (a
-property the simulator has by construction: a check of the code, not of the paper).
+property the simulator has by construction: a check of the code, not of the paper) and ``extension`` (a
+statement of ours about something no paper claims, e.g. an extra cache policy beside a paper's baselines:
+checked like a claim, listed under its own paper name, never counted as evidence about the papers).
 """
 
 from __future__ import annotations
@@ -21,14 +23,13 @@ import importlib
 import math
 import pkgutil
 from functools import lru_cache
-from typing import Union
 
-Number = Union[float, int]
+Number = float | int
 
 HOLDS, DIFFERS, MISSING = "holds", "differs", "not reproduced yet"
 
 #: What kind of evidence a row is; only "claim" rows enter the verdict counts.
-KINDS = ("claim", "calibration", "sanity")
+KINDS = ("claim", "calibration", "sanity", "extension")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,14 +6,20 @@ below was fixed (and committed) before the first paper-scale run of this version
 How comparisons are decided (issue 16):
 
 - **"A beats B"** (lower mean response time) needs the two 95 % Student-t intervals over the
-  replications (:func:`tieringlab.models.intervals.mean_ci`) to separate. The value is the
-  *interval separation* ``(mean_B - ci_B) / (mean_A + ci_A)``: B's lower end over A's upper end,
+  replications (:func:`tieringlab.stats.mean_ci`) to separate. The value is the
+  *interval separation* ``(mean_B - ci_B) / (mean_A + ci_A)`` (:func:`tieringlab.stats.separation_ratio`):
+  B's lower end over A's upper end,
   > 1 exactly when A's whole interval lies below B's. A value <= 1 is either a reversal (then the
   reversed separation is > 1, said in the row's note) or undecided at this width (the intervals
   overlap). Every policy sees the same jobs (common random numbers); the note also gives the paired
   difference's interval, but the verdict follows the rule above.
 - **"worsens"** is "beats" read the other way (the smaller setting beats the larger one).
-- **"within x %"** uses the upper end of the 95 % interval of the paired relative gap.
+- **"within x %"** uses the upper end of the 95 % interval of the paired relative gap
+  (:func:`tieringlab.stats.paired_gap_pct`).
+
+The results carry their parameters as coordinates (the index of dispersion, K, th_s, th_l, N, D, the load);
+the workloads and cells the claims are about are the constants below (:data:`TABLE1_I`, :data:`T2A_SITES`, ...),
+which the experiment selects by coordinate.
 
 Kinds: ``claim`` rows are the thesis' claims our run could contradict (the only ones counted);
 ``calibration`` rows are numbers our workload was fitted to (the MMPP rate ratio is chosen so that
@@ -176,16 +182,42 @@ CLAIMS = [
                "published; a simulation of it would only repeat Fig. 8 on other parameters."),
 ]
 
-_ABS = {
-    ("table1", "rand", "313.5"): 1520.9, ("table1", "rand", "32.25"): 168.5, ("table1", "rand", "1"): 80.5,
-    ("table1", "qlen", "313.5"): 6541.5, ("table1", "qlen", "32.25"): 466.5, ("table1", "qlen", "1"): 7.6,
-    ("table2", "rand", "base"): 1109.33, ("table2", "ara_opt", "base"): 1056.07,
-    ("table2", "ara_pred", "base"): 1059.00, ("table2", "qlen", "base"): 1244.32,
-}
+#: The three MMPP(2) workloads of Fig. 3 and Table 1 by their index of dispersion I (thesis Sec. 3.1): the
+#: experiment's results carry I as a coordinate and the claims select these values.
+STRONG_I, WEAK_I, NONBURSTY_I = 313.5, 32.25, 1.0
+TABLE1_I = (STRONG_I, WEAK_I, NONBURSTY_I)
+#: Table 1's mean response times (s) by (policy, I).
+TABLE1_PAPER = {("rand", STRONG_I): 1520.9, ("rand", WEAK_I): 168.5, ("rand", NONBURSTY_I): 80.5,
+                ("qlen", STRONG_I): 6541.5, ("qlen", WEAK_I): 466.5, ("qlen", NONBURSTY_I): 7.6}
+#: Table 2's policies, in the thesis' column order, and its mean response times (s) by (part, value): (a) N,
+#: (b) D in seconds, (c) the site utilisation; each tuple in :data:`TABLE2_POLICIES` order.
+TABLE2_POLICIES = ("rand", "ara_opt", "ara_pred", "qlen")
+TABLE2_PAPER = {("a", 8): (1089.25, 1063.39, 1064.66, 1101.02), ("a", 16): (1109.33, 1056.07, 1059.00, 1244.32),
+                ("a", 32): (1148.38, 1042.79, 1051.21, 1751.43), ("b", 1.0): (1109.33, 1056.07, 1059.00, 1244.32),
+                ("b", 2.0): (1111.07, 1057.76, 1062.97, 1692.26), ("b", 6.0): (1110.77, 1063.23, 1070.57, 3653.21),
+                ("c", 0.3): (487.83, 471.05, 473.04, 606.62), ("c", 0.5): (1109.33, 1056.07, 1059.00, 1244.32),
+                ("c", 0.8): (4220.09, 3964.39, 3968.77, 4138.34)}
+#: The cells the Table 2 claims compare: (a) N = 8 -> 16 -> 32, (b) D = 1 s against 6 s, (c) 80 % load.
+T2A_SITES = (8, 16, 32)
+T2B_DELAYS_S = (1.0, 6.0)
+T2C_LOAD = 0.8
+#: Fig. 8's robust range: th_l above 8 (with th_s = 1) and th_s below 6 (with th_l = 14), thesis Sec. 3.2.3.
+FIG8_TH_L_ABOVE, FIG8_TH_S_BELOW = 8, 6
+
+_ABS = {("table1", pol, f"{I:g}"): v for (pol, I), v in sorted(TABLE1_PAPER.items(), key=lambda kv: (
+    ("rand", "qlen").index(kv[0][0]), TABLE1_I.index(kv[0][1])))}
+_ABS.update({("table2", pol, "base"): v for pol, v in zip(TABLE2_POLICIES, TABLE2_PAPER[("a", 16)])})
 
 
 def absolute_claim_id(table: str, policy: str, cell: str) -> str:
+    """The id of an absolute-number row: ``table`` ("table1", "table2"), ``policy`` and the cell ("313.5" for
+    Table 1's I, "base" for Table 2's N = 16, D = 1 s, 50 %)."""
     return f"ara.{table}.abs.{policy}.{cell.replace('.', '_')}"
+
+
+def table1_claim_id(policy: str, index_of_dispersion: float) -> str:
+    """The absolute row of Table 1's ``policy`` under the workload with index of dispersion I."""
+    return absolute_claim_id("table1", policy, f"{index_of_dispersion:g}")
 
 
 _ABS_NOTES = {

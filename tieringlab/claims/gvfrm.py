@@ -22,8 +22,9 @@ on one exists once per reading, its verdict conditional on it:
   G2 rows.
 
 The default reading keeps the row's base id; the others append ``.aging_<period>`` and/or
-``.sequential_runs`` (:func:`rid`). G1-vFRM rows hold under "one zone per bin" (issue 17: a bin joining
-a private zone leaves the public zone), not a reading but the algorithm.
+``.sequential_runs`` (:func:`rid`, through :func:`tieringlab.readings.claim_id`). G1-vFRM rows hold under
+"one zone per bin" (issue 17: a bin joining a private zone leaves the public zone), not a reading but the
+algorithm.
 
 By default the traces are synthetic twins (tieringlab.traces.twins), not the MSR files: a row that
 differs there is a finding about the twin model as much as about the paper; with
@@ -31,6 +32,7 @@ differs there is a finding about the twin model as much as about the paper; with
 """
 
 from tieringlab.claims import Claim, at_least, at_most, between, is_true, within_abs
+from tieringlab.readings import Reading, axis, claim_id
 
 SOURCE = "03_gvfrm_multi_vm"
 #: A "rising" curve may step down by this many percentage points (numerical noise of a finite trace).
@@ -59,13 +61,35 @@ MIXES = ("cf4", "cuf4", "all8")
 UNFRIENDLY_MIXES = ("cuf4", "all8")
 
 
+#: Where the readings set their value: the ``policy`` (:class:`tieringlab.policies.gvfrm.GvfrmParams`) of the
+#: ``gvfrm_multi_vm`` section.
+AGING_PATH, PRICING_PATH = "policy.aging_period", "policy.io_pricing"
+
+
+def aging_axis(periods=AGING_READINGS, default: int = AGING_READINGS[0]) -> tuple[Reading, ...]:
+    """G2-vFRM's aging readings (:func:`tieringlab.readings.axis`): ``policy.aging_period`` at each of ``periods``
+    (epochs), named ``aging_<period>``; ``default`` sets nothing."""
+    return axis(AGING_PATH, tuple(int(a) for a in periods), "G2-vFRM's counter aging period (thesis Sec. 4.3.2 ages "
+                "'periodically' without a period)", default=int(default), name=lambda v: f"aging_{v}")
+
+
+def pricing_axis(pricings=PRICINGS, default: str = PRICINGS[0]) -> tuple[Reading, ...]:
+    """The IO-pricing readings: ``policy.io_pricing`` at each of ``pricings``, named after it."""
+    return axis(PRICING_PATH, tuple(pricings), "how IOs 2..n of a multi-IO request are priced "
+                "(tieringlab.policies.iocost; the paper is silent)", default=default, name=str)
+
+
+#: The ledger's readings by value: the default reading (one day, ``random``) keeps a row's base id.
+_AGING_READING = dict(zip(AGING_READINGS, aging_axis()))
+_PRICING_READING = dict(zip(PRICINGS, pricing_axis()))
+
+
 def rid(base: str, aging: int = AGING_READINGS[0], pricing: str = PRICINGS[0]) -> str:
-    """The id of row ``base`` under a reading: the base id for the defaults, else ``.aging_<period>``
-    and/or ``.sequential_runs`` appended."""
+    """The id of row ``base`` under a reading (:func:`tieringlab.readings.claim_id`): the base id for the defaults,
+    else ``.aging_<period>`` and/or ``.sequential_runs`` appended."""
     if int(aging) not in AGING_READINGS or pricing not in PRICINGS:
         raise ValueError(f"unknown reading aging={aging!r} pricing={pricing!r}; allowed {AGING_READINGS} x {PRICINGS}")
-    return base + ("" if int(aging) == AGING_READINGS[0] else f".aging_{int(aging)}") + (
-        "" if pricing == PRICINGS[0] else f".{pricing}")
+    return claim_id(base, _AGING_READING[int(aging)], _PRICING_READING[pricing])
 
 
 def g1_cost_below_lru(mix: str) -> str:

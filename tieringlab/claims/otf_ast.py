@@ -122,7 +122,8 @@ CLAIMS = [
     Claim(id=C8_FIRST20, paper=PAPER, where="Table 5; Sec. 5", text="src1_0: OTF-AST over the first 20 minutes is "
           "faster than FlashCache pass 2 over the whole window (the paper's comparison)",
           paper_value="34.2 < 36.6 ms", check=at_most(0.0), source=SRC, unit="ms",
-          note=TWIN + " " + CI + " Not like-for-like (notes Sec. 3.4); the notebook shows every policy's 0-20 min mean."),
+          note=TWIN + " " + CI + " Not like-for-like (notes Sec. 3.4); the notebook shows every policy's "
+          "0-20 min mean."),
     Claim(id=C9_CDF, paper=PAPER, where="Fig. 7; L318-319", text="src1_0: OTF-AST's response CDF is close to "
           "FlashCache's up to the 80th percentile (P50, P80 within a factor 1.5 of pass 1 and pass 2)",
           paper_value="curves close to P80", check=at_most(1.5), source=SRC, unit="x", note=TWIN),

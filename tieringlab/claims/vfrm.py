@@ -21,13 +21,14 @@ exists once per reading (issue 17), its verdict conditional on it:
   multi-IO request are priced at Table 3's random or sequential rows. Fig. 7 rows.
 
 The default reading keeps the row's base id; the others append ``.idle_<rule>`` and/or
-``.sequential_runs`` (:func:`rid`). Tolerances were fixed before any run: 5 points on mds0's 31.87 %,
-``catch_up_pct`` = 1 point for "catches up" and for "without any increasing of IO hit ratio",
-"most" = more than half of the traces, "order of magnitude" = a ratio of at most 10 %, the metadata
-overhead ±0.00005 % (half a unit of the paper's last printed digit).
+``.sequential_runs`` (:func:`rid`, through :func:`tieringlab.readings.claim_id`). Tolerances were fixed
+before any run: 5 points on mds0's 31.87 %, ``catch_up_pct`` = 1 point for "catches up" and for
+"without any increasing of IO hit ratio", "most" = more than half of the traces, "order of magnitude" = a
+ratio of at most 10 %, the metadata overhead ±0.00005 % (half a unit of the paper's last printed digit).
 """
 
 from tieringlab.claims import Claim, at_most, is_true, within_abs
+from tieringlab.readings import Reading, axis, claim_id
 
 SOURCE = "02_vfrm_single_vm"
 
@@ -54,13 +55,35 @@ COST_ROWS = (MDS0_COST_REL_LRU, COST_FRACTION_OF_LRU, COST_BELOW_ALL_CONVENTIONA
              COST_FRACTION_OF_LRU_CLOUDPHYSICS)
 
 
+#: Where the readings set their value: the ``policy`` (:class:`tieringlab.policies.vfrm.VfrmParams`) of the
+#: ``vfrm_single_vm`` section.
+IDLE_PATH, PRICING_PATH = "policy.idle_bins", "policy.io_pricing"
+
+
+def idle_axis(rules=IDLE_READINGS, default: str = IDLE_READINGS[0]) -> tuple[Reading, ...]:
+    """The idle-bin readings (:func:`tieringlab.readings.axis`): ``policy.idle_bins`` at each of ``rules``, named
+    ``idle_<rule>``; ``default`` sets nothing."""
+    return axis(IDLE_PATH, tuple(rules), "what a Flash with more room than warm bins holds (choice 3 of "
+                "tieringlab.policies.vfrm; the paper is silent)", default=default, name=lambda v: f"idle_{v}")
+
+
+def pricing_axis(pricings=PRICINGS, default: str = PRICINGS[0]) -> tuple[Reading, ...]:
+    """The IO-pricing readings: ``policy.io_pricing`` at each of ``pricings``, named after it."""
+    return axis(PRICING_PATH, tuple(pricings), "how IOs 2..n of a multi-IO request are priced "
+                "(tieringlab.policies.iocost; the paper is silent)", default=default, name=str)
+
+
+#: The ledger's readings by value: the default reading (``keep``, ``random``) keeps a row's base id.
+_IDLE_READING = dict(zip(IDLE_READINGS, idle_axis()))
+_PRICING_READING = dict(zip(PRICINGS, pricing_axis()))
+
+
 def rid(base: str, idle: str = IDLE_READINGS[0], pricing: str = PRICINGS[0]) -> str:
-    """The id of row ``base`` under a reading: the base id for the defaults, else ``.idle_<rule>`` and/or
-    ``.sequential_runs`` appended."""
+    """The id of row ``base`` under a reading (:func:`tieringlab.readings.claim_id`): the base id for the defaults,
+    else ``.idle_<rule>`` and/or ``.sequential_runs`` appended."""
     if idle not in IDLE_READINGS or pricing not in PRICINGS:
         raise ValueError(f"unknown reading idle={idle!r} pricing={pricing!r}; allowed {IDLE_READINGS} x {PRICINGS}")
-    return base + ("" if idle == IDLE_READINGS[0] else f".idle_{idle}") + (
-        "" if pricing == PRICINGS[0] else f".{pricing}")
+    return claim_id(base, _IDLE_READING[idle], _PRICING_READING[pricing])
 
 
 _DATA = ("On the twins by default (see the module docstring: vFRM's hits and Eq. 4's costs depend on twin "

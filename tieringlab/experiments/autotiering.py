@@ -9,10 +9,11 @@ whether the paper's orderings and rough magnitudes follow from the algorithm und
 and workload model, not reproduce the testbed's numbers.
 
 Grid: ``n_seeds`` seeds (one scenario each: VMDK sizes, demand dynamics, initial placement, the same for
-every policy) x the three policies, one vmapped call per policy; then the readings of the reading notes'
-Sec. 6.6 side by side (``sensitivity``). Intervals are 95 % Student-t intervals over seeds. Epochs
-before ``warmup_epochs`` (the paper's "warming up periods from 0-3 epochs", Sec. V-C) are left out of
-every comparison.
+every policy) x the three policies, one vmapped call per policy, each with its own parameters embedded in the
+section (``policy``, ``idt``, ``edt``; the model's ``datacenter`` and ``workload``); then the readings of the
+reading notes' Sec. 6.6 side by side (:data:`READINGS`, :mod:`tieringlab.readings`, chosen by ``sensitivity``).
+Intervals are 95 % Student-t intervals over seeds (:mod:`tieringlab.stats`). Epochs before ``warmup_epochs`` (the
+paper's "warming up periods from 0-3 epochs", Sec. V-C) are left out of every comparison.
 
 Documented choices (the paper is silent; reading notes ``autotiering.md`` Sec. 6; each is a parameter):
 
@@ -32,7 +33,6 @@ Documented choices (the paper is silent; reading notes ``autotiering.md`` Sec. 6
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import jax
@@ -40,29 +40,41 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab import readings
 from tieringlab.models import allflash as af
 from tieringlab.models.devices import autotiering_ssd_table, autotiering_tier_table
-from tieringlab.models.intervals import mean_ci as _mean_ci
 from tieringlab.models.workloads import autotiering as wl
 from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
+from tieringlab.policies.autotiering import SPC_DEFAULT, AutoTieringParams, GreedyTieringParams
+from tieringlab.readings import Reading
+from tieringlab.stats import fmt_ci, mean_ci, relative_separation
 from tieringlab.units import GB, MB, US
 
 POLICIES = ("AutoTiering", "IDT", "EDT")
 BASELINES = ("IDT", "EDT")
 
-#: The readings run side by side (reading notes Sec. 6.6), as name -> what changes.
-VARIANTS = {
-    "n_disks_1": "1 disk per tier (instead of 2)",
-    "n_disks_4": "4 disks per tier",
-    "zipf_full": "Zipf IOs offers its full 1942K IOPS (instead of 2 %)",
-    "history_b": "A2.14's history (aged capacity score) instead of Eq. 7's",
-    "tier_latency_datasheet": "L_t = the tier's unloaded datasheet latency, not the latency its VMDKs measured",
-    "spc_t2_110": "tier 2 specialty (1, 1, 0) instead of (1, 1, 1)",
-    "spc_t2_half": "tier 2 specialty (0.5, 0.5, 1)",
-    "cadence_monitor": "IDT and EDT decide every monitor epoch (EDT 'updates ... for every epoch')",
-    "edt_rank_iops": "EDT ranks by IOPS (not IOPS density), constrained by IOPS and capacity",
-}
+_SPC_T1, _, _SPC_T3 = SPC_DEFAULT
+
+#: The readings run side by side (reading notes Sec. 6.6): the parameters each sets (key paths into the section)
+#: and why it is plausible. The default reading is the section's documented defaults.
+READINGS = (
+    Reading("n_disks_1", {"datacenter.n_disks": (1, 1, 1)}, "1 disk per tier (instead of 2)"),
+    Reading("n_disks_4", {"datacenter.n_disks": (4, 4, 4)}, "4 disks per tier"),
+    Reading("zipf_full", {"workload.zipf_device_fraction": 1.0},
+            "Zipf IOs offers its full 1942K IOPS (instead of 2 %)"),
+    Reading("history_b", {"policy.history": "B"}, "A2.14's history (aged capacity score) instead of Eq. 7's"),
+    Reading("tier_latency_datasheet", {"policy.tier_latency": "datasheet"},
+            "L_t = the tier's unloaded datasheet latency, not the latency its VMDKs measured"),
+    Reading("spc_t2_110", {"policy.spc": (_SPC_T1, (1.0, 1.0, 0.0), _SPC_T3)},
+            "tier 2 specialty (1, 1, 0) instead of (1, 1, 1)"),
+    Reading("spc_t2_half", {"policy.spc": (_SPC_T1, (0.5, 0.5, 1.0), _SPC_T3)}, "tier 2 specialty (0.5, 0.5, 1)"),
+    Reading("cadence_monitor", {"idt.cadence": "monitor", "edt.cadence": "monitor"},
+            "IDT and EDT decide every monitor epoch (EDT 'updates ... for every epoch')"),
+    Reading("edt_rank_iops", {"edt.rank": "iops"},
+            "EDT ranks by IOPS (not IOPS density), constrained by IOPS and capacity"),
+)
+_BY_NAME = {r.name: r for r in READINGS}
 
 
 # ------------------------------------------------------------------------------------------ params
@@ -71,52 +83,28 @@ VARIANTS = {
 @section("autotiering")
 @dataclass(frozen=True)
 class AutoTieringExperimentParams:
+    """The notebook's section: the run's size, the three systems' parameters (embedded: ``params.yaml`` and
+    papermill set their fields, ``autotiering: {policy: {history: "B"}}``), the simulated testbed and workloads,
+    and the readings run side by side. IDT, EDT and AutoTiering share the epochs and Gamma (a fair comparison:
+    the cross-field checks hold them equal)."""
+
     n_seeds: int = param(10, "seeds (scenarios) per policy; the paper reports no repetitions (notes 6.1: >= 10)",
                          bounds=(2, 256))
     n_epochs: int = param(60, "monitor epochs per run (not printed; notes 6.1: 20 migration epochs)",
                           bounds=(6, 10_000))
     warmup_epochs: int = param(4, "epochs 0-3 left out of comparisons (Sec. V-C: warm-up 0-3 epochs)", bounds=(0, 1000))
-    n_disks: tuple[int, ...] = param((2, 2, 2), "disks per tier (Sec. V-A: 'multiple SSDs', no number; our choice)",
-                                     bounds=(1, 64))
-    monitor_epoch_s: float = param(300.0, "monitorEpoch (Alg. 1 line 3; no value printed; our choice)",
-                                   bounds=(1.0, None))
-    migration_epoch_s: float = param(900.0, "migrationEpoch (Alg. 1 line 7; > monitorEpoch; first migration at "
-                                            "epoch 3 = the 0-3 warm-up)", bounds=(1.0, None))
-    gamma: float = param(0.9, "Gamma_k of Eq. 5 for throughput and bandwidth (a preset percentage; our choice)",
-                         bounds=(0.01, 1.0))
-    gamma_s: float = param(0.9, "Gamma of Eq. 5 for storage (our choice)", bounds=(0.01, 1.0))
-    spc_t1: tuple[float, ...] = param((1.0, 1.0, 0.0), "spc[T1] (P, B, S): 'good for throughput and bandwidth' "
-                                                      "(Sec. V-A)", bounds=(0.0, None))
-    spc_t2: tuple[float, ...] = param((1.0, 1.0, 1.0), "spc[T2]: 'secondary performance tier but with larger "
-                                                      "capacity' (Sec. V-A)", bounds=(0.0, None))
-    spc_t3: tuple[float, ...] = param((0.0, 0.0, 1.0), "spc[T3]: 'the capacity tier' (Sec. V-A)", bounds=(0.0, None))
-    aging_factor: float = param(0.5, "agingFactor of Eq. 7 (no value printed; our choice)", bounds=(0.0, 0.999))
-    wet_mig: float = param(0.1, "wetMig of Eq. 7, per migration epoch of copy time (our choice)", bounds=(0.0, None))
-    history: str = param("A", "Eq. 7 history (A) or Alg. 2 line 14's aged capacity score (B)", choices=("A", "B"))
-    tier_latency: str = param("measured", "L_t of A1.35: the latency the tier's VMDKs measured (notes 6.2 item 8) "
-                                          "or the tier's unloaded datasheet latency", choices=("measured", "datasheet"))
-    levels_us: tuple[float, ...] = param((0.0, 50.0, 100.0, 200.0), "TSSCS injected latencies, µs ('tiny', "
-                                                                   "several per session, Sec. IV-2)",
-                                         bounds=(0.0, 10_000.0))
-    n_samples: int = param(5, "TSSCS samples per injected latency ('multi-samples', Sec. IV-2)", bounds=(2, 1000))
-    probe_window_s: float = param(1.0, "IO Filter window of one TSSCS sample (our choice)", bounds=(0.001, None))
-    baseline_cadence: str = param("migration", "IDT/EDT decide every migration epoch (as AT) or every monitor epoch",
-                                  choices=("migration", "monitor"))
-    edt_rank: str = param("density", "EDT ranking: IOPS per byte (reading of 'capacity and IOPS') or IOPS",
-                          choices=("density", "iops"))
-    qd_ref: int = param(32, "queue depth of the datasheet IOPS: a disk = qd_ref servers (our choice)", bounds=(1, 1024))
-    rho_max: float = param(0.98, "tier utilisation cap of the M/M/c model (our choice)", bounds=(0.5, 0.999))
-    fill_fraction: float = param(0.6, "all VMDKs fill this share of the raw tier capacity (our choice)",
-                                 bounds=(0.05, 0.85))
-    zipf_device_fraction: float = param(0.02, "Zipf IOs' device demand / its printed 1942K IOPS (fio's zipf.fio "
-                                              "uses the null engine; our choice)", bounds=(1e-4, 1.0))
-    sigma: float = param(0.25, "lognormal epoch-to-epoch rate noise (our choice)", bounds=(0.0, 2.0))
-    spike_factor: float = param(3.0, "MMPP(2) spike rate multiplier ('I/O spikes', Sec. IV-4; our choice)",
-                                bounds=(1.0, 100.0))
-    spike_probability: float = param(0.05, "share of time in spikes (our choice)", bounds=(0.001, 0.5))
-    epochs_per_phase: int = param(10, "epochs per phase of multi-phase jobs (our choice)", bounds=(1, 1000))
-    sensitivity: tuple[str, ...] = param(tuple(VARIANTS), "readings run side by side (notes 6.6); 'none' for none",
-                                         choices=(*VARIANTS, "none"))
+    policy: AutoTieringParams = param(AutoTieringParams(), "AutoTiering (Alg. 1-2, Eq. 5-7; no value printed: "
+                                                           "notes 6.1-6.3)")
+    idt: GreedyTieringParams = param(GreedyTieringParams(rank="iops", iops_budget=False),
+                                     "IDT (Sec. V-A: greedy by measured IOPS, storage cap only; the name fixes "
+                                     "rank = 'iops' and iops_budget = false)")
+    edt: GreedyTieringParams = param(GreedyTieringParams(), "EDT (Sec. V-A, after Guerra et al.: IOPS density under "
+                                                            "an IOPS budget; the name fixes iops_budget = true)")
+    datacenter: af.DatacenterParams = param(af.DatacenterParams(), "the simulated testbed of Table IV's tiers "
+                                                                   "(notes 6.1, 6.5)")
+    workload: wl.WorkloadParams = param(wl.WorkloadParams(), "the Table V workloads (notes 6.4)")
+    sensitivity: tuple[str, ...] = param(tuple(_BY_NAME), "readings run side by side (notes 6.6); 'none' for none",
+                                         choices=(*_BY_NAME, "none"))
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported)."""
@@ -124,30 +112,28 @@ class AutoTieringExperimentParams:
         if self.warmup_epochs >= self.n_epochs - 1:
             problems.append(f"warmup_epochs ({self.warmup_epochs}) must leave at least 2 of the n_epochs "
                             f"({self.n_epochs}) for comparisons")
-        if len(self.n_disks) != 3:
-            problems.append(f"n_disks needs one count per Table IV tier (3); got {self.n_disks!r}")
-        for name in ("spc_t1", "spc_t2", "spc_t3"):
-            if len(getattr(self, name)) != 3:
-                problems.append(f"{name} must be a (P, B, S) triple; got {getattr(self, name)!r}")
-        r = self.migration_epoch_s / self.monitor_epoch_s
-        if r < 1 or abs(r - round(r)) > 1e-9:
-            problems.append(f"migration_epoch_s ({self.migration_epoch_s}) must be a whole multiple of "
-                            f"monitor_epoch_s ({self.monitor_epoch_s})")
-        if len(set(self.levels_us)) < 2:
-            problems.append(f"levels_us needs at least 2 distinct injected latencies; got {self.levels_us!r}")
+        if len(self.datacenter.n_disks) != 3:
+            problems.append(f"datacenter.n_disks needs one count per Table IV tier (3); got "
+                            f"{self.datacenter.n_disks!r}")
+        if len(self.policy.spc) != 3 or len(self.policy.wet) != 3:
+            problems.append(f"policy.spc and policy.wet need one (P, B, S) row per Table IV tier (3); got "
+                            f"{self.policy.spc!r} and {self.policy.wet!r}")
+        for name in ("idt", "edt"):
+            g = getattr(self, name)
+            problems += [f"{name}.{f} ({getattr(g, f)}) must equal policy.{f} ({getattr(self.policy, f)}): the three "
+                         f"systems run on the same epochs and Eq. 5 caps" for f in _SHARED
+                         if getattr(g, f) != getattr(self.policy, f)]
+        if self.idt.rank != "iops" or self.idt.iops_budget:
+            problems.append(f"idt.rank must be 'iops' and idt.iops_budget false (IDT: 'greedy IOPS-only', Sec. V-A); "
+                            f"got {self.idt.rank!r} and {self.idt.iops_budget!r}")
+        if not self.edt.iops_budget:
+            problems.append("edt.iops_budget must be true (EDT: 'based on both VM capacity and IOPS requirements', "
+                            "Sec. V-A)")
         cross_field(problems)
 
 
-def variant(p: AutoTieringExperimentParams, name: str) -> AutoTieringExperimentParams:
-    """``p`` with one reading of :data:`VARIANTS` changed."""
-    ch = {"n_disks_1": dict(n_disks=(1, 1, 1)), "n_disks_4": dict(n_disks=(4, 4, 4)),
-          "zipf_full": dict(zipf_device_fraction=1.0), "history_b": dict(history="B"),
-          "tier_latency_datasheet": dict(tier_latency="datasheet"),
-          "spc_t2_110": dict(spc_t2=(1.0, 1.0, 0.0)), "spc_t2_half": dict(spc_t2=(0.5, 0.5, 1.0)),
-          "cadence_monitor": dict(baseline_cadence="monitor"), "edt_rank_iops": dict(edt_rank="iops")}
-    if name not in ch:
-        raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
-    return dataclasses.replace(p, **ch[name])
+#: The fields AutoTiering, IDT and EDT share (one value for all three).
+_SHARED = ("monitor_epoch_s", "migration_epoch_s", "gamma", "gamma_s")
 
 
 # ------------------------------------------------------------------------------------------ inputs
@@ -163,12 +149,12 @@ def table_i() -> pd.DataFrame:
 def table_iv(p: AutoTieringExperimentParams) -> pd.DataFrame:
     """Table IV per disk in the paper's units, with our disks per tier and the Eq. 5 caps."""
     t = autotiering_tier_table()
-    caps = af.capacity_caps(af.tier_arrays(t, p.n_disks), p.gamma, p.gamma_s)
+    caps = af.capacity_caps(af.tier_arrays(t, p.datacenter.n_disks), p.policy.gamma, p.policy.gamma_s)
     return pd.DataFrame({
         "model": t["model"], "protocol": t["protocol"],
         "read IOPS": t["read_iops"], "write IOPS": t["write_iops"],
         "read MB/s": t["read_bytes_per_s"] / MB, "write MB/s": t["write_bytes_per_s"] / MB,
-        "disk size (GB)": t["disk_size_bytes"] / GB, "disks (ours)": list(p.n_disks),
+        "disk size (GB)": t["disk_size_bytes"] / GB, "disks (ours)": list(p.datacenter.n_disks),
         "maxP (IOPS)": np.asarray(caps.P), "maxB (MB/s)": np.asarray(caps.B) / MB,
         "maxS (GB)": np.asarray(caps.S) / GB})
 
@@ -184,29 +170,15 @@ def table_v() -> pd.DataFrame:
                          "window (ours)": v["window"]})
 
 
-def workload_params(p: AutoTieringExperimentParams) -> wl.WorkloadParams:
-    return wl.WorkloadParams(fill_fraction=p.fill_fraction, zipf_device_fraction=p.zipf_device_fraction,
-                             sigma=p.sigma, spike_factor=p.spike_factor, spike_probability=p.spike_probability,
-                             epochs_per_phase=p.epochs_per_phase)
-
-
-def sim_params(p: AutoTieringExperimentParams) -> af.DatacenterParams:
-    return af.DatacenterParams(n_disks=tuple(p.n_disks), qd_ref=p.qd_ref, rho_max=p.rho_max)
-
-
-def knobs(p: AutoTieringExperimentParams) -> dict:
-    """The policies' parameters from the section (one set of knobs serves all three, registry fills)."""
-    return dict(monitor_epoch_s=p.monitor_epoch_s, migration_epoch_s=p.migration_epoch_s, gamma=p.gamma,
-                gamma_s=p.gamma_s, spc=(p.spc_t1, p.spc_t2, p.spc_t3), aging_factor=p.aging_factor,
-                wet_mig=p.wet_mig, history=p.history, tier_latency=p.tier_latency,
-                levels_s=tuple(x * US for x in p.levels_us),
-                n_samples=p.n_samples, probe_window_s=p.probe_window_s, cadence=p.baseline_cadence, rank=p.edt_rank)
+def system_params(p: AutoTieringExperimentParams, name: str):
+    """The parameters the section gives system ``name`` (one of :data:`POLICIES`): each its own."""
+    return {"AutoTiering": p.policy, "IDT": p.idt, "EDT": p.edt}[name]
 
 
 def scenarios(p: AutoTieringExperimentParams, key) -> xr.Dataset:
     """One scenario per seed (dimension ``seed``): the observations every policy gets."""
-    per = [wl.scenario(jax.random.fold_in(key, s), tier_table=autotiering_tier_table(), n_disks=p.n_disks,
-                       n_epochs=p.n_epochs, epoch_s=p.monitor_epoch_s, gamma_s=p.gamma_s, wp=workload_params(p))
+    per = [wl.scenario(jax.random.fold_in(key, s), tier_table=autotiering_tier_table(), n_disks=p.datacenter.n_disks,
+                       n_epochs=p.n_epochs, epoch_s=p.policy.monitor_epoch_s, gamma_s=p.policy.gamma_s, wp=p.workload)
            for s in range(p.n_seeds)]  # a loop over seeds (scenario assembly), never over VMDKs
     return xr.concat(per, dim="seed", data_vars="all", coords="minimal", compat="override").assign_coords(
         seed=np.arange(p.n_seeds))
@@ -216,8 +188,7 @@ def run(p: AutoTieringExperimentParams, key) -> xr.Dataset:
     """AutoTiering, IDT and EDT on the same scenarios: one Dataset with dims ``policy, seed, epoch, ...``."""
     k_scen, k_pol = jax.random.split(key)
     obs = scenarios(p, k_scen)
-    sim = sim_params(p)
-    outs = [registry.run(name, obs, knobs=knobs(p), key=k_pol, sim=sim) for name in POLICIES]
+    outs = [registry.run(name, obs, params=system_params(p, name), key=k_pol, sim=p.datacenter) for name in POLICIES]
     res = xr.concat(outs, dim="policy", coords="minimal", compat="override").assign_coords(policy=list(POLICIES))
     for v in ("size_bytes", "read_fraction", "offered_iops", "io_bytes", "window"):
         res[v] = obs[v]
@@ -227,11 +198,6 @@ def run(p: AutoTieringExperimentParams, key) -> xr.Dataset:
 
 
 # ------------------------------------------------------------------------------------------ statistics
-
-
-def mean_ci(x, axis=0):
-    """:func:`tieringlab.models.intervals.mean_ci` over the seed axis (axis 0 here)."""
-    return _mean_ci(x, axis=axis)
 
 
 def _post(p, res):
@@ -289,7 +255,7 @@ def fig4(p: AutoTieringExperimentParams, res: xr.Dataset) -> pd.DataFrame:
                 row = {"policy": pol, "tier": int(t), "direction": d}
                 for name, da, unit in (("IOPS", iops, 1.0), ("MB/s", bw, 1.0), ("latency (µs)", lat, 1 / US)):
                     x = da.sel(policy=pol, tier=t, direction=d).values * unit
-                    m, hw = mean_ci(x[np.isfinite(x)]) if np.isfinite(x).sum() > 1 else (np.nanmean(x), np.nan)
+                    m, hw = mean_ci(x[np.isfinite(x)], axis=0) if np.isfinite(x).sum() > 1 else (np.nanmean(x), np.nan)
                     row[name] = float(m)
                     row[name + " ±95%"] = float(hw)
                 rows.append(row)
@@ -332,7 +298,7 @@ def fig7(res: xr.Dataset) -> pd.DataFrame:
     m = migration_totals(res)
     rows = []
     for v in ("moved_bytes", "vms_migrated", "migrations"):
-        means = {pol: mean_ci(m[v].sel(policy=pol).values) for pol in res.policy.values}
+        means = {pol: mean_ci(m[v].sel(policy=pol).values, axis=0) for pol in res.policy.values}
         top = max(mm for mm, _ in means.values())
         for pol, (mm, hw) in means.items():
             rows.append({"quantity": v, "policy": pol, "mean": float(mm), "±95%": float(hw),
@@ -349,8 +315,8 @@ def tsscs_example(p: AutoTieringExperimentParams, res: xr.Dataset, seed: int = 0
     (estimateAvgLat, A1.35) and the simulator's latency after actually moving the VMDK there (what-if solves
     of the same epoch: the truth AutoTiering never sees)."""
     r = res.sel(policy="AutoTiering").isel(seed=seed, epoch=epoch)
-    tiers = af.tier_arrays(autotiering_tier_table(), p.n_disks)
-    sim = sim_params(p)
+    tiers = af.tier_arrays(autotiering_tier_table(), p.datacenter.n_disks)
+    sim = p.datacenter
     place = np.asarray(r["tier_of"].values)
     lam = np.asarray(res["offered_iops"].isel(seed=seed, epoch=epoch).values)
     rd = np.asarray(res["read_fraction"].isel(seed=seed, epoch=epoch).values)
@@ -360,7 +326,7 @@ def tsscs_example(p: AutoTieringExperimentParams, res: xr.Dataset, seed: int = 0
     meas = af.Measured(tier=place, iops_rw=x_rw, bytes_rw=x_rw * io[:, None],
                        lat=np.asarray(r["vmdk_latency_s"].values),
                     size=np.asarray(res["size_bytes"].isel(seed=seed).values))
-    lt = np.asarray(af.tier_latency(meas, tiers, 32))
+    lt = np.asarray(af.tier_latency(meas, tiers, p.policy.fallback_qd))
     mig = np.asarray(r["mig_util"].values)
     busy = np.flatnonzero(res["is_data"].values & (x_rw.sum(axis=1) > 100))
     chosen = []
@@ -387,21 +353,6 @@ def tsscs_example(p: AutoTieringExperimentParams, res: xr.Dataset, seed: int = 0
 
 
 # ------------------------------------------------------------------------------------------ claims
-
-
-def _gap(a, b, higher: bool):
-    """Separation of two per-seed samples' 95 % intervals, relative to ``b``'s mean: for ``higher`` the
-    lower end of ``a``'s interval minus the upper end of ``b``'s (> 0: a beats b with separated
-    intervals), else the lower end of ``b``'s minus the upper end of ``a``'s."""
-    ma, ha = mean_ci(a)
-    mb, hb = mean_ci(b)
-    g = (ma - ha) - (mb + hb) if higher else (mb - hb) - (ma + ha)
-    return float(g / abs(mb)) if mb != 0 else float("nan")
-
-
-def _fmt_ci(x, scale=1.0, unit=""):
-    m, hw = mean_ci(np.asarray(x) * scale)
-    return f"{m:.4g} ± {hw:.2g}{unit}"
 
 
 def per_seed_metrics(p: AutoTieringExperimentParams, res: xr.Dataset) -> dict:
@@ -432,7 +383,7 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
         return np.asarray(da.sel(policy=pol, **kw).values)
 
     def each(da, scale=1.0, unit="", **kw):
-        return "; ".join(f"{pol} {_fmt_ci(sel(da, pol, **kw), scale, unit)}" for pol in POLICIES)
+        return "; ".join(f"{pol} {fmt_ci(sel(da, pol, **kw), scale, unit, axis=0)}" for pol in POLICIES)
 
     # C1, C2: per-epoch gain of the all-tier IOPS; "up to" = max over epochs; the mean gain with its interval
     per_dir = all_tier(_post(p, res))["iops"]
@@ -440,12 +391,12 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
         a_, b_ = sel(s["tot"], at), sel(s["tot"], base)                  # (seed, epoch)
         gain = 100 * (a_ - b_) / b_
         up, mean_gain = gain.max(axis=1), gain.mean(axis=1)
-        m, hw = mean_ci(mean_gain)
+        m, hw = mean_ci(mean_gain, axis=0)
         rev = (100 * (b_ - a_) / a_).max(axis=1)       # the same statistic with the roles swapped: its noise floor
         d_up = {d: float(np.mean((100 * (sel(per_dir, at, direction=d) - sel(per_dir, base, direction=d))
                                   / sel(per_dir, base, direction=d)).max(axis=1))) for d in ("read", "write")}
         out[cid_up] = (float(np.mean(up)),
-                       f"max over epochs {_fmt_ci(up, unit=' %')} (seeds); read {d_up['read']:.3g} %, write "
+                       f"max over epochs {fmt_ci(up, unit=' %', axis=0)} (seeds); read {d_up['read']:.3g} %, write "
                        f"{d_up['write']:.3g} %; mean gain {m:.3g} ± {hw:.2g} %; the same 'up to' with {base} over AT: "
                        f"{np.mean(rev):.3g} %")
         out[cid_mean] = (float(m - hw), f"mean over epochs {m:.3g} ± {hw:.2g} % over {n_seeds} seeds; "
@@ -453,9 +404,10 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
 
     # C3: all-tier bandwidth (time mean); C4: IO-weighted all-tier latency, read and write
     bw_mean = s["bw"].mean("epoch")
-    out[C.C3] = (100 * min(_gap(sel(bw_mean, at), sel(bw_mean, b), True) for b in BASELINES),
+    out[C.C3] = (100 * min(relative_separation(sel(bw_mean, at), sel(bw_mean, b), True, axis=0) for b in BASELINES),
                  each(bw_mean, 1 / MB, " MB/s"))
-    out[C.C4] = (100 * min(_gap(sel(s["lat_dir"], at, direction=d), sel(s["lat_dir"], b, direction=d), False)
+    out[C.C4] = (100 * min(relative_separation(sel(s["lat_dir"], at, direction=d), sel(s["lat_dir"], b, direction=d),
+                                               False, axis=0)
                            for b in BASELINES for d in ("read", "write")),
                  " | ".join(f"{d}: " + each(s["lat_dir"], 1 / US, " µs", direction=d) for d in ("read", "write")))
 
@@ -464,17 +416,21 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
               for name, da, higher in (("IOPS", s["t_iops"], True), ("MB/s", s["t_bw"], True),
                                        ("latency", s["t_lat"], False))
               for d in ("read", "write") for b in BASELINES
-              if not _gap(sel(da, at, tier=1, direction=d), sel(da, b, tier=1, direction=d), higher) > 0]
+              if not relative_separation(sel(da, at, tier=1, direction=d), sel(da, b, tier=1, direction=d), higher,
+                                         axis=0) > 0]
     out[C.C5] = (12 - len(failed), "not separated: " + (", ".join(failed) if failed else "none"))
     # C6: a baseline's interval above AT's in some T2/T3 x direction x {IOPS, MB/s} cell
     cells = [f"T{t} {d} {name}: {b} > AT"
              for name, da in (("IOPS", s["t_iops"]), ("MB/s", s["t_bw"])) for t in (2, 3) for d in ("read", "write")
-             for b in BASELINES if _gap(sel(da, b, tier=t, direction=d), sel(da, at, tier=t, direction=d), True) > 0]
+             for b in BASELINES
+             if relative_separation(sel(da, b, tier=t, direction=d), sel(da, at, tier=t, direction=d), True,
+                                    axis=0) > 0]
     out[C.C6] = (len(cells), "; ".join(cells) if cells else "no cell where a baseline's interval lies above AT's")
     # C7: EDT > AT on T3 write IOPS
     e3, a3 = (sel(s["t_iops"], pol, tier=3, direction="write") for pol in ("EDT", at))
-    out[C.C7] = (100 * _gap(e3, a3, True),
-                 f"T3 write IOPS: EDT {_fmt_ci(e3)}, AT {_fmt_ci(a3)}; EDT/AT = {np.mean(e3) / np.mean(a3):.3g}")
+    out[C.C7] = (100 * relative_separation(e3, a3, True, axis=0),
+                 f"T3 write IOPS: EDT {fmt_ci(e3, axis=0)}, AT {fmt_ci(a3, axis=0)}; "
+                 f"EDT/AT = {np.mean(e3) / np.mean(a3):.3g}")
     # C8: lowest latency in every cell but T2 write, and not the lowest there
     ok, notes = 0, []
     for t in (1, 2, 3):
@@ -484,7 +440,8 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
                 lowest = all(np.nanmean(at_l) <= np.nanmean(sel(s["t_lat"], b, tier=t, direction=d)) for b in BASELINES)
                 ok += int(not lowest)
                 notes.append(f"T2 write: AT {'is' if lowest else 'is not'} the lowest")
-            elif all(_gap(at_l, sel(s["t_lat"], b, tier=t, direction=d), False) > 0 for b in BASELINES):
+            elif all(relative_separation(at_l, sel(s["t_lat"], b, tier=t, direction=d), False, axis=0) > 0
+                     for b in BASELINES):
                 ok += 1
             else:
                 notes.append(f"T{t} {d}: AT not separated below both")
@@ -510,19 +467,20 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
 
     # C12: areas over time (post warm-up)
     areas = {"IOPS": s["tot"].sum("epoch"), "MB/s": s["bw"].sum("epoch")}
-    n_sep = sum(_gap(sel(da, at), sel(da, b), True) > 0 for da in areas.values() for b in BASELINES)
+    n_sep = sum(relative_separation(sel(da, at), sel(da, b), True, axis=0) > 0
+                for da in areas.values() for b in BASELINES)
     out[C.C12_AREAS] = (n_sep, "; ".join(f"{k} area AT/{b} {np.mean(sel(da, at)) / np.mean(sel(da, b)):.3g}"
                                          for k, da in areas.items() for b in BASELINES))
     lat_area = _post(p, res)["latency_s"].fillna(0.0).sum(["epoch", "tier", "direction"])
     ratios = {b: float(np.mean(sel(lat_area, at)) / np.mean(sel(lat_area, b))) for b in BASELINES}
     out[C.C12_LATENCY] = (max(ratios.values()), f"AT latency area / IDT {ratios['IDT']:.3g}, / EDT {ratios['EDT']:.3g}")
     # C13: first AT migration at the first migration epoch; more even per-tier IOPS shares after warm-up
-    every = int(round(p.migration_epoch_s / p.monitor_epoch_s))
+    every = p.policy.every
     started_at = res["started"].sel(policy=at).any("vmdk").values                   # (seed, epoch)
     first = np.where(started_at.any(axis=1), np.argmax(started_at, axis=1), -1)
     share = s["t_iops"].sum("direction") / s["t_iops"].sum(["direction", "tier"])
     min_share = share.min("tier")
-    n_even = sum(_gap(sel(min_share, at), sel(min_share, b), True) > 0 for b in BASELINES)
+    n_even = sum(relative_separation(sel(min_share, at), sel(min_share, b), True, axis=0) > 0 for b in BASELINES)
     out[C.C13] = (int(np.all(first == every - 1)) + n_even,
                   f"first AT migration decided at the end of epoch {sorted(set(first.tolist()))} (expected {every - 1})"
                   f"; smallest per-tier IOPS share: " + each(min_share))
@@ -530,7 +488,7 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
     lat_t = _post(p, res)["latency_s"].sel(policy=at).fillna(0.0).sum(["epoch", "direction"])    # (seed, tier)
     sh = lat_t / lat_t.sum("tier")
     out[C.C14] = (float(np.mean(sh.argmax("tier").values == 2)), "AT latency-area share per tier: " + ", ".join(
-        f"T{t} {_fmt_ci(sh.sel(tier=t).values)}" for t in (1, 2, 3)))
+        f"T{t} {fmt_ci(sh.sel(tier=t).values, axis=0)}" for t in (1, 2, 3)))
     # C15: after warm-up, AT's T3 VMDKs have a higher mean read fraction and size than its T1+T2 VMDKs
     r = _post(p, res)
     on3 = r["tier_of"].sel(policy=at) == 2                                          # (seed, epoch, vmdk)
@@ -542,12 +500,12 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
     sz3, sz12 = mean_on(res["size_bytes"], on3), mean_on(res["size_bytes"], ~on3)
     both = (rf3 > rf12).values & (sz3 > sz12).values
     out[C.C15] = (float(np.mean(both)),
-                  f"T3 vs T1+T2: read fraction {_fmt_ci(rf3.values)} vs {_fmt_ci(rf12.values)}; size "
-                  f"{_fmt_ci(sz3.values, 1 / GB, ' GB')} vs {_fmt_ci(sz12.values, 1 / GB, ' GB')}")
+                  f"T3 vs T1+T2: read fraction {fmt_ci(rf3.values, axis=0)} vs {fmt_ci(rf12.values, axis=0)}; size "
+                  f"{fmt_ci(sz3.values, 1 / GB, ' GB', axis=0)} vs {fmt_ci(sz12.values, 1 / GB, ' GB', axis=0)}")
     # C16, C17: migration totals
     mig = s["mig"]
     for cid, v, scale, unit in ((C.C16, "moved_bytes", 1 / GB, " GB"), (C.C17, "vms_migrated", 1.0, " VMs")):
-        out[cid] = (100 * min(_gap(sel(mig[v], at), sel(mig[v], b), False) for b in BASELINES),
+        out[cid] = (100 * min(relative_separation(sel(mig[v], at), sel(mig[v], b), False, axis=0) for b in BASELINES),
                     each(mig[v], scale, unit))
     # C18 (sanity): linearity of the TSSCS lines, and the prediction error after real moves
     err = prediction_errors(res)
@@ -585,25 +543,20 @@ def prediction_errors(res: xr.Dataset) -> np.ndarray:
 
 
 def sensitivity(p: AutoTieringExperimentParams, key, base_values: dict | None = None) -> pd.DataFrame:
-    """The claims' verdicts under each reading of :data:`VARIANTS` in ``p.sensitivity``, beside the default
-    (same seeds and key). Returns one row per (claim, reading): value and verdict."""
+    """The claims' verdicts under each reading of :data:`READINGS` named in ``p.sensitivity``, beside the default
+    (same seeds and key; ``base_values``: the default reading's :func:`claim_values`, when already computed).
+    Returns one row per (claim, reading): value, verdict and whether it flips against the default's."""
     from tieringlab.claims import autotiering as C  # noqa: PLC0415
 
-    claims = {c.id: c for c in C.CLAIMS}
-    readings = {"default": base_values}
-    for name in p.sensitivity:
-        if name == "none":
-            continue
-        q = variant(p, name)
-        readings[name] = claim_values(q, run(q, key))
-    if readings["default"] is None:
-        readings["default"] = claim_values(p, run(p, key))
+    chosen = [_BY_NAME[name] for name in p.sensitivity if name != "none"]
+    values = {readings.DEFAULT.name: base_values} if base_values is not None else {}
+    values.update(readings.run_each(chosen if base_values is not None else (readings.DEFAULT, *chosen), p,
+                                    lambda q: claim_values(q, run(q, key))))
     rows = []
-    for cid, c in claims.items():
-        for rd, vals in readings.items():
-            v = vals.get(cid, (None, ""))[0]
-            rows.append({"claim": cid, "reading": rd, "value": v, "verdict": c.verdict(v)})
-    df = pd.DataFrame(rows)
-    base = df[df.reading == "default"].set_index("claim")["verdict"]
-    df["flips"] = df.apply(lambda r: r.reading != "default" and r.verdict != base[r.claim], axis=1)
-    return df
+    for c in C.CLAIMS:
+        value = {rd: vals.get(c.id, (None, ""))[0] for rd, vals in values.items()}
+        by_reading = readings.verdicts(c, value)
+        flipped = set(readings.flips(by_reading))
+        rows += [{"claim": c.id, "reading": rd, "value": v, "verdict": by_reading[rd], "flips": rd in flipped}
+                 for rd, v in value.items()]
+    return pd.DataFrame(rows)

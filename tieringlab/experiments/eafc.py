@@ -20,9 +20,15 @@ Documented choices (parameters below, reasons at each):
 
 1. **One calibration anchor** (notes §7.6): vanilla FileBench with its working set in the SSD
    "resulted in approximately 1ms observed latency" (Sec. V.A). ``calibration = "vanilla_1ms"`` sets the
-   SSD service time ``s_ssd`` so that the model's all-SSD-hit FileBench read latency is exactly
+   SSD service time ``store.s_ssd`` so that the model's all-SSD-hit FileBench read latency is exactly
    ``anchor_ms``; every other device constant is the notes' §7.4 datasheet choice, and the ledger's
-   vanilla-latency row is labelled a calibration. ``"none"`` keeps ``s_ssd_ms`` (a reading).
+   vanilla-latency row is labelled a calibration. ``"none"`` keeps ``store.s_ssd`` (a reading).
+
+The section embeds the systems' and the model's parameters (SI units): ``policy`` is
+:class:`~tieringlab.policies.eafc.EafcParams` (each run sets its panel's target ``lat_max_s``), ``store`` is
+:class:`~tieringlab.models.hybridstore.HybridStoreParams` (its ``ram_bytes``: the RAM in front of FileBench;
+SPECsfs has ``sfs_ram_gb``); vanilla has no parameter of its own (:func:`vanilla_params`). The readings are
+:data:`READINGS` (:mod:`tieringlab.readings`).
 2. **Warm-up and averages** (notes U14, U15): warm-up ends at the first cwnd whose mean latency is at
    most the target; "average partition" is the mean partition from that cwnd on; conformance is the
    fraction of those cwnds whose mean latency meets the target.
@@ -46,18 +52,21 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tieringlab import readings as rdg
+from tieringlab import stats
 from tieringlab.claims import eafc as C
 from tieringlab.models import hybridstore as hys
-from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import eafc as wl
 from tieringlab.params import MAX_GB, cross_field, param, section
 from tieringlab.policies import registry
+from tieringlab.policies.eafc import EafcParams, VanillaParams
 from tieringlab.progress import progress
+from tieringlab.readings import Reading
 from tieringlab.units import GB, HOUR, MB, MS, MiB
 
-__all__ = ["EafcSection", "PAPER", "calibrated_store", "workload_params", "observations", "knobs",
-           "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table", "gain_sweep", "ablations", "readings", "master_mix",
-           "claim_values"]
+__all__ = ["EafcSection", "PAPER", "READINGS", "calibrated_store", "workload_params", "observations", "vanilla_params",
+           "eafc_params", "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table",
+           "gain_sweep", "ablations", "readings", "master_mix", "claim_values"]
 
 #: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
 PAPER = {"a": {"partition_gb": 39.0, "saving_pct": 11.0, "target_ms": 10.0, "ws_gb": 40.0},
@@ -65,6 +74,17 @@ PAPER = {"a": {"partition_gb": 39.0, "saving_pct": 11.0, "target_ms": 10.0, "ws_
          "c": {"partition_gb": 28.0, "saving_pct": None, "target_ms": 10.0, "ws_gb": 30.0},
          "d": {"partition_gb": None, "saving_pct": 50.0, "target_ms": 3.0, "ws_gb": None}}
 PANELS = ("a", "b", "c", "d")
+
+#: The readings of what the paper leaves open, run side by side on Fig. 4a/b (:func:`readings`): the parameters
+#: each sets (key paths into the section) and, as ``why``, the label of its table row.
+READINGS = (
+    Reading("default", {}, "default"),
+    Reading("no_calibration", {"calibration": "none"}, "no calibration (datasheet s_ssd)"),
+    Reading("normalized_error", {"policy.error_mode": "normalized", "policy.kp_inc": 0.2, "policy.kp_dec": 0.2},
+            "normalized error (U2 b, Kp 0.2)"),
+    Reading("fb_ram_14gb", {"store.ram_bytes": 14.0 * GB}, "14 GB RAM in front of FileBench"),
+    Reading("rotation", {"fb_popularity": "rotation"}, "rotation popularity (stress)"),
+)
 
 
 @section("eafc")
@@ -80,24 +100,14 @@ class EafcSection:
     fb_duration_h: float = param(8.0, "FileBench run length: not given (notes U13), 48 cwnds", bounds=(0.5, 48.0))
     sfs_phase_h: float = param(5.0, "Sec. V.B: the SPECsfs load is raised every 5 hours (15 h, 90 cwnds)",
                                bounds=(0.25, 48.0))
-    n_sizes: int = param(129, "candidate SSD sizes of the stack-distance hit curves", bounds=(9, 4097))
-    max_blocks: int = param(32768, "access blocks of the cumulative hit curves (time resolution)",
-                            bounds=(64, 1 << 20))
-    # the hybrid store (Sec. V; device constants: notes §7.4)
-    ssd_gb: float = param(160.0, "Sec. V: 160 GB SSD read cache (at most 2^63 bytes: sizes are int64 bytes)",
-                          bounds=(1.0, MAX_GB))
+    # the hybrid store (Sec. V; device constants: notes §7.4), SI units
+    store: hys.HybridStoreParams = param(hys.HybridStoreParams(), "the hybrid store of Sec. V and its device model "
+                                         "(notes §7.4); ram_bytes is the RAM in front of FileBench (none: the issue "
+                                         "is the SPECsfs case; 14 GB is a reading)")
     sfs_ram_gb: float = param(14.0, "RAM buffer cache in front of SPECsfs: 16 GB RAM (Sec. V) minus the OS (U10)",
                               bounds=(0.0, MAX_GB))
-    fb_ram_gb: float = param(0.0, "RAM buffer cache for FileBench: none (the issue: the SPECsfs case); "
-                                  "14 GB is a reading", bounds=(0.0, MAX_GB))
-    s_ssd_ms: float = param(0.25, "SSD service time before calibration (notes §7.4)", bounds=(0.001, 100.0))
-    k_ssd: int = param(8, "SSD internal parallelism (notes §7.4)", bounds=(1, 1024))
-    s_hdd_ms: float = param(8.0, "HDD random-read service time, 7.2K rpm class (notes §7.4)", bounds=(0.01, 1000.0))
-    k_hdd: int = param(4, "HDD spindles behind the 1 TB volume (notes §7.4)", bounds=(1, 1024))
-    l_ram_ms: float = param(0.05, "RAM buffer-cache hit time (notes §7.4)", bounds=(0.0001, 100.0))
-    noise_sigma: float = param(0.25, "lognormal noise of a 5 s latency sample (notes U20)", bounds=(0.0, 2.0))
-    calibration: str = param("vanilla_1ms", "one anchor: s_ssd such that vanilla FileBench reads take anchor_ms "
-                                            "(Sec. V.A: ~1 ms); 'none' keeps s_ssd_ms",
+    calibration: str = param("vanilla_1ms", "one anchor: store.s_ssd such that vanilla FileBench reads take "
+                                            "anchor_ms (Sec. V.A: ~1 ms); 'none' keeps store.s_ssd",
                              choices=("vanilla_1ms", "none"))
     anchor_ms: float = param(1.0, "Sec. V.A: vanilla 'resulted in approximately 1ms observed latency'",
                              bounds=(0.1, 100.0))
@@ -108,20 +118,9 @@ class EafcSection:
                               bounds=(1, 1024))
     sfs_zipf_alpha: float = param(0.8, "SPECsfs popularity skew (notes U17)", bounds=(0.0, 4.0))
     sfs_mb_per_op: float = param(6.0, "SPECsfs working set per op/s: 12/24/30 GB (notes §7.3)", bounds=(0.1, 1000.0))
-    # EAFC (Fig. 3; gains are documented choices, notes §2.4)
-    cwnd_s: float = param(600.0, "Fig. 3: 10-minute controller window", bounds=(5.0, None))
-    percentile: float = param(75.0, "Fig. 3: the 75th percentile of the cwnd's latency samples", bounds=(1.0, 100.0))
-    lat_min_frac: float = param(0.5, "Sec. IV.A: latency_min = half the target", bounds=(0.01, 1.0))
-    kp_inc: float = param(20.0, "Kp_inc per second of error (0.02 per ms, notes §2.4)", bounds=(0.001, 1000.0))
-    kp_dec: float = param(20.0, "Kp_dec per second of error (0.02 per ms, notes §2.4)", bounds=(0.001, 1000.0))
-    t_inc: float = param(0.25, "T_inc: at most +25 % per cwnd (notes §2.4)", bounds=(0.001, 1.0))
-    t_dec: float = param(0.05, "T_dec: at most -5 % per cwnd (notes §2.4)", bounds=(0.001, 0.999))
-    t_util: float = param(0.8, "T_util, below the 0.9 usage cap (notes §2.4)", bounds=(0.01, 0.899))
-    p_init_gb: float = param(10.0, "initial partition: Sec. V.B's 10 GB, reused for FileBench (notes U7)",
-                             bounds=(0.001, None))
-    p_floor_gb: float = param(1.0, "smallest partition (notes U6)", bounds=(0.001, None))
-    error_mode: str = param("absolute", "Fig. 3's error in absolute latency; 'normalized' (U2 b) is a reading",
-                            choices=("absolute", "normalized"))
+    # EAFC (Fig. 3; gains are documented choices, notes §2.4), SI units
+    policy: EafcParams = param(EafcParams(), "EAFC (Fig. 3; the gains are documented choices, notes §2.4); "
+                                             "lat_max_s is set per run from the targets below")
     # targets (Sec. V)
     fb_targets_ms: tuple[float, ...] = param((10.0, 5.0), "Fig. 4a/4b targets (Sec. V.A)", bounds=(0.01, None))
     fb30_target_ms: float = param(10.0, "Fig. 4c target (Sec. V.A)", bounds=(0.01, None))
@@ -138,7 +137,7 @@ class EafcSection:
                                            bounds=(1.0, 100.0))
     cwnds_s: tuple[float, ...] = param((300.0, 600.0, 1200.0), "controller-window ablation (C20)", bounds=(5.0, None))
     fixed_partitions_gb: tuple[float, ...] = param((30.0, 36.0, 40.0, 44.0), "static partitions of Sec. IV.A, "
-                                                   "distinct, each <= ssd_gb", bounds=(0.001, None))
+                                                   "distinct, each <= store.ssd_bytes", bounds=(0.001, None))
     run_readings: bool = param(True, "run the readings side by side (calibration, error, popularity, RAM)")
     readings_seeds: int = param(2, "replications of each reading that needs its own traces", bounds=(1, 64))
     # master controller (beyond the paper)
@@ -153,30 +152,36 @@ class EafcSection:
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported). Partitions are
-        parts of the SSD: the controller keeps ``p_floor <= p_init <= p_ceiling = ssd_gb`` (EafcParams refuses
-        anything else when the run starts), a static partition is a ``p_init`` that never moves, and the
-        contended mix gives each of its three workloads at least ``p_floor_gb`` of ``mix_ssd_gb``."""
+        parts of the SSD: the controller keeps ``p_floor <= p_init <= p_ceiling <= store.ssd_bytes`` (EafcParams
+        checks its own order), a static partition is a ``p_init`` that never moves, and the contended mix gives
+        each of its three workloads at least ``policy.p_floor`` of ``mix_ssd_gb``."""
         problems = []
-        if self.p_floor_gb > self.p_init_gb:
-            problems.append(f"p_floor_gb ({self.p_floor_gb}) must be <= p_init_gb ({self.p_init_gb})")
-        if self.p_init_gb > self.ssd_gb:
-            problems.append(f"p_init_gb ({self.p_init_gb:g}) must be <= ssd_gb ({self.ssd_gb:g}): the initial "
-                            f"partition is part of the SSD")
-        too_big = [g for g in self.fixed_partitions_gb if g > self.ssd_gb]
+        ssd_gb, floor_gb = self.store.ssd_bytes / GB, self.policy.p_floor / GB
+        if self.policy.p_ceiling > self.store.ssd_bytes:
+            problems.append(f"policy.p_ceiling ({self.policy.p_ceiling:g} bytes) must be <= store.ssd_bytes "
+                            f"({self.store.ssd_bytes:g} bytes): the partition is part of the SSD")
+        if self.policy.controller != "eafc":
+            problems.append(f"policy.controller must be 'eafc' (the static partitions are the ablation's "
+                            f"fixed_partitions_gb); got {self.policy.controller!r}")
+        if self.policy.lat_max_s != EafcParams().lat_max_s:
+            problems.append(f"policy.lat_max_s is set per run from fb_targets_ms, fb30_target_ms and sfs_target_ms; "
+                            f"leave it out (got {self.policy.lat_max_s!r})")
+        if self.store.sample_s != self.policy.sample_s:
+            problems.append(f"store.sample_s ({self.store.sample_s}) must equal policy.sample_s "
+                            f"({self.policy.sample_s}): the controller reads the daemon's samples")
+        too_big = [g for g in self.fixed_partitions_gb if g > ssd_gb]
         if too_big:
-            problems.append(f"fixed_partitions_gb: {too_big} exceed ssd_gb = {self.ssd_gb:g} (a static partition is "
-                            f"part of the SSD: each must be in [0.001, ssd_gb])")
+            problems.append(f"fixed_partitions_gb: {too_big} exceed store.ssd_bytes = {ssd_gb:g} GB (a static "
+                            f"partition is part of the SSD: each must be in [0.001, store.ssd_bytes])")
         if len(set(self.fixed_partitions_gb)) != len(self.fixed_partitions_gb):
             problems.append(f"fixed_partitions_gb has duplicates: {list(self.fixed_partitions_gb)}; one ablation row "
                             f"per partition, each listed once")
-        if self.mix_ssd_gb < 3 * self.p_floor_gb:
-            problems.append(f"mix_ssd_gb ({self.mix_ssd_gb:g}) must hold the p_floor_gb ({self.p_floor_gb:g}) of each "
-                            f"of the mix's 3 workloads (>= {3 * self.p_floor_gb:g})")
-        if self.t_util >= 0.9:
-            problems.append(f"t_util must be below the 0.9 usage cap; got {self.t_util}")
-        for c in self.cwnds_s + (self.cwnd_s,):
-            if abs(c / hys.SAMPLE_S - round(c / hys.SAMPLE_S)) > 1e-9:
-                problems.append(f"cwnd_s and cwnds_s must be whole multiples of the 5 s sample; got {c}")
+        if self.mix_ssd_gb < 3 * floor_gb:
+            problems.append(f"mix_ssd_gb ({self.mix_ssd_gb:g}) must hold the policy.p_floor ({floor_gb:g} GB) of each "
+                            f"of the mix's 3 workloads (>= {3 * floor_gb:g})")
+        for c in self.cwnds_s:
+            if abs(c / self.policy.sample_s - round(c / self.policy.sample_s)) > 1e-9:
+                problems.append(f"cwnds_s must be whole multiples of the {self.policy.sample_s:g} s sample; got {c}")
                 break
         if len(self.mix_priorities) != 3:
             problems.append(f"mix_priorities needs 3 values (gold, silver, bronze); got {self.mix_priorities}")
@@ -186,42 +191,36 @@ class EafcSection:
 # ------------------------------------------------------------------------------------ the store
 
 
-def _raw_store(p: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
-    return hys.HybridStoreParams(ssd_bytes=p.ssd_gb * GB, ram_bytes=ram_gb * GB, s_ssd=p.s_ssd_ms * MS,
-                                 k_ssd=p.k_ssd, s_hdd=p.s_hdd_ms * MS, k_hdd=p.k_hdd, l_ram=p.l_ram_ms * MS,
-                                 noise_sigma=p.noise_sigma, n_sizes=p.n_sizes, max_blocks=p.max_blocks)
-
-
 @functools.lru_cache(maxsize=32)
-def calibrated_store(p: EafcSection, ram_gb: float) -> hys.HybridStoreParams:
-    """The hybrid store with ``ram_gb`` of RAM; ``s_ssd`` from the one anchor when ``calibration`` asks."""
-    h = _raw_store(p, ram_gb)
+def calibrated_store(p: EafcSection, ram_bytes: float) -> hys.HybridStoreParams:
+    """``p.store`` with ``ram_bytes`` of RAM; ``s_ssd`` from the one anchor when ``calibration`` asks (the
+    all-SSD-hit FileBench read latency of the store without RAM is ``anchor_ms``)."""
+    h = dataclasses.replace(p.store, ram_bytes=ram_bytes)
     if p.calibration == "vanilla_1ms":
         anchor = workload_params(p, "fb40").phases()[0]
-        h = dataclasses.replace(h, s_ssd=hys.calibrate_s_ssd(_raw_store(p, 0.0), anchor, p.anchor_ms * MS))
+        h = dataclasses.replace(h, s_ssd=hys.calibrate_s_ssd(dataclasses.replace(p.store, ram_bytes=0.0), anchor,
+                                                             p.anchor_ms * MS))
     return h
 
 
 #: Workload names: FileBench Test 1 (40 GB) and Test 2 (30 GB), the SPECsfs-like run; suffixes
-#: ``_mix`` (the contended mix: as long as the SPECsfs run), ``_rotation`` (popularity reading), ``_ram`` (14 GB RAM).
+#: ``_mix`` (the contended mix: as long as the SPECsfs run).
 def workload_params(p: EafcSection, name: str):
     base = name.split("_")[0]
     if base in ("fb40", "fb30"):
         kw = {} if base == "fb40" else dict(wl.FILEBENCH_TEST2)
         mix = "_mix" in name
         dur = 3 * p.sfs_phase_h * HOUR if mix else p.fb_duration_h * HOUR
-        pop = "rotation" if "_rotation" in name else p.fb_popularity
-        return wl.FileBenchParams(**kw, duration_s=dur, popularity=pop, rpc_slots_per_client=p.fb_rpc_slots,
+        return wl.FileBenchParams(**kw, duration_s=dur, popularity=p.fb_popularity, rpc_slots_per_client=p.fb_rpc_slots,
                                   unit_bytes=int(round((p.mix_fb_unit_mib if mix else p.fb_unit_mib) * MiB)))
     if base == "sfs":
         return wl.SpecSfsParams(zipf_alpha=p.sfs_zipf_alpha, bytes_per_op_per_s=p.sfs_mb_per_op * MB,
                                 unit_bytes=int(round(p.sfs_unit_mib * MiB)), phase_s=p.sfs_phase_h * HOUR)
-    raise ValueError(f"unknown workload {name!r}; known: fb40, fb30, sfs (+ _mix, _rotation, _ram)")
+    raise ValueError(f"unknown workload {name!r}; known: fb40, fb30, sfs (+ _mix)")
 
 
 def _store_for(p: EafcSection, name: str) -> hys.HybridStoreParams:
-    ram = p.sfs_ram_gb if name.startswith("sfs") else (p.sfs_ram_gb if "_ram" in name else p.fb_ram_gb)
-    return calibrated_store(p, ram)
+    return calibrated_store(p, p.sfs_ram_gb * GB if name.startswith("sfs") else p.store.ram_bytes)
 
 
 def _n_accesses(wp, h: hys.HybridStoreParams) -> list[int]:
@@ -244,20 +243,22 @@ def observations(p: EafcSection, name: str, key, n_seeds: int | None = None, cwn
     obs = []
     for s in progress(range(n_seeds or p.n_seeds), desc=f"EAFC traces {name}", unit="seed", leave=False):
         w = gen(jax.random.fold_in(key, s), wp, n)
-        obs.append(hys.observations(w, h, cwnd_s or p.cwnd_s))
+        obs.append(hys.observations(w, h, cwnd_s or p.policy.cwnd_s))
         del w
     out = hys.stack_observations(obs, dim="replication")
     out.attrs.update(workload=name, n_phases=obs[0].attrs["n_phases"])
     return out
 
 
-def knobs(p: EafcSection, **overrides) -> dict:
-    """The policy parameters this experiment sets, in bytes and seconds (each registered system takes
-    the ones it has: EAFC and static-partition the controller's, vanilla ``cwnd_s`` and ``ssd_bytes``)."""
-    return {"cwnd_s": p.cwnd_s, "percentile": p.percentile, "lat_min_frac": p.lat_min_frac, "kp_inc": p.kp_inc,
-            "kp_dec": p.kp_dec, "t_inc": p.t_inc, "t_dec": p.t_dec, "t_util": p.t_util, "p_init": p.p_init_gb * GB,
-            "p_floor": p.p_floor_gb * GB, "p_ceiling": p.ssd_gb * GB, "error_mode": p.error_mode,
-            "ssd_bytes": p.ssd_gb * GB, **overrides}
+def vanilla_params(p: EafcSection) -> VanillaParams:
+    """Vanilla's parameters: it has none of its own here (the whole SSD of ``p.store``, EAFC's windows and
+    samples for reporting)."""
+    return VanillaParams(cwnd_s=p.policy.cwnd_s, sample_s=p.policy.sample_s, ssd_bytes=p.store.ssd_bytes)
+
+
+def eafc_params(p: EafcSection, lat_max_s: float, **changes) -> EafcParams:
+    """``p.policy`` with the run's target ``lat_max_s`` (seconds) and ``changes`` (a sweep's or an ablation's)."""
+    return dataclasses.replace(p.policy, lat_max_s=lat_max_s, **changes)
 
 
 # ---------------------------------------------------------------------------------------- metrics
@@ -320,8 +321,8 @@ def fig4(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> dict[
     for panel, name in _FIG4.items():
         k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)  # the same noise for EAFC and vanilla
         if name not in van:
-            van[name] = registry.run("vanilla", obs[name], knobs=knobs(p), key=k)
-        e = registry.run("EAFC", obs[name], knobs=knobs(p, lat_max_s=targets[panel] * MS), key=k)
+            van[name] = registry.run("vanilla", obs[name], params=vanilla_params(p), key=k)
+        e = registry.run("EAFC", obs[name], params=eafc_params(p, targets[panel] * MS), key=k)
         ds = xr.concat([e, van[name]], dim="policy", coords="minimal", compat="override",
                        combine_attrs="override").assign_coords(policy=["EAFC", "vanilla"])
         o0 = obs[name].isel(replication=0, phase=slice(0, int(obs[name].attrs["n_phases"])))
@@ -354,7 +355,8 @@ def savings_table(panels: dict[str, xr.Dataset]) -> pd.DataFrame:
             "eafc_partition_gb": f(p_e)["mean"], "eafc_partition_min_gb": f(p_e)["min"],
             "eafc_partition_max_gb": f(p_e)["max"], "paper_partition_gb": pv["partition_gb"],
             "vanilla_partition_gb": f(p_v)["mean"], "saving_pct": f(saving)["mean"],
-            "saving_min_pct": f(saving)["min"], "saving_max_pct": f(saving)["max"], "paper_saving_pct": pv["saving_pct"],
+            "saving_min_pct": f(saving)["min"], "saving_max_pct": f(saving)["max"],
+            "paper_saving_pct": pv["saving_pct"],
             "conformance_post": f(me["conformance_post"])["min"], "conformance_all": f(me["conformance_all"])["mean"],
             "warmup_cwnds": f(me["warmup_cwnds"])["max"],
         })
@@ -386,9 +388,9 @@ def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) ->
             o = observations(p, name, jax.random.fold_in(key, _SALT[name]))
         k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)
         for gain, v in progress(grid, desc=f"gain sweep {name}", unit="run", leave=False):
-            ds = registry.run("EAFC", o, knobs=knobs(p, lat_max_s=target * MS, **{gain: v}), key=k)
+            ds = registry.run("EAFC", o, params=eafc_params(p, target * MS, **{gain: v}), key=k)
             rows.append(_summaries(ds, target * MS, {"workload": name, "target_ms": target, "gain": gain,
-                                                     "value": v, "default": v == getattr(p, gain)}))
+                                                     "value": v, "default": v == getattr(p.policy, gain)}))
     return pd.DataFrame(rows)
 
 
@@ -405,87 +407,85 @@ def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> 
     for target in p.fb_targets_ms:
         lm = target * MS
         runs = ([("percentile", q, dict(percentile=q)) for q in p.percentiles]
-                + [("band", f, dict(lat_min_frac=f)) for f in (p.lat_min_frac, 1.0)]
+                + [("band", f, dict(lat_min_frac=f)) for f in (p.policy.lat_min_frac, 1.0)]
                 + [("decrease", "aggressive", dict(t_dec=0.5, kp_dec=500.0)),
                    ("decrease", "conservative", {})])
         for kind, v, over in progress(runs, desc=f"ablations {target} ms", unit="run", leave=False):
-            ds = registry.run("EAFC", o, knobs=knobs(p, lat_max_s=lm, **over), key=k)
+            ds = registry.run("EAFC", o, params=eafc_params(p, lm, **over), key=k)
             rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": kind, "value": str(v)}))
         for g in p.fixed_partitions_gb:
-            ds = registry.run("static-partition", o, knobs=knobs(p, lat_max_s=lm, p_init=g * GB,
-                                                                       p_floor=min(p.p_floor_gb, g) * GB), key=k)
+            ds = registry.run("static-partition", o, key=k, params=eafc_params(
+                p, lm, controller="static", p_init=g * GB, p_floor=min(p.policy.p_floor / GB, g) * GB))
             r = _summaries(ds, lm, {"target_ms": target, "ablation": "static", "value": f"{g:g} GB"})
             lat = ds["latency_s"] / MS  # the band of Sec. IV.A: per-cwnd P25 and P75 of the 5 s samples
             r["sample_p25_ms"] = float(lat.quantile(0.25, "sample").mean())
             r["sample_p75_ms"] = float(lat.quantile(0.75, "sample").mean())
             rows.append(r)
         for c in p.cwnds_s:
-            oc = o if c == p.cwnd_s else hys.with_cwnd(o, c)
-            ds = registry.run("EAFC", oc, knobs=knobs(p, lat_max_s=lm, cwnd_s=c), key=k)
+            oc = o if c == p.policy.cwnd_s else hys.with_cwnd(o, c)
+            ds = registry.run("EAFC", oc, params=eafc_params(p, lm, cwnd_s=c), key=k)
             rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": "cwnd_s", "value": f"{c:g}"}))
     return pd.DataFrame(rows)
 
 
 def readings(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
-    """Fig. 4a/b's headline numbers under each reading the paper leaves open, beside the default (the
-    default and the normalized error reuse Fig. 4's traces when ``obs`` is given; the others are built
-    with ``readings_seeds`` seeds)."""
+    """Fig. 4a/b's headline numbers under each reading of :data:`READINGS` (:func:`tieringlab.readings.run_each`;
+    a row's ``reading`` is the reading's ``why``). A reading that changes only the controller (``policy``) runs
+    on the default's traces (Fig. 4's when ``obs`` is given), the others on ``readings_seeds`` traces of their
+    own."""
     k = jax.random.fold_in(key, _SALT["fb40"])
     default = (obs or {}).get("fb40")
     if default is None:
         default = observations(p, "fb40", k)
-    variants = [
-        ("default", p, None),
-        ("no calibration (datasheet s_ssd)", dataclasses.replace(p, calibration="none"), "fb40"),
-        ("normalized error (U2 b, Kp 0.2)", dataclasses.replace(p, error_mode="normalized", kp_inc=0.2, kp_dec=0.2),
-         None),
-        ("14 GB RAM in front of FileBench", p, "fb40_ram"),
-        ("rotation popularity (stress)", p, "fb40_rotation"),
-    ]
-    rows = []
-    for label, pv, name in progress(variants, desc="readings", unit="reading", leave=False):
-        o = default if name is None else observations(pv, name, k, n_seeds=p.readings_seeds)
-        kn = jax.random.fold_in(k, 1)
-        v = registry.run("vanilla", o, knobs=knobs(p), key=kn)
+    kn = jax.random.fold_in(k, 1)
+
+    def rows(pv: EafcSection) -> list[dict]:
+        same = dataclasses.replace(pv, policy=p.policy) == p
+        o = default if same else observations(pv, "fb40", k, n_seeds=p.readings_seeds)
+        v = registry.run("vanilla", o, params=vanilla_params(p), key=kn)
+        out = []
         for target in p.fb_targets_ms:
-            e = registry.run("EAFC", o, knobs=knobs(pv, lat_max_s=target * MS), key=kn)
-            r = _summaries(e, target * MS, {"reading": label, "target_ms": target,
-                                            "replications": int(o.sizes["replication"])})
+            e = registry.run("EAFC", o, params=eafc_params(pv, target * MS), key=kn)
+            x = _summaries(e, target * MS, {"target_ms": target, "replications": int(o.sizes["replication"])})
             m, mv = metrics(e, target * MS), metrics(v, target * MS)
-            r["vanilla_latency_end_ms"] = float(v["latency_mean_s"].isel(epoch=-1).mean() / MS)
-            r["saving_pct"] = float((100 * (1 - m["partition_post_gb"] / (mv["used_end_gb"] / 0.9))).mean())
-            rows.append(r)
-    return pd.DataFrame(rows)
+            x["vanilla_latency_end_ms"] = float(v["latency_mean_s"].isel(epoch=-1).mean() / MS)
+            x["saving_pct"] = float((100 * (1 - m["partition_post_gb"] / (mv["used_end_gb"] / 0.9))).mean())
+            out.append(x)
+        return out
+
+    runs = rdg.run_each(progress(READINGS, desc="readings", unit="reading", leave=False), p, rows)
+    why = {r.name: r.why for r in READINGS}
+    return pd.DataFrame([{"reading": why[name], **x} for name, xs in runs.items() for x in xs])
 
 
 def reading_verdicts(rd: pd.DataFrame) -> pd.DataFrame:
     """The FileBench claims' verdicts under each reading of :func:`readings` (the claims' own checks and
-    tolerances), and which of them flip against the default reading."""
+    tolerances: :func:`tieringlab.readings.verdicts`), and which of them flip against the default reading
+    (:func:`tieringlab.readings.flips`)."""
     from tieringlab.claims import registry as claims  # noqa: PLC0415
 
     reg = claims()
     cols = {(10.0, "partition_post_gb"): C.FIG4A_PARTITION, (5.0, "partition_post_gb"): C.FIG4B_PARTITION,
             (10.0, "saving_pct"): C.SAVING_10MS, (5.0, "saving_pct"): C.SAVING_5MS}
-    rows = []
-    for label in dict.fromkeys(rd["reading"]):
+    labels = list(dict.fromkeys(rd["reading"]))
+    values: dict[str, dict[str, float]] = {}
+    for label in labels:
         r = rd[rd["reading"] == label].set_index("target_ms")
-        row = {"reading": label}
         for (t, col), cid in cols.items():
             if t in r.index:
-                row[cid] = reg[cid].verdict(float(r.loc[t, col]))
-        row[C.CONFORMANCE] = reg[C.CONFORMANCE].verdict(float(r["conformance_post_min"].min()))
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    base = out.iloc[0]
-    out["flips_against_default"] = [", ".join(c for c in out.columns[1:] if row[c] != base[c]) or "none"
-                                    for _, row in out.iterrows()]
-    return out
+                values.setdefault(cid, {})[label] = float(r.loc[t, col])
+        values.setdefault(C.CONFORMANCE, {})[label] = float(r["conformance_post_min"].min())
+    by_claim = {cid: rdg.verdicts(reg[cid], v) for cid, v in values.items()}
+    flipped = {cid: set(rdg.flips(b, default=labels[0])) for cid, b in by_claim.items()}
+    return pd.DataFrame([{"reading": label, **{cid: b[label] for cid, b in by_claim.items() if label in b},
+                          "flips_against_default": ", ".join(c for c in by_claim if label in flipped[c]) or "none"}
+                         for label in labels])
 
 
 def master_mix(p: EafcSection, key) -> dict[str, xr.Dataset]:
     """The contended mix (ours): gold FileBench 40 GB at 5 ms, silver SPECsfs at 3 ms, bronze FileBench
-    30 GB at 10 ms, for the SPECsfs run's 15 h, sharing ``mix_ssd_gb``: the knapsack master controller against proportional
-    shares (dims workload, epoch, sample; a list over replications)."""
+    30 GB at 10 ms, for the SPECsfs run's 15 h, sharing ``mix_ssd_gb``: the knapsack master controller against
+    proportional shares (dims workload, epoch, sample; a list over replications)."""
     names = ("gold", "silver", "bronze")
     targets = (p.fb_targets_ms[-1] * MS, p.sfs_target_ms * MS, p.fb30_target_ms * MS)
     res = {"knapsack": [], "proportional": []}
@@ -494,8 +494,7 @@ def master_mix(p: EafcSection, key) -> dict[str, xr.Dataset]:
         obs = [observations(p, n, jax.random.fold_in(ks, i), n_seeds=1).isel(replication=0, drop=True)
                for i, n in enumerate(("fb40_mix", "sfs", "fb30_mix"))]
         mo = hys.stack_observations(obs, names=names)
-        mp = dict(eafc=registry.make_params("EAFC", knobs(p)), lat_max_s=targets,
-                  priority=tuple(p.mix_priorities), ssd_bytes=p.mix_ssd_gb * GB)
+        mp = dict(eafc=p.policy, lat_max_s=targets, priority=tuple(p.mix_priorities), ssd_bytes=p.mix_ssd_gb * GB)
         for arb, name in (("knapsack", "EAFC-master"), ("proportional", "EAFC-proportional")):
             res[arb].append(registry.run(name, mo, knobs=mp, key=jax.random.fold_in(ks, 9)))
     return {k: xr.concat(v, dim="replication") for k, v in res.items()}
@@ -521,7 +520,7 @@ def mix_table(mix: dict[str, xr.Dataset]) -> pd.DataFrame:
 def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: pd.DataFrame | None = None) -> dict:
     """The reproduced value of every claim of :mod:`tieringlab.claims.eafc` these runs can give, as
     ``{claim_id: (value, note)}``: means over replications for "near" claims (the note gives the
-    spread), the separation of the 95 % intervals (:func:`tieringlab.models.intervals.mean_ci`) for
+    spread), the separation of the 95 % intervals (:func:`tieringlab.stats.interval`) for
     "bigger / smaller" claims, the worst replication for "always" claims."""
     out = {}
     m = {k: metrics(ds.sel(policy="EAFC"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
@@ -531,19 +530,14 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         s = _spread(np.asarray(x))
         return f"mean over {np.asarray(x).size} replications; min {s['min']:.3g}{unit}, max {s['max']:.3g}{unit}"
 
-    def interval(x):
-        mean, half = mean_ci(np.asarray(x, float))
-        return float(mean - half), float(mean + half)
-
     for panel, cid in (("a", C.FIG4A_PARTITION), ("b", C.FIG4B_PARTITION), ("c", C.FIG4C_PARTITION)):
         if panel in m:
             x = m[panel]["partition_post_gb"].values
             out[cid] = (float(np.mean(x)), spread_note(x, " GB"))
     if "a" in m and "b" in m:
-        lo5, hi5 = interval(m["b"]["partition_post_gb"].values)
-        lo10, hi10 = interval(m["a"]["partition_post_gb"].values)
-        out[C.TIGHTER_TARGET_BIGGER] = (lo5 - hi10, f"95 % intervals: 5 ms [{lo5:.3g}, {hi5:.3g}] GB, "
-                                                    f"10 ms [{lo10:.3g}, {hi10:.3g}] GB")
+        i5, i10 = (stats.interval(m[q]["partition_post_gb"].values) for q in ("b", "a"))
+        out[C.TIGHTER_TARGET_BIGGER] = (i5.lo - i10.hi, f"95 % intervals: 5 ms [{i5.lo:.3g}, {i5.hi:.3g}] GB, "
+                                                        f"10 ms [{i10.lo:.3g}, {i10.hi:.3g}] GB")
         conf = np.concatenate([m["a"]["conformance_post"].values, m["b"]["conformance_post"].values])
         out[C.CONFORMANCE] = (float(np.min(conf)), f"worst replication; mean {np.mean(conf):.3g}")
     if "a" in mv:
@@ -564,10 +558,9 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         first = all(bool((m[q]["latency_first_ms"] > panels[q].attrs["lat_max_s"] / MS).all()) for q in fb)
         out[C.WARMUP_ABOVE] = (first, None)
     if "a" in m and "c" in m:
-        lo30, hi30 = interval(m["c"]["partition_post_gb"].values)
-        lo40, hi40 = interval(m["a"]["partition_post_gb"].values)
-        out[C.SMALLER_WS_SMALLER] = (hi30 - lo40, f"95 % intervals: 30 GB [{lo30:.3g}, {hi30:.3g}] GB, "
-                                                  f"40 GB [{lo40:.3g}, {hi40:.3g}] GB")
+        i30, i40 = (stats.interval(m[q]["partition_post_gb"].values) for q in ("c", "a"))
+        out[C.SMALLER_WS_SMALLER] = (i30.hi - i40.lo, f"95 % intervals: 30 GB [{i30.lo:.3g}, {i30.hi:.3g}] GB, "
+                                                      f"40 GB [{i40.lo:.3g}, {i40.hi:.3g}] GB")
     ten = [q for q in ("a", "c") if q in m]
     if ten:
         fr = [m[q]["used_post_gb"].values / panels[q].attrs["working_set_gb"][-1] for q in ten]

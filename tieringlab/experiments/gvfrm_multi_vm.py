@@ -9,9 +9,9 @@ address space.
 
 For each (mix, policy), **one** call covers all flash sizes, by the policy's name through
 :func:`tieringlab.policies.registry.run` (G1-vFRM and G2-vFRM of one mix share one binning of the trace,
-:func:`tieringlab.policies.vfrm.binned`). The IO cost is vFRM Eq. 4 (:mod:`tieringlab.policies.iocost`:
-128 KB Table 3 rows for the vFRM family, 4 KB for the page caches), normalized to LRU's at the same mix
-and flash size for Fig. 9.
+:func:`tieringlab.policies.vfrm.bin_trace`, made once per mix and passed to each call). The IO cost is vFRM
+Eq. 4 (:mod:`tieringlab.policies.iocost`: 128 KB Table 3 rows for the vFRM family, 4 KB for the page
+caches), normalized to LRU's at the same mix and flash size for Fig. 9.
 
 **Documented choices** (the papers are silent):
 
@@ -57,20 +57,22 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import gvfrm as C
-from tieringlab.experiments._readings import select_reading
 from tieringlab.params import cross_field, increasing, param, section
 from tieringlab.policies import registry
-from tieringlab.policies.gvfrm import PRIVATE_SPLITS
+from tieringlab.policies.caching import CachingParams
+from tieringlab.policies.gvfrm import GvfrmParams
 from tieringlab.policies.iocost import IO_PRICINGS
+from tieringlab.policies.vfrm import bin_trace
 from tieringlab.progress import progress
+from tieringlab.readings import Reading, run_each, select
 from tieringlab.traces.mix import mix_traces
 from tieringlab.traces.source import effective_scale, load, section_dict
 from tieringlab.traces.twins import TWINS
-from tieringlab.units import BIN_BYTES, GiB
+from tieringlab.units import GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
-           "build_mix", "knobs", "sweep", "reading", "aging_sensitivity", "pricing_table", "table", "cost_reduction",
-           "g2_threshold_gb", "claim_values"]
+           "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "table",
+           "cost_reduction", "g2_threshold_gb", "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -104,29 +106,17 @@ class GvfrmMultiVmParams:
                                       "LRU is required (Fig. 9 normalizes to it)", choices=POLICIES)
     flash_gb: tuple[float, ...] = param(FLASH_GB, "Sec. 5.3: 1 to 32 GB; powers of two (documented choice), "
                                         "paper GB, multiplied by the mix's twin scale; increasing", bounds=(1e-3, 1e4))
-    private_fraction: float = param(0.5, "vFRM Sec. 5.3: '50% of Flash space is assigned to each of these two "
-                                    "zones'", bounds=(0.0, 1.0))
-    aging_period: int = param(288, "G2-vFRM counter aging period in epochs, the primary reading (thesis Sec. 4.3.2 "
-                              "ages 'periodically' only against counter overflow: one day, the longest period that "
-                              "keeps a 16-bit counter below 2^16 for up to 32,767 accesses a day; G2 verdicts are "
-                              "conditional on it)", bounds=(1, 10000))
-    private_split: str = param("equal", "G1-vFRM's private zone among VMs: 'equal' (vFRM Sec. 4.5: 'the equal "
-                               "portion') "
-                               "or 'demand' (Sec. 5.3: 'dynamically adjusts the partitioning', read as shares in "
-                               "proportion to each VM's bins accessed in the last epoch); the sections contradict "
-                               "each other, Sec. 4.5 defines the algorithm", choices=PRIVATE_SPLITS)
-    io_pricing: str = param("random", "primary reading of how the IOs of a multi-IO request are priced "
-                            "(tieringlab.policies.iocost; the paper is silent): 'random' every IO at Table 3's "
-                            "random row, 'sequential_runs' IOs 2..n of a run at the sequential row; both are "
-                            "always computed", choices=IO_PRICINGS)
-    lam: float = param(1.0, "λ of Eq. 2 for every VM (vFRM Sec. 5.2.1 sets λ = 1)", bounds=(1e-6, 1e6))
-    epoch_s: float = param(300.0, "vFRM Sec. 4.4.2 / 5.1: 5-minute epochs", bounds=(1.0, 86400.0))
-    n_epochs: int = param(8, "N of Eq. 1: 'the previous 8 epochs' (vFRM Sec. 4.3)", bounds=(6, 64))
+    policy: GvfrmParams = param(GvfrmParams(), "G1-vFRM and G2-vFRM (tieringlab.policies.gvfrm.GvfrmParams: "
+                                "vFRM's bins, epochs, Eq. 1-3 and cost model, the zones); λ one value for every VM "
+                                "(documented choice 3); its aging_period and io_pricing are the primary reading "
+                                "(the others run side by side: aging_periods, both pricings)")
+    caches: CachingParams = param(CachingParams(threads=2), "the 4 KB page caches LRU, ARC, CAR "
+                                  "(tieringlab.policies.caching.CachingParams, vFRM Sec. 5.1); threads: flash sizes "
+                                  "replayed at once (speed only). Their io_cost is not used: the sweep keeps the "
+                                  "costs under both pricings")
     aging_periods: tuple[int, ...] = param((288, 12, 1), "G2-vFRM runs with each of these aging periods (epochs: 1 "
                                            "day, 1 h, 5 min), side by side in the tables and the ledger (the thesis "
-                                           "gives none); must include aging_period", bounds=(1, 100000))
-    threads: int = param(2, "page caches: flash sizes replayed at once, one thread each (speed only; each holds "
-                         "its own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, 64))
+                                           "gives none); must include policy.aging_period", bounds=(1, 100000))
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported). ``flash_gb``
@@ -143,22 +133,17 @@ class GvfrmMultiVmParams:
             vals = getattr(self, m)
             if len(set(vals)) != len(vals):
                 problems.append(f"{m} must list distinct traces (one VM each), got {vals}")
-        if self.aging_period not in self.aging_periods:
-            problems.append(f"aging_periods must include aging_period ({self.aging_period}); got "
+        if self.policy.aging_period not in self.aging_periods:
+            problems.append(f"aging_periods must include policy.aging_period ({self.policy.aging_period}); got "
                             f"{list(self.aging_periods)}")
-        try:
-            registry.make_params("G1-vFRM", knobs(self))  # N even >= 6, etc.: GvfrmParams raises naming the field
-        except (ValueError, TypeError) as exc:
-            problems.append(str(exc))
         cross_field(problems)
 
 
-def knobs(p: GvfrmMultiVmParams, **overrides) -> dict:
-    """The policy parameters this experiment sets (each registered policy takes the ones it has: G1/G2
-    all of them, the page caches none, so they keep the paper's 4 KB lines)."""
-    return {"epoch_s": p.epoch_s, "n_epochs": p.n_epochs, "lam": p.lam, "private_fraction": p.private_fraction,
-            "aging_period": p.aging_period, "private_split": p.private_split, "io_pricing": p.io_pricing,
-            "threads": p.threads, **overrides}
+def aging_readings(p: GvfrmMultiVmParams) -> tuple[Reading, ...]:
+    """G2-vFRM's readings the sweep runs side by side (:mod:`tieringlab.readings`): ``policy.aging_period`` at each
+    period of ``p.aging_periods``, the primary one (``p.policy``'s) the default. The IO pricings need no rerun: both
+    come from the same counts."""
+    return C.aging_axis(p.aging_periods, p.policy.aging_period)
 
 
 def members(p: GvfrmMultiVmParams, mix: str) -> tuple[str, ...]:
@@ -199,14 +184,15 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     period of ``p.aging_periods``, every cost under every IO pricing.
 
     A progress bar runs over (mix, policy); each step is one registry call over all flash sizes (G2: one
-    per aging period). G1 and G2 of a mix share one binning (:func:`tieringlab.policies.vfrm.binned`).
+    per aging period). G1 and G2 of a mix share one binning (:func:`tieringlab.policies.vfrm.bin_trace`, made here
+    once per mix, dropped with the mix).
     Returns a Dataset with dims ``(mix, policy, aging_period, flash_gb)``: ``hit_ratio``, ``hits``,
     ``requests``, ``update_cost`` (the Flash-update part of Eq. 4, s); and over ``(mix, policy,
     aging_period, io_pricing, flash_gb)``: ``io_cost`` (s, Eq. 4) and ``io_cost_norm`` (``io_cost`` / LRU's
     at the same mix, flash size and pricing, Fig. 9). Policies other than G2 repeat along
     ``aging_period``. Coords ``flash_bytes`` (mix, flash_gb), ``scale`` and ``n_requests`` (mix); and
     ``seconds`` (mix, policy), the wall time of each policy's calls. :func:`reading` selects one reading
-    (default ``p.aging_period``, ``p.io_pricing``).
+    (default ``p.policy.aging_period``, ``p.policy.io_pricing``).
     """
     if not isinstance(p, GvfrmMultiVmParams):
         raise TypeError(f"p must be GvfrmMultiVmParams, got {type(p).__name__}")
@@ -226,7 +212,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
         if cur.get("mix") != mix:
             cur = {}  # drop the previous mix (and its binning) before building the next
             mixed = build_mix(p, mix, traces, seed)
-            cur = {"mix": mix, "ds": mixed}
+            cur = {"mix": mix, "ds": mixed, "bins": None}
             scales[i] = mixed.attrs["scale"]
             fbs[i] = flash_bytes(p, scales[i])
             n_req[i] = mixed.sizes["request"]
@@ -234,8 +220,16 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
         t0 = time.perf_counter()
-        for a, period in enumerate(p.aging_periods if pol == "G2-vFRM" else p.aging_periods[:1]):
-            r = registry.run(pol, cur["ds"], fbs[i], knobs=knobs(p, aging_period=int(period)))
+        if pol in ("G1-vFRM", "G2-vFRM") and cur["bins"] is None:  # one binning of the mix for G1 and every G2
+            cur["bins"] = bin_trace(cur["ds"], p.policy)
+        if pol == "G2-vFRM":  # one run per aging reading, in the order of p.aging_periods
+            runs = list(run_each(aging_readings(p), p, lambda q, pol=pol, cur=cur, i=i: registry.run(
+                pol, cur["ds"], fbs[i], params=q.policy, bins=cur["bins"])).values())
+        elif pol == "G1-vFRM":
+            runs = [registry.run(pol, cur["ds"], fbs[i], params=p.policy, bins=cur["bins"])]
+        else:
+            runs = [registry.run(pol, cur["ds"], fbs[i], params=p.caches)]
+        for a, r in enumerate(runs):
             sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
             for k in names:
                 arr[k][i, j, sl] = r[k].values
@@ -243,15 +237,16 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
         secs[i, j] = time.perf_counter() - t0
     cur = {}
     dims = ("mix", "policy", "aging_period", "flash_gb")
+    g = p.policy
     out = xr.Dataset(
         {k: (dims, v) for k, v in arr.items()},
         coords={"mix": list(p.mixes), "policy": list(p.policies), "aging_period": [int(a) for a in p.aging_periods],
                 "io_pricing": list(IO_PRICINGS), "flash_gb": np.asarray(p.flash_gb, float),
                 "flash_bytes": (("mix", "flash_gb"), fbs), "scale": ("mix", scales),
                 "n_requests": ("mix", n_req)},
-        attrs={"private_fraction": p.private_fraction, "aging_period": int(p.aging_period), "lam": p.lam,
-               "epoch_s": p.epoch_s, "n_epochs": p.n_epochs, "bin_bytes": BIN_BYTES, "seed": int(seed),
-               "io_pricing": p.io_pricing, "private_split": p.private_split,
+        attrs={"private_fraction": g.private_fraction, "aging_period": int(g.aging_period), "lam": g.lam,
+               "epoch_s": g.epoch_s, "n_epochs": g.n_epochs, "bin_bytes": g.bin_bytes, "seed": int(seed),
+               "io_pricing": g.io_pricing, "private_split": g.private_split,
                "source": "vFRM paper Sec. 5.3 Fig. 8-9; thesis Sec. 4.3.3 Fig. 24-25",
                **{f"members_{m}": list(members(p, m)) for m in p.mixes}},
     )
@@ -259,7 +254,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     out["seconds"] = (("mix", "policy"), secs)
     out["io_cost_norm"] = out["io_cost"] / out["io_cost"].sel(policy="LRU")
     out["flash_gb"].attrs["units"] = "GB (paper scale; bytes = flash_gb x 2^30 x scale)"
-    out["aging_period"].attrs["units"] = f"epochs of {p.epoch_s:g} s (G2-vFRM counter aging)"
+    out["aging_period"].attrs["units"] = f"epochs of {g.epoch_s:g} s (G2-vFRM counter aging)"
     out["io_cost"].attrs["units"] = "s"
     out["update_cost"].attrs["units"] = "s"
     out["io_cost_norm"].attrs["long_name"] = "IO cost / LRU's IO cost (Fig. 9)"
@@ -274,7 +269,7 @@ def reading(res: xr.Dataset, aging_period: int | None = None, io_pricing: str | 
     if "aging_period" not in res.dims:
         return res
     a = int(res.attrs["aging_period"] if aging_period is None else aging_period)
-    return select_reading(res, aging_period=a, io_pricing=io_pricing)
+    return select(res, aging_period=a, io_pricing=io_pricing)
 
 
 def aging_sensitivity(res: xr.Dataset, io_pricing: str | None = None) -> xr.Dataset:

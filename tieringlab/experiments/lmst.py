@@ -17,11 +17,13 @@ high priority (SLA^H = 1 ms) on the SSDs and low priority (SLA^L = 20 ms) on the
   as a call of its own (the same numbers).
 - **Table 8** (Sec. 4.1.3.4): Mgr_Resp of LMST and SMST, Burst_TS and Mgr_Ratio per cell.
 
-Every cell runs NMST, LMST, SMST and the look-ahead variant of LMST (reading A5 T2, beside the causal
-main reading) in one call on the same generated I/Os (common random numbers), ``n_reps`` replications
-each; numbers are means with 95 % Student-t intervals over replications (improvements and ratios are
-taken per replication, on paired runs, then averaged). Times are reported in ms and ratios in %, as in
-the thesis; the library works in seconds and fractions.
+Every cell runs NMST, LMST, SMST and LMST under each timing reading of :data:`TIMING` (the causal main
+reading and the look-ahead variant, A5 T2; :mod:`tieringlab.readings`) in one call on the same generated
+I/Os (common random numbers), ``n_reps`` replications each; numbers are means with 95 % Student-t
+intervals over replications (:mod:`tieringlab.stats`; improvements and ratios are taken per replication, on
+paired runs, then averaged). Times are reported in ms and ratios in %, as in the thesis; the library and
+``params.yaml`` work in seconds, bytes, bytes/s and fractions (the section embeds
+:class:`~tieringlab.policies.lmst.LmstParams` as ``policy`` and the workload's parameters as ``workload``).
 
 Documented choices (details and reasons in :mod:`tieringlab.policies.lmst` and
 :mod:`tieringlab.models.workloads.lmst`): per-ALUN rates (A2), bursts for every ALUN (A3), i.i.d. slot
@@ -55,23 +57,44 @@ import pandas as pd
 import scipy.stats
 import xarray as xr
 
+from tieringlab import readings, stats
 from tieringlab.claims import lmst as C
-from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import lmst as wl
 from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
+from tieringlab.policies.lmst import TIMINGS, LmstParams
 from tieringlab.progress import progress
-from tieringlab.units import KB, MB, MINUTE, MS
+from tieringlab.readings import Reading
+from tieringlab.stats import mean_ci
+from tieringlab.units import MINUTE
 
-__all__ = ["LmstSection", "TABLE6", "workload", "knobs", "cells", "cells_and_sweep", "sweep", "fig14_flow", "calibration_grid",
-           "table5", "table7", "table8", "fig15", "fig16", "raw_frames", "claim_values"]
+__all__ = ["LmstSection", "TABLE6", "TIMING", "MAIN", "LOOK", "NMST", "SMST", "label", "variants", "fig16_readings",
+           "workload", "cells", "cells_and_sweep", "sweep", "fig14_flow", "calibration_grid", "table5", "table7",
+           "table7_readings", "table8", "fig15", "fig16", "raw_frames", "claim_values"]
 
 #: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
 TABLE6 = {40: (1, 3), 70: (2, 5), 100: (3, 7)}
-#: ALUN slots per disk: Table 4's 20 GB per disk over 1 GB ALUNs (reading A1 a); kept when alun_mb shrinks.
-DISK_ALUNS = 20
-#: The configurations of every cell: the registry name and the overrides of each.
-MAIN, NMST, SMST, LOOK = "LMST", "NMST", "SMST", "LMST-lookahead"
+#: The workload fields each cell sets (Table 6's applications of its capacity, its burst ratio).
+_CELL_FIELDS = ("n_high_apps", "n_low_apps", "burst_ratio")
+
+#: LMST's decision timing of Eqs. 10-14 (notes A5, A8), the readings every cell runs side by side (fields of
+#: :class:`~tieringlab.policies.lmst.LmstParams`): the causal main reading and the look-ahead variant.
+TIMING: tuple[Reading, ...] = readings.axis(
+    "timing", TIMINGS, "decision timing of Eqs. 10-14 (A5, A8)", default="causal", name=lambda v: v,
+    reasons={"causal": "the decision at a window's start sees the previous window's samples and predicts the next "
+                       "window's loads as the current ones (the thesis gives no predictor)",
+             "lookahead": "the decision sees the window's own samples and the true next-window loads (Sec. 4.1.3.1's "
+                          "'migrating all validated bursty traffic'); not causal"})
+
+
+def label(r: Reading) -> str:
+    """The ``config`` label of LMST under timing reading ``r``: ``"LMST"`` (main), ``"LMST-lookahead"``."""
+    return "LMST" if r.is_default else f"LMST-{r.name}"
+
+
+#: The configurations of every cell (their ``config`` labels): LMST under each timing reading, and the baselines.
+MAIN, LOOK = (label(r) for r in TIMING)
+NMST, SMST = "NMST", "SMST"
 
 
 @section("lmst")
@@ -82,37 +105,19 @@ class LmstSection:
     burst_ratios: tuple[float, ...] = param((0.3, 0.5, 0.7), "Table 7/8 burst ratios p", bounds=(0.0, 1.0))
     n_reps: int = param(3, "replications (seeds) per cell, for the 95 % intervals (the thesis gives one run)",
                         bounds=(2, 64))
-    n_slots: int = param(30, "slots per ALUN trace, 30 (Sec. 4.1.3.1)", bounds=(1, 1000))
-    slot_min: float = param(20.0, "slot and window length, 'around 20 minutes' (Sec. 4.1.3.1; t_win, Sec. "
-                            "4.1.2.1), exactly 20 (A25)", bounds=(0.5, 600.0))
-    sample_s: float = param(60.0, "monitoring interval of Eq. 4's recorded rates: per minute, as Fig. 14 "
-                            "plots (A6; thesis silent)", bounds=(1.0, 3600.0))
-    burst_high_share: float = param(0.1, "MMPP(2) of bursty slots: time share of the high phase (thesis silent; "
-                                    "calibrated to Table 5 NMST, see calibration_grid)", bounds=(1e-4, 0.9999))
-    burst_peak_ratio: float = param(7.0, "MMPP(2): high-phase rate / bursty-slot mean (thesis silent; calibrated)",
-                                    bounds=(1.0, None))
-    burst_high_sojourn_s: float = param(10.0, "MMPP(2): mean high-phase sojourn, s (thesis silent; calibrated)",
-                                        bounds=(1e-3, None))
-    slot_persistence: float = param(0.0, "lag-1 correlation of slot states (A4: 0 = i.i.d. Bernoulli(p))",
-                                    bounds=(0.0, 0.99))
-    bursts_high_priority: bool = param(True, "bursty slots for high-priority ALUNs too (A3)")
-    alpha: float = param(0.3, "Eq. 4 conservativeness, 'close to 0.3' (Sec. 4.1.3.3)", bounds=(0.0, None))
-    e_pct: float = param(0.0, "Eq. 16 threshold e% (0: response time expected to decrease; thesis examples "
-                         "-5, +5)", bounds=(-99.0, 99.0))
-    beta: float = param(1.0, "Eq. 17 capacity factor (thesis silent; no writes in the I/Os)", bounds=(1e-3, None))
-    tau_h_kbms: float = param(7.5, "hot threshold tau_h, KB/ms (thesis silent: midway between SLA^L idle 5 and "
-                              "bursty 10)", bounds=(0.0, None))
-    tau_l_kbms: float = param(6.0, "cold threshold tau_l, KB/ms (thesis silent; tau_l < tau_h)", bounds=(0.0, None))
-    rho_max: float = param(0.95, "guard of Eq. 9 in the during-migration terms (A10)", bounds=(0.01, 0.9999))
-    chunk_mb: float = param(1.0, "migration chunk, MB, closed-loop copy (A16; thesis silent)", bounds=(0.001, 1000.0))
-    alun_mb: float = param(1000.0, "ALUN size, MB: 1 GB (Sec. 4.1.1); quick runs with short slots shrink it with "
-                           "the slot so that copies take the same share of a window (disks keep 20 ALUN slots)",
-                           bounds=(1.0, 1000.0))
+    policy: LmstParams = param(LmstParams(), "LMST's controller and the system (thesis Sec. 4.1.2, Table 4; each "
+                               "field's source in tieringlab.policies.lmst.params); NMST and SMST run on the same "
+                               "system. window_s equals workload.slot_s (A25); quick runs shrink disk_capacity_bytes "
+                               "with workload.alun_bytes (20 ALUN slots per disk)")
+    workload: wl.LmstWorkloadParams = param(wl.LmstWorkloadParams(), "the workload of Sec. 4.1.3.1 (each field's "
+                                            "source in tieringlab.models.workloads.lmst); each cell sets "
+                                            "n_high_apps, n_low_apps (Table 6) and burst_ratio (burst_ratios)")
     lookahead_variant: bool = param(True, "run LMST's look-ahead reading (A5 T2) beside the causal one in every cell")
     fig16_alphas: tuple[float, ...] = param((0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 1.0),
                                             "Fig. 16(a) alpha sweep (values not printed; A21)", bounds=(0.0, None))
-    fig16_e_pct: tuple[float, ...] = param((-10.0, -5.0, 0.0, 5.0, 10.0), "Fig. 16(b) e% sweep (A21; thesis "
-                                           "examples -5, +5)", bounds=(-99.0, 99.0))
+    fig16_e: tuple[float, ...] = param((-0.1, -0.05, 0.0, 0.05, 0.1), "Fig. 16(b) sweep of e (Eq. 16) as a fraction: "
+                                       "e% = -10, -5, 0, 5, 10 (A21; thesis examples -5, +5)", bounds=(-0.99, 0.99),
+                                       unit="fraction")
     focus_capacity_gb: int = param(70, "the cell of Fig. 15, Table 5 and Fig. 16: 70 GB (Sec. 4.1.3.1)",
                                    choices=tuple(TABLE6))
     focus_burst: float = param(0.5, "... and 50 % burst", bounds=(0.0, 1.0))
@@ -121,22 +126,30 @@ class LmstSection:
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported). The cells
         (capacities_gb x burst_ratios) and Fig. 16's sweeps run once per listed value, so each is listed once
-        (Fig. 16 sorts its points: the order is free)."""
+        (Fig. 16 sorts its points: the order is free). The policy's own checks (tau_l < tau_h, ...) and the
+        workload's (the MMPP(2) shape, sample_s dividing the slot) run in their dataclasses."""
         problems = []
-        if not self.tau_l_kbms < self.tau_h_kbms:
-            problems.append(f"lmst.tau_l_kbms must be below tau_h_kbms (Sec. 4.1.2.2); got {self.tau_l_kbms} "
-                            f">= {self.tau_h_kbms}")
-        if not self.burst_high_share * self.burst_peak_ratio < 1.0:
-            problems.append("lmst.burst_peak_ratio x burst_high_share must be < 1 (the low phase needs a rate "
-                            f">= 0); got {self.burst_peak_ratio} x {self.burst_high_share}")
-        if self.slot_min * MINUTE / self.sample_s != round(self.slot_min * MINUTE / self.sample_s):
-            problems.append(f"lmst.sample_s must divide the slot ({self.slot_min} min); got {self.sample_s}")
+        if self.policy.policy != "lmst" or self.policy.timing != TIMING[0].name:
+            problems.append(f"policy: the section runs LMST (policy.policy = 'lmst') under its main timing reading "
+                            f"(policy.timing = {TIMING[0].name!r}); NMST, SMST and the other readings run beside it "
+                            f"(lookahead_variant); got policy={self.policy.policy!r}, timing={self.policy.timing!r}")
+        if self.policy.n_configs != 1:
+            problems.append("policy: one parameter set (numbers, not lists, for its knobs; Fig. 16's sweeps are "
+                            "fig16_alphas and fig16_e)")
+        if self.policy.window_s != self.workload.slot_s:
+            problems.append(f"policy.window_s must equal workload.slot_s (LMST's windows are the slots, A25); got "
+                            f"{self.policy.window_s} and {self.workload.slot_s}")
+        base = wl.LmstWorkloadParams()
+        for f in _CELL_FIELDS:
+            if getattr(self.workload, f) != getattr(base, f):
+                problems.append(f"workload.{f} is set by each cell (capacities_gb via Table 6, burst_ratios); leave "
+                                f"it out (got {getattr(self.workload, f)!r})")
         if self.focus_capacity_gb not in self.capacities_gb or self.focus_burst not in self.burst_ratios:
-            problems.append("lmst.focus_capacity_gb and focus_burst must be one of the cells (capacities_gb x "
+            problems.append("focus_capacity_gb and focus_burst must be one of the cells (capacities_gb x "
                             f"burst_ratios); got {self.focus_capacity_gb} GB / {self.focus_burst}")
         for name, what in (("capacities_gb", "a cell per value"), ("burst_ratios", "a cell per value"),
                            ("fig16_alphas", "a Fig. 16(a) point per value"),
-                           ("fig16_e_pct", "a Fig. 16(b) point per value")):
+                           ("fig16_e", "a Fig. 16(b) point per value")):
             vals = getattr(self, name)
             if len(set(vals)) != len(vals):
                 problems.append(f"{name} has duplicates: {list(vals)}; {what}, each listed once")
@@ -147,21 +160,26 @@ class LmstSection:
 
 
 def workload(p: LmstSection, capacity_gb: int, burst_ratio: float) -> wl.LmstWorkloadParams:
-    """The workload of one cell: Table 6's applications, the section's slots and burst shape."""
+    """The workload of one cell: the section's, with Table 6's applications and the cell's burst ratio."""
     n_h, n_l = TABLE6[int(capacity_gb)]
-    return wl.LmstWorkloadParams(
-        n_high_apps=n_h, n_low_apps=n_l, n_slots=p.n_slots, slot_s=p.slot_min * MINUTE, burst_ratio=float(burst_ratio),
-        burst_high_share=p.burst_high_share, burst_peak_ratio=p.burst_peak_ratio,
-        burst_high_sojourn_s=p.burst_high_sojourn_s, slot_persistence=p.slot_persistence,
-        bursts_high_priority=p.bursts_high_priority, sample_s=p.sample_s, alun_bytes=int(round(p.alun_mb * MB)))
+    return dataclasses.replace(p.workload, n_high_apps=n_h, n_low_apps=n_l, burst_ratio=float(burst_ratio))
 
 
-def knobs(p: LmstSection) -> dict:
-    """LMST's parameters from the section (LmstParams fields; bytes, seconds, fractions)."""
-    return {"window_s": p.slot_min * MINUTE, "alpha": p.alpha, "e": p.e_pct / 100.0, "beta": p.beta,
-            "tau_h": p.tau_h_kbms * KB / MS, "tau_l": p.tau_l_kbms * KB / MS, "rho_max": p.rho_max,
-            "chunk_bytes": int(round(p.chunk_mb * MB)),
-            "disk_capacity_bytes": DISK_ALUNS * int(round(p.alun_mb * MB))}
+def variants(p: LmstSection) -> list[str]:
+    """The ``config`` labels of LMST's timing readings a cell runs (the main reading first)."""
+    return [label(r) for r in TIMING if r.is_default or p.lookahead_variant]
+
+
+def fig16_readings(p: LmstSection) -> dict[str, tuple[Reading, ...]]:
+    """Fig. 16's readings of ``policy``: ``{"alpha": one per fig16_alphas (e = policy.e), "e": one per fig16_e
+    (alpha = policy.alpha)}``; Sec. 4.1.3.3 varies each knob with the other at the section's value."""
+    def name(knob, v):
+        return f"{knob}_{v:g}".replace("-", "m").replace(".", "p")
+
+    return {"alpha": tuple(Reading(name("alpha", a), {"alpha": float(a)}, "Fig. 16(a): Eq. 4's alpha (Sec. 4.1.3.3)")
+                           for a in p.fig16_alphas),
+            "e": tuple(Reading(name("e", e), {"e": float(e)}, "Fig. 16(b): Eq. 16's e (Sec. 4.1.3.3)")
+                       for e in p.fig16_e)}
 
 
 def _keys(key, capacity_gb, burst_ratio, n_reps):
@@ -171,9 +189,11 @@ def _keys(key, capacity_gb, burst_ratio, n_reps):
 
 
 def _baselines(p: LmstSection):
-    out = ["NMST", "SMST"]
+    """NMST and SMST, then LMST under each further timing reading (``lookahead_variant``), as ``registry.run``'s
+    ``baselines``: ``(name, {LmstParams field: value})``."""
+    out = [NMST, SMST]
     if p.lookahead_variant:
-        out.append(("LMST", {"timing": "lookahead"}))
+        out += [("LMST", dict(r.overrides)) for r in TIMING if not r.is_default]
     return tuple(out)
 
 
@@ -190,17 +210,17 @@ def cells(p: LmstSection, key) -> xr.Dataset:
 def cells_and_sweep(p: LmstSection, key) -> tuple[xr.Dataset, xr.Dataset]:
     """``(cells(p, key), sweep(p, key))`` in one pass: the focus cell's call runs the sweep's parameter sets
     beside its own configurations, so the sweep reuses the focus cell's I/Os and its NMST run instead of
-    generating and simulating them again, and a sweep setting equal to the section's (``alpha``, ``e_pct``)
-    is the focus cell's LMST run. The same numbers as the two separate calls (a test checks)."""
+    generating and simulating them again, and a sweep setting equal to the section's (``policy.alpha``,
+    ``policy.e``) is the focus cell's LMST run. The same numbers as the two separate calls (a test checks)."""
     return _cells(p, key, with_sweep=True)
 
 
 def _sweep_sets(p: LmstSection) -> tuple[list[float], list[float], list[str]]:
-    """Fig. 16's parameter sets in order: each alpha of ``fig16_alphas`` at ``e_pct``, then each e% of
-    ``fig16_e_pct`` at ``alpha`` (e as a fraction), and which sweep each belongs to."""
-    alphas = [float(a) for a in p.fig16_alphas] + [float(p.alpha)] * len(p.fig16_e_pct)
-    es = [p.e_pct / 100.0] * len(p.fig16_alphas) + [e / 100.0 for e in p.fig16_e_pct]
-    return alphas, es, ["alpha"] * len(p.fig16_alphas) + ["e"] * len(p.fig16_e_pct)
+    """Fig. 16's parameter sets in order (:func:`fig16_readings` applied to ``policy``): each alpha of
+    ``fig16_alphas`` at ``policy.e``, then each e of ``fig16_e`` at ``policy.alpha``, and which sweep each
+    belongs to."""
+    sets = [(part, r.apply(p.policy)) for part, rs in fig16_readings(p).items() for r in rs]
+    return [float(q.alpha) for _, q in sets], [float(q.e) for _, q in sets], [part for part, _ in sets]
 
 
 def _trim_migrations(ds: xr.Dataset) -> xr.Dataset:
@@ -215,15 +235,15 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
     parts, sw = {}, None
     base = _baselines(p)
     for c, b in progress(grid, total=len(grid), desc="LMST cells"):   # nine cells, each one batched call
-        kn = knobs(p)
+        params = p.policy
         at_focus = with_sweep and (c, b) == focus
         if at_focus:
             alphas, es, part = _sweep_sets(p)
-            main = (float(p.alpha), p.e_pct / 100.0)
+            main = (float(p.policy.alpha), float(p.policy.e))
             extra = list(dict.fromkeys(s for s in zip(alphas, es) if s != main))   # the other sweep sets
-            kn = {**kn, "alpha": (main[0],) + tuple(a for a, _ in extra), "e": (main[1],) + tuple(e for _, e in extra)}
-        ds = registry.run("LMST", None, None, knobs=kn, key=_keys(key, c, b, p.n_reps),
-                          workload=workload(p, c, b), baselines=base)
+            params = dataclasses.replace(params, alpha=(main[0],) + tuple(a for a, _ in extra),
+                                         e=(main[1],) + tuple(e for _, e in extra))
+        ds = registry.run("LMST", workload(p, c, b), params=params, key=_keys(key, c, b, p.n_reps), baselines=base)
         if at_focus:
             k = 1 + len(extra)                       # LMST's sets first, then the baselines (NMST first)
             pos = {s: 1 + i for i, s in enumerate(extra)}
@@ -236,19 +256,19 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
     rows = [xr.concat([parts[(c, b)] for b in p.burst_ratios], dim=pd.Index(list(p.burst_ratios), name="burst_ratio"),
                       join="outer") for c in p.capacities_gb]
     out = xr.concat(rows, dim=pd.Index(list(p.capacities_gb), name="capacity_gb"), join="outer")
-    out.attrs.update(n_reps=p.n_reps, slot_min=p.slot_min, n_slots=p.n_slots)
+    out.attrs.update(n_reps=p.n_reps, slot_s=p.workload.slot_s, n_slots=p.workload.n_slots)
     return out, sw
 
 
 def sweep(p: LmstSection, key) -> xr.Dataset:
-    """Fig. 16: LMST at the focus cell for each alpha of ``fig16_alphas`` (e = ``e_pct``) and each e of
-    ``fig16_e_pct`` (alpha = ``alpha``), all parameter sets in one call on the same I/Os as the focus cell
+    """Fig. 16: LMST at the focus cell for each alpha of ``fig16_alphas`` (e = ``policy.e``) and each e of
+    ``fig16_e`` (alpha = ``policy.alpha``), all parameter sets in one call on the same I/Os as the focus cell
     of :func:`cells` (same keys), with NMST for the ratio. Dim ``config`` with coordinates ``alpha``,
     ``e`` and ``part`` ("alpha" or "e")."""
     alphas, es, part = _sweep_sets(p)
-    kn = {**knobs(p), "alpha": tuple(alphas), "e": tuple(es)}
-    ds = registry.run("LMST", None, None, knobs=kn, key=_keys(key, p.focus_capacity_gb, p.focus_burst, p.n_reps),
-                      workload=workload(p, p.focus_capacity_gb, p.focus_burst), baselines=("NMST",))
+    params = dataclasses.replace(p.policy, alpha=tuple(alphas), e=tuple(es))
+    ds = registry.run("LMST", workload(p, p.focus_capacity_gb, p.focus_burst), params=params,
+                      key=_keys(key, p.focus_capacity_gb, p.focus_burst, p.n_reps), baselines=(NMST,))
     return ds.assign_coords(part=("config", np.array(part + ["nmst"])))
 
 
@@ -280,11 +300,12 @@ def calibration_grid(p: LmstSection, key, grid, n_slots: int | None = None) -> p
     targets = {"h_mresp_ms": 1.285, "h_vratio_pct": 6.98, "l_mresp_ms": 369.62, "l_vratio_pct": 40.93}
     rows = []
     for share, peak, soj in progress(grid, total=len(grid), desc="calibration"):   # a small grid of workloads
-        q = dataclasses.replace(p, burst_high_share=share, burst_peak_ratio=peak, burst_high_sojourn_s=soj,
-                                n_slots=n_slots or p.n_slots)
+        q = dataclasses.replace(p, workload=dataclasses.replace(
+            p.workload, burst_high_share=share, burst_peak_ratio=peak, burst_high_sojourn_s=soj,
+            n_slots=n_slots or p.workload.n_slots))
         wp = dataclasses.replace(workload(q, p.focus_capacity_gb, p.focus_burst), n_high_apps=1, n_low_apps=1)
-        ds = registry.run("NMST", None, None, knobs={**knobs(q), "n_ssd": 1, "n_fc": 1},
-                          key=_keys(key, 0, 0.0, p.n_reps), workload=wp)
+        ds = registry.run(NMST, wp, params=dataclasses.replace(p.policy, policy="nmst", n_ssd=1, n_fc=1),
+                          key=_keys(key, 0, 0.0, p.n_reps))
         r = ds.app_m_resp_s.isel(config=0).mean("replication").values
         v = ds.app_v_ratio.isel(config=0).mean("replication").values
         got = {"h_mresp_ms": 1e3 * r[0], "h_vratio_pct": 100 * v[0], "l_mresp_ms": 1e3 * r[1],
@@ -295,11 +316,6 @@ def calibration_grid(p: LmstSection, key, grid, n_slots: int | None = None) -> p
 
 
 # ------------------------------------------------------------------------------------------ tables
-
-
-def _mci(x, axis):
-    m, h = mean_ci(x, axis=axis)
-    return m, h
 
 
 def _improvement(ds, var, a=MAIN, b=NMST):
@@ -319,9 +335,9 @@ def table7(cl: xr.Dataset, variant: str = MAIN) -> pd.DataFrame:
             cell = cl.sel(capacity_gb=c, burst_ratio=b)
             paper = C.TABLE7.get((int(c), int(round(100 * b))))
             for i, var in enumerate(("m_resp_s", "v_ratio", "v_time_s")):
-                n_m, n_h = _mci(scale[var] * cell[var].sel(config=NMST).values, 0)
-                l_m, l_h = _mci(scale[var] * cell[var].sel(config=variant).values, 0)
-                i_m, i_h = _mci(_improvement(cell, var, variant).values, 0)
+                n_m, n_h = mean_ci(scale[var] * cell[var].sel(config=NMST).values, axis=0)
+                l_m, l_h = mean_ci(scale[var] * cell[var].sel(config=variant).values, axis=0)
+                i_m, i_h = mean_ci(_improvement(cell, var, variant).values, axis=0)
                 rows.append({"capacity_gb": int(c), "burst_pct": int(round(100 * b)), "metric": names[var],
                              "nmst": n_m, "nmst_ci95": n_h, "lmst": l_m, "lmst_ci95": l_h,
                              "improvement_pct": i_m, "improvement_ci95": i_h,
@@ -329,6 +345,12 @@ def table7(cl: xr.Dataset, variant: str = MAIN) -> pd.DataFrame:
                              "thesis_lmst": paper[3 + i] if paper else np.nan,
                              "thesis_improvement_pct": 100 * (paper[i] - paper[3 + i]) / paper[i] if paper else np.nan})
     return pd.DataFrame(rows)
+
+
+def table7_readings(cl: xr.Dataset, p: LmstSection) -> dict[str, pd.DataFrame]:
+    """Table 7 under each timing reading the cells ran: ``{"table7": main, "table7_lookahead": ...}``."""
+    return {"table7" + ("" if r.is_default else f"_{r.name}"): table7(cl, label(r))
+            for r in TIMING if label(r) in variants(p)}
 
 
 def table5(cl: xr.Dataset, p: LmstSection, variant: str = MAIN) -> pd.DataFrame:
@@ -340,14 +362,14 @@ def table5(cl: xr.Dataset, p: LmstSection, variant: str = MAIN) -> pd.DataFrame:
     for pol in (NMST, variant):
         paper = C.TABLE5.get(pol if pol != LOOK else MAIN)
         for a in range(n_apps):
-            r_m, r_h = _mci(1e3 * cell.app_m_resp_s.sel(config=pol, app=a).values, 0)
-            v_m, v_h = _mci(100 * cell.app_v_ratio.sel(config=pol, app=a).values, 0)
+            r_m, r_h = mean_ci(1e3 * cell.app_m_resp_s.sel(config=pol, app=a).values, axis=0)
+            v_m, v_h = mean_ci(100 * cell.app_v_ratio.sel(config=pol, app=a).values, axis=0)
             rows.append({"policy": pol, "item": f"App{a + 1} ({str(cell.app_class.values[a])})",
                          "m_resp_ms": r_m, "m_resp_ci95": r_h, "v_ratio_pct": v_m, "v_ratio_ci95": v_h,
                          "thesis_m_resp_ms": paper[0][a] if paper and a < 7 else np.nan,
                          "thesis_v_ratio_pct": paper[1][a] if paper and a < 7 else np.nan})
         for d in cell.disk.values:
-            u_m, u_h = _mci(100 * cell.disk_utilization.sel(config=pol, disk=d).values, 0)
+            u_m, u_h = mean_ci(100 * cell.disk_utilization.sel(config=pol, disk=d).values, axis=0)
             rows.append({"policy": pol, "item": f"D{int(d) + 1} ({str(cell.tier.values[d])}) utilization %",
                          "m_resp_ms": np.nan, "m_resp_ci95": np.nan, "v_ratio_pct": u_m, "v_ratio_ci95": u_h,
                          "thesis_m_resp_ms": np.nan, "thesis_v_ratio_pct": np.nan})
@@ -361,7 +383,7 @@ def fig15(cl: xr.Dataset, p: LmstSection, variant: str = MAIN) -> pd.DataFrame:
     rows = []
     for i, var in enumerate(("m_resp_s", "v_ratio", "v_time_s")):
         ratio = (cell[var].sel(config=variant) / cell[var].sel(config=NMST)).values
-        m, h = _mci(ratio, 0)
+        m, h = mean_ci(ratio, axis=0)
         rows.append({"metric": var, "ratio": m, "ratio_ci95": h, "thesis_ratio": paper[3 + i] / paper[i]})
     return pd.DataFrame(rows)
 
@@ -373,11 +395,11 @@ def table8(cl: xr.Dataset, variant: str = MAIN) -> pd.DataFrame:
         for b in cl.burst_ratio.values:
             cell = cl.sel(capacity_gb=c, burst_ratio=b)
             paper = C.TABLE8.get((int(c), int(round(100 * b))), (np.nan,) * 4)
-            lm, lh = _mci(1e3 * cell.mgr_resp_s.sel(config=variant).values, 0)
-            sm, sh = _mci(1e3 * cell.mgr_resp_s.sel(config=SMST).values, 0)
-            bm, bh = _mci(cell.burst_ts.values.astype(float), 0)
-            rm, rh = _mci(100 * cell.mgr_ratio.sel(config=variant).values, 0)
-            im, ih = _mci(100 * cell.mgr_ratio_io.sel(config=variant).values, 0)
+            lm, lh = mean_ci(1e3 * cell.mgr_resp_s.sel(config=variant).values, axis=0)
+            sm, sh = mean_ci(1e3 * cell.mgr_resp_s.sel(config=SMST).values, axis=0)
+            bm, bh = mean_ci(cell.burst_ts.values.astype(float), axis=0)
+            rm, rh = mean_ci(100 * cell.mgr_ratio.sel(config=variant).values, axis=0)
+            im, ih = mean_ci(100 * cell.mgr_ratio_io.sel(config=variant).values, axis=0)
             rows.append({"capacity_gb": int(c), "burst_pct": int(round(100 * b)), "lmst_mgr_resp_ms": lm,
                          "lmst_ci95": lh, "smst_mgr_resp_ms": sm, "smst_ci95": sh, "burst_ts": bm,
                          "burst_ts_ci95": bh, "mgr_ratio_pct": rm, "mgr_ratio_ci95": rh,
@@ -395,8 +417,8 @@ def fig16(sw: xr.Dataset) -> pd.DataFrame:
     rows = []
     for i in np.flatnonzero(sw.part.values != "nmst"):
         cfg = sw.isel(config=int(i))
-        r_m, r_h = _mci((cfg.m_resp_s / nm).values, 0)
-        g_m, g_h = _mci(100 * cfg.mgr_ratio.values, 0)
+        r_m, r_h = mean_ci((cfg.m_resp_s / nm).values, axis=0)
+        g_m, g_h = mean_ci(100 * cfg.mgr_ratio.values, axis=0)
         rows.append({"part": str(cfg.part.values), "alpha": float(cfg.alpha), "e_pct": 100 * float(cfg.e),
                      "response_ratio": r_m, "response_ratio_ci95": r_h, "mgr_ratio_pct": g_m, "mgr_ratio_ci95": g_h})
     return pd.DataFrame(rows)
@@ -421,19 +443,6 @@ def raw_frames(cl: xr.Dataset, sw: xr.Dataset | None = None) -> dict[str, pd.Dat
 # ------------------------------------------------------------------------------------------ claims
 
 
-def _sep_above(a, b):
-    """True when the 95 % interval of ``a`` (replications) lies entirely above that of ``b``."""
-    am, ah = mean_ci(np.asarray(a, float))
-    bm, bh = mean_ci(np.asarray(b, float))
-    return bool(am - ah > bm + bh)
-
-
-def _paired_above(diff):
-    """True when the 95 % interval of the paired differences lies above 0."""
-    m, h = mean_ci(np.asarray(diff, float))
-    return bool(m - h > 0)
-
-
 def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> dict:
     """The claim values for LMST variant ``v`` (its config label)."""
     out = {}
@@ -445,7 +454,8 @@ def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> di
         return cl.sel(capacity_gb=c, burst_ratio=b)
 
     # C1: paired NMST - LMST > 0
-    out[C.C1_LMST_BEATS_NMST] = sum(_paired_above((cell(c, b)[m].sel(config=NMST) - cell(c, b)[m].sel(config=v)).values)
+    out[C.C1_LMST_BEATS_NMST] = sum(stats.paired_above((cell(c, b)[m].sel(config=NMST)
+                                                        - cell(c, b)[m].sel(config=v)).values)
                                     for c in caps for b in bursts for m in metrics)
     imp = {(c, b, m): float(np.mean(_improvement(cell(c, b), m, v).values)) for c in caps for b in bursts
            for m in metrics}
@@ -461,10 +471,10 @@ def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> di
                                          for c in (40, 70) for b1, b2 in ((0.3, 0.5), (0.5, 0.7)))
     # C4, C5: orderings between cells (separate intervals)
     bs, cs = sorted(bursts), sorted(caps)
-    out[C.C4_RISES_WITH_BURST] = sum(_sep_above(cell(c, b2).m_resp_s.sel(config=pol).values,
+    out[C.C4_RISES_WITH_BURST] = sum(stats.separated(cell(c, b2).m_resp_s.sel(config=pol).values,
                                                 cell(c, b1).m_resp_s.sel(config=pol).values)
                                      for pol in (NMST, v) for c in caps for b1, b2 in zip(bs, bs[1:]))
-    out[C.C5_RISES_WITH_CAPACITY] = sum(_sep_above(cell(c2, b)[m].sel(config=pol).values,
+    out[C.C5_RISES_WITH_CAPACITY] = sum(stats.separated(cell(c2, b)[m].sel(config=pol).values,
                                                    cell(c1, b)[m].sel(config=pol).values)
                                         for m in ("m_resp_s", "v_ratio") for pol in (NMST, v) for b in bursts
                                         for c1, c2 in zip(cs, cs[1:]))
@@ -486,9 +496,10 @@ def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> di
                                     for a in apps_h)
         u = f.disk_utilization
         fast = f.tier.values == "SSD"
-        out[C.C9_UTILIZATION] = sum(_paired_above(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
+        out[C.C9_UTILIZATION] = sum(stats.paired_above(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
                                                    * (1 if fast[d] else -1)).values) for d in range(fast.size))
-        for cid, m in ((C.C10_RATIO_MRESP, "m_resp_s"), (C.C10_RATIO_VRATIO, "v_ratio"), (C.C10_RATIO_VTIME, "v_time_s")):
+        for cid, m in ((C.C10_RATIO_MRESP, "m_resp_s"), (C.C10_RATIO_VRATIO, "v_ratio"),
+                       (C.C10_RATIO_VTIME, "v_time_s")):
             out[cid] = float(np.mean((f[m].sel(config=v) / f[m].sel(config=NMST)).values))
         out[C.CAL_H_MRESP] = 1e3 * float(r.sel(config=NMST, app=apps_h).mean())
         out[C.CAL_H_VRATIO] = 100 * float(vr.sel(config=NMST, app=apps_h).mean())
@@ -505,28 +516,29 @@ def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> di
             out[C.C12_E_MIGRATION] = float(scipy.stats.spearmanr(e.e_pct, e.mgr_ratio_pct).statistic)
             out[C.C12_E_RATIO] = float(scipy.stats.spearmanr(e.e_pct, e.response_ratio).statistic)
     # Table 8
-    out[C.C13_MGR_RESP] = sum(_paired_above((cell(c, b).mgr_resp_s.sel(config=SMST)
-                                             - cell(c, b).mgr_resp_s.sel(config=v)).values) for c in caps for b in bursts)
+    out[C.C13_MGR_RESP] = sum(stats.paired_above((cell(c, b).mgr_resp_s.sel(config=SMST)
+                                                  - cell(c, b).mgr_resp_s.sel(config=v)).values)
+                              for c in caps for b in bursts)
     z = []
     for c in caps:
         for b in bursts:
             thesis = C.TABLE8.get((c, int(round(100 * b))))
             if thesis is None or c not in C.N_TS:
                 continue
-            n_ts = C.N_TS[c] * p.n_slots / 30.0
+            n_ts = C.N_TS[c] * p.workload.n_slots / 30.0
             var = n_ts * b * (1 - b)
             ours = float(cell(c, b).burst_ts.mean())
             z.append(abs(ours - thesis[2]) / np.sqrt(var / cl.sizes["replication"] + var))
-    if z and p.n_slots == 30:
+    if z and p.workload.n_slots == 30:
         out[C.C14_BURST_TS] = float(max(z))
     mr = {(c, b): 100 * cell(c, b).mgr_ratio.sel(config=v).values for c in caps for b in bursts}
     if 40 in caps and len(bursts) > 1:
         means = [float(np.mean(mr[(40, b)])) for b in bursts]
         out[C.C15_FLAT_40] = max(means) - min(means)
         out[C.C15_HIGH_40] = min(means)
-    out[C.C15_FALLS_BURST] = sum(_sep_above(mr[(c, b1)], mr[(c, b2)]) for c in caps if c in (70, 100)
+    out[C.C15_FALLS_BURST] = sum(stats.separated(mr[(c, b1)], mr[(c, b2)]) for c in caps if c in (70, 100)
                                  for b1, b2 in zip(bs, bs[1:]))
-    out[C.C15_FALLS_CAPACITY] = sum(_sep_above(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
+    out[C.C15_FALLS_CAPACITY] = sum(stats.separated(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
                                     for c1, c2 in zip(cs, cs[1:]))
     # C16: the I/O-weighted app means equal the overall mean (all cells, configs, replications)
     w = cl.app_ios.fillna(0)
@@ -551,7 +563,8 @@ def _per_replication(cl: xr.Dataset, p: LmstSection, v: str) -> dict[str, np.nda
         out[C.C2_VRATIO_40_30] = _improvement(c, "v_ratio", v).values
     if p.focus_capacity_gb in caps and p.focus_burst in bursts:
         f = cl.sel(capacity_gb=p.focus_capacity_gb, burst_ratio=p.focus_burst)
-        for cid, m in ((C.C10_RATIO_MRESP, "m_resp_s"), (C.C10_RATIO_VRATIO, "v_ratio"), (C.C10_RATIO_VTIME, "v_time_s")):
+        for cid, m in ((C.C10_RATIO_MRESP, "m_resp_s"), (C.C10_RATIO_VRATIO, "v_ratio"),
+                       (C.C10_RATIO_VTIME, "v_time_s")):
             out[cid] = (f[m].sel(config=v) / f[m].sel(config=NMST)).values
         n_h, n_l = TABLE6[p.focus_capacity_gb]
         r, vr = f.app_m_resp_s, f.app_v_ratio
@@ -583,8 +596,9 @@ def _interval_note(claim, x: np.ndarray) -> str | None:
 
 
 def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[str, tuple]:
-    """``{claim_id: (value, note)}`` for :mod:`tieringlab.claims.lmst`: values of the main (causal) reading;
-    each note gives the look-ahead reading's value and verdict where it differs."""
+    """``{claim_id: (value, note)}`` for :mod:`tieringlab.claims.lmst`: values of the main (causal) reading of
+    :data:`TIMING`; each note gives the look-ahead reading's value and verdict, and says where it flips."""
+    main_r, look_r = TIMING
     main = _values(cl, sw, p, MAIN)
     reps = _per_replication(cl, p, MAIN)
     look = _values(cl, None, p, LOOK) if LOOK in cl.config.values else {}
@@ -595,9 +609,10 @@ def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[
         note = None
         if cid in look and look[cid] is not None and value is not None:
             lv = look[cid]
-            vv, lvv = claims[cid].verdict(value), claims[cid].verdict(lv)
+            by = readings.verdicts(claims[cid], {main_r.name: value, look_r.name: lv})
+            flipped = look_r.name in readings.flips(by, default=main_r.name)
             fmt = (lambda x: f"{x:.4g}" if isinstance(x, float) else str(x))  # noqa: E731
-            note = (f"look-ahead reading: {fmt(lv)} ({lvv}" + (", the verdict flips)" if vv != lvv else ")"))
+            note = (f"look-ahead reading: {fmt(lv)} ({by[look_r.name]}" + (", the verdict flips)" if flipped else ")"))
         if cid in reps and value is not None:
             extra = _interval_note(claims[cid], reps[cid])
             if extra:

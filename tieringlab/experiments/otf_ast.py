@@ -15,15 +15,23 @@ static tiering (the top 24 sub-LUNs of the 100 / 120 minutes before, placed once
 
 Every system runs by name through :func:`tieringlab.policies.registry.run` on the same twin and the
 same device random draws per seed (common random numbers); numbers are means over ``seeds`` with 95 %
-t-intervals (:func:`tieringlab.models.intervals.mean_ci`), comparisons are paired differences per seed.
+t-intervals (:func:`tieringlab.stats.mean_ci`), comparisons are paired differences per seed.
 
 Beyond the central configuration (the notes' recommended readings, the twins' central priors):
 
 - **reading ablations** (:func:`readings`): each alternative reading of the notes (Sec. 2.2, 6.6) for
-  OTF-AST and OTF-AST without write-back, the baselines unchanged; :func:`verdict_flips` recomputes
-  every claim under each reading and says which verdicts flip;
+  OTF-AST and OTF-AST without write-back, the baselines unchanged (:data:`READINGS`, each a
+  :class:`tieringlab.readings.Reading` of this section's parameters); :func:`verdict_flips` recomputes
+  every claim under each reading and says which verdicts flip (:func:`tieringlab.readings.verdicts`,
+  :func:`~tieringlab.readings.flips`);
 - **prior sweep** (:func:`priors`): the twin priors the notes list (Sec. 6.6: q, w, D, p_jump,
-  p_unaligned), every system; the band of OTF-AST's SSD ratio, and the verdicts under each prior.
+  p_unaligned; :data:`PRIORS`, readings of the twin), every system; the band of OTF-AST's SSD ratio, and
+  the verdicts under each prior.
+
+Parameters: the section embeds each system's own (:class:`~tieringlab.policies.otf_ast.OtfAstSettings`
+``policy``, ``static_tiering``, ``flashcache``) and the measurement every system shares (``measure``:
+the testbed, Table 5's summaries), each field declared once in :mod:`tieringlab.policies.otf_ast`;
+:func:`system_params` gives each system exactly its own parameters.
 
 Data: by default the synthetic twins of :mod:`tieringlab.models.workloads.otf_ast` (``traces.source:
 twin``; ``scale`` shrinks bytes and request counts, the sub-LUN structure stays); with ``traces.source:
@@ -43,48 +51,83 @@ import xarray as xr
 from tieringlab.claims import otf_ast as C
 from tieringlab.claims import registry as claim_registry
 from tieringlab.models import storage
-from tieringlab.models.intervals import mean_ci
 from tieringlab.models.workloads import otf_ast as twin_model
 from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
+from tieringlab.policies.otf_ast import (
+    HOT_RULES,
+    M_READINGS,
+    FlashCacheSettings,
+    MeasureParams,
+    OtfAstSettings,
+    StaticTieringSettings,
+)
 from tieringlab.progress import progress
+from tieringlab.readings import DEFAULT, Reading, axis, flips, run_each, verdicts
+from tieringlab.stats import interval, mean_ci, paired_diff
 from tieringlab.traces import msr_twin
 from tieringlab.traces.source import load
-from tieringlab.units import MINUTE, MS, SUBLUN_BYTES
+from tieringlab.units import MINUTE, SUBLUN_BYTES, KiB
 
-__all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "TABLE2_MIN", "knobs", "sublun_bytes",
-           "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5", "fig6", "cdfs", "util_timeline",
-           "copy_times", "claim_values", "verdict_flips", "prior_band"]
+__all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "LABELS", "TABLE2_MIN",
+           "system_params", "sublun_bytes", "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5",
+           "fig6", "cdfs", "util_timeline", "copy_times", "claim_values", "verdict_flips", "readings_summary",
+           "stable_verdicts", "prior_band"]
 
 TRACES = ("src1_0", "src1_1")
 POLICIES = ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "FlashCache pass 2", "HDD only")
 #: Table 2: the replayed spans in minutes from the trace's start (training: the equal span before).
 TABLE2_MIN = {"src1_0": (1920.0, 2020.0), "src1_1": (480.0, 600.0)}
-#: The alternative readings of the notes (Sec. 2.2, 6.6) as OTF-AST parameter overrides. c2 (c hot
-#: intervals among the last m) is the same rule as m4.
-READINGS = {
-    "n2 prefix_to_i": {"hot_rule": "prefix_to_i"},
-    "n3 n as % of sub-LUNs": {"hot_rule": "pct_of_subluns"},
-    "i2 i as IO count": {"i_reading": "absolute"},
-    "m2 total floor": {"m_reading": "total_floor"},
-    "m3 sub-LUN floor": {"m_reading": "sublun_floor"},
-    "m4/c2 history": {"m_reading": "history"},
-    "f2 evict": {"full_policy": "evict_max_timeout"},
-    "2 moves at once": {"move_concurrency": 2},
-    "4 moves at once": {"move_concurrency": 4},
-    "copy in minutes": {"copy_unit": "minutes"},
-    "FIFO copies": {"testbed": storage.Testbed(copy_batch_bytes=512 * 1024)},
-}
-#: The twin priors of the notes' sweep (Sec. 6.6) as twin overrides. q = 0.9 is infeasible next to the
-#: fitted background share (q + b <= 1, b = 0.1218 / 0.1206 after the last fit), so its high end is "q=max":
-#: q = 1 - b of each twin (resolved in :func:`load_trace`).
-PRIORS = {
-    "q=0.5": {"band_share": 0.5}, "q=max": {"band_share": "max"},
-    "w=3": {"band_width": 3}, "w=10": {"band_width": 10},
-    "D=1min": {"band_dwell_s": 60.0}, "D=10min": {"band_dwell_s": 600.0},
-    "p_jump=0.3": {"p_jump": 0.3},
-    "p_unaligned=0": {"p_unaligned": 0.0}, "p_unaligned=0.2": {"p_unaligned": 0.2},
-}
+
+
+def _alternatives(*axes) -> tuple[Reading, ...]:
+    """The readings of ``axes`` other than their default ones (the central run is the default)."""
+    return tuple(r for a in axes for r in a if not r.is_default)
+
+
+#: The alternative readings of the notes (Sec. 2.2, 6.6), as overrides of this section's parameters (dotted paths
+#: into its embedded ones), run for OTF-AST and OTF-AST without write-back. c2 (c hot intervals among the last m)
+#: is the same rule as m4.
+READINGS: tuple[Reading, ...] = _alternatives(
+    axis("policy.hot_rule", HOT_RULES, "notes Sec. 2.2: who is hot in a concentrated interval", default="top_n",
+         name={"top_n": "n1", "prefix_to_i": "n2", "pct_of_subluns": "n3"}.get,
+         reasons={"prefix_to_i": "notes Sec. 2.2 n2: the smallest prefix of the sorted counts reaching i %, "
+                                 "concentrated when it has at most n members",
+                  "pct_of_subluns": "notes Sec. 2.2 n3: n read as a percentage of the sub-LUNs"}),
+    (Reading("i2", {"policy.i_reading": "absolute"}, "notes Sec. 2.2 i2: i as an absolute IO count per interval"),),
+    axis("policy.m_reading", M_READINGS, "notes Sec. 2.2: what m (60) counts", default="window",
+         name={"window": "m1", "total_floor": "m2", "sublun_floor": "m3", "history": "m4_c2"}.get,
+         reasons={"total_floor": "notes Sec. 2.2 m2: an interval with fewer than m IOs is never concentrated",
+                  "sublun_floor": "notes Sec. 2.2 m3: a sub-LUN needs at least m IOs to be hot",
+                  "history": "notes Sec. 2.2 m4 (= c2): c hot intervals among the last m"}),
+    (Reading("f2", {"policy.full_policy": "evict_max_timeout"},
+             "notes Sec. 2.2 f2: a full SSD evicts the resident with the largest timeout count"),),
+    axis("policy.move_concurrency", (1, 2, 4), "Sec. 3.3.2 shows one temporary buffer; more moves at once are "
+         "the notes' ablation (Sec. 6.6)", default=1, name=lambda v: f"moves_{v}"),
+    (Reading("copy_minutes", {"policy.copy_unit": "minutes"}, "notes Sec. 1.6: Table 1's copy times read as minutes"),
+     Reading("fifo_copies", {"measure.testbed.copy_batch_bytes": 512 * KiB},
+             "copy chunks evenly paced and interleaved with user IO in the FIFO queues instead of CFQ-like "
+             "batches (notes Sec. 6.3)")))
+#: The twin priors of the notes' sweep (Sec. 6.6) as readings of the twin (overrides of its generator's fields).
+#: q = 0.9 is infeasible next to the fitted background share (q + b <= 1, b = 0.1218 / 0.1206 after the last
+#: fit), so its high end is "max": q = 1 - b of each twin (resolved in :func:`load_trace`).
+PRIORS: tuple[Reading, ...] = (
+    Reading("q_0p5", {"band_share": 0.5}, "notes Sec. 6.6: the band's share q, low end"),
+    Reading("q_max", {"band_share": "max"}, "notes Sec. 6.6: q high end, 1 - the twin's fitted background share"),
+    Reading("w_3", {"band_width": 3}, "notes Sec. 6.6: the band's width w"),
+    Reading("w_10", {"band_width": 10}, "notes Sec. 6.6: the band's width w"),
+    Reading("D_1min", {"band_dwell_s": 60.0}, "notes Sec. 6.6: the band's dwell D per position"),
+    Reading("D_10min", {"band_dwell_s": 600.0}, "notes Sec. 6.6: the band's dwell D per position"),
+    Reading("p_jump_0p3", {"p_jump": 0.3}, "notes Sec. 6.6: the band jumps instead of moving on"),
+    Reading("p_unaligned_0", {"p_unaligned": 0.0}, "notes Sec. 6.6: share of misaligned random IOs"),
+    Reading("p_unaligned_0p2", {"p_unaligned": 0.2}, "notes Sec. 6.6: share of misaligned random IOs"),
+)
+#: How the notebook's tables name each reading and prior.
+LABELS = {"n2": "n2 prefix_to_i", "n3": "n3 n as % of sub-LUNs", "i2": "i2 i as IO count", "m2": "m2 total floor",
+          "m3": "m3 sub-LUN floor", "m4_c2": "m4/c2 history", "f2": "f2 evict", "moves_2": "2 moves at once",
+          "moves_4": "4 moves at once", "copy_minutes": "copy in minutes", "fifo_copies": "FIFO copies",
+          "q_0p5": "q=0.5", "q_max": "q=max", "w_3": "w=3", "w_10": "w=10", "D_1min": "D=1min", "D_10min": "D=10min",
+          "p_jump_0p3": "p_jump=0.3", "p_unaligned_0": "p_unaligned=0", "p_unaligned_0p2": "p_unaligned=0.2"}
 _OTF = ("OTF-AST", "OTF-AST without write-back")
 
 
@@ -104,46 +147,34 @@ class OtfAstExperimentParams:
                        bounds=(2, 64))
     ssd_subluns: int = param(24, "Sec. 4.1 (L133-137): at most 24 sub-LUNs on the SSD; static tiering places 24; "
                              "FlashCache gets the same 24 GB", bounds=(1, 300))
-    t_s: int = param(60, "t, Table 3 / Fig. 4: the monitoring interval, seconds", bounds=(1, 3600))
-    i_pct: float = param(50.0, "i, Table 3: the concentration share threshold, % (notes reading M)", bounds=(1e-6, 100.0))
-    n_top: int = param(20, "n, Table 3: top-n sub-LUNs of the concentration test (notes reading L-M)", bounds=(1, 300))
-    m_window: int = param(60, "m, Table 3: counting window in seconds under reading m1 (= t: no effect; "
-                          "notes reading L)", bounds=(1, 100000))
-    c_intervals: int = param(3, "c, Table 3: consecutive hot intervals before promotion (notes reading M)",
-                             bounds=(1, 1000))
-    o_intervals: int = param(10, "o, Table 3 / Fig. 4: quiet intervals before demotion (timeout)", bounds=(1, 1000))
-    hot_rule: str = param("top_n", "notes Sec. 2.2 n1 (recommended): top-n share >= i %", choices=("top_n",
-                          "prefix_to_i", "pct_of_subluns"))
-    m_reading: str = param("window", "notes Sec. 2.2 m1 (recommended): m is the counting window",
-                           choices=("window", "total_floor", "sublun_floor", "history"))
-    full_policy: str = param("wait", "notes Sec. 2.2 f1 (recommended): no eviction on demand",
-                             choices=("wait", "evict_max_timeout"))
-    move_concurrency: int = param(1, "one temporary buffer the size of a sub-LUN (Sec. 3.3.2): one move at a time",
-                                  bounds=(1, 24))
-    copy_unit: str = param("seconds", "Table 1 copy times 2-3 / 6-7 read as seconds (notes Sec. 1.6)",
-                           choices=("seconds", "minutes"))
-    copy_share_floor: float = param(0.1, "documented choice: the share of disk time a copy keeps when user IO "
-                                    "saturates the HDD (the FIFO queue never starves kcopyd)", bounds=(0.01, 1.0))
-    dirty_thresh_pct: float = param(20.0, "FlashCache's default dirty threshold (its docs; the paper is silent)",
-                                    bounds=(1.0, 100.0))
-    first_window_min: float = param(20.0, "Table 5's 'first 20 minutes' row", bounds=(1.0, 120.0))
-    le_cut_ms: float = param(100.0, "Table 5's third column: IOs with response <= 100 ms", bounds=(1.0, 10000.0))
-    readings: tuple[str, ...] = param(tuple(READINGS), "the alternative readings run side by side (notes Sec. 6.6)",
-                                      choices=tuple(READINGS))
+    measure: MeasureParams = param(MeasureParams(), "Sec. 4.1, Table 1, Table 5: the testbed and the response "
+                                   "summaries every system shares (sublun_bytes at scale 1: a twin's is x scale)")
+    policy: OtfAstSettings = param(OtfAstSettings(), "OTF-AST, Table 3 under the notes' recommended readings "
+                                   "(Sec. 2.2); its variant without write-back runs the same")
+    static_tiering: StaticTieringSettings = param(StaticTieringSettings(), "static tiering as evaluated (Table 3, "
+                                                  "L130-137; notes Sec. 3.1)")
+    flashcache: FlashCacheSettings = param(FlashCacheSettings(), "FlashCache as evaluated (Table 3; notes Sec. "
+                                           "3.2-3.3; passes 1 and 2 by name)")
+    readings: tuple[str, ...] = param(tuple(r.name for r in READINGS), "the alternative readings run side by side "
+                                      "(notes Sec. 6.6; READINGS)", choices=tuple(r.name for r in READINGS))
     reading_seeds: int = param(3, "seeds per reading (the first seeds of the central run)", bounds=(2, 64))
-    priors: tuple[str, ...] = param(tuple(PRIORS), "the twin prior sweep (notes Sec. 6.6)", choices=tuple(PRIORS))
+    priors: tuple[str, ...] = param(tuple(r.name for r in PRIORS), "the twin prior sweep (notes Sec. 6.6; PRIORS)",
+                                    choices=tuple(r.name for r in PRIORS))
     prior_seeds: int = param(2, "seeds per prior setting", bounds=(2, 64))
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported).
 
-        ``scale`` multiplies the twins' IO rate, and Table 3's concentration test looks at each t_s interval's
-        top ``n_top`` sub-LUNs: an interval with at most ``n_top`` IOs has them all in its top n, so it is
-        always "concentrated" and every sub-LUN it touched is hot (under n1, n2 and n3 alike). At a scale that
-        leaves no more than ``n_top`` IOs per interval (the twin's mean rate x scale x t_s, for the quieter
-        replay) the hot test degenerates into "was touched": at paper settings (t = 60 s, n = 20) below
-        scale 0.0013 (0.001 leaves 15.5 IOs per interval on src1_1: 99-100 % of either twin's replay intervals
-        then have all their IOs in their top 20 sub-LUNs, against none at scale 1)."""
+        Each system's parameters are built from the embedded ones (:func:`system_params`), so a combination no
+        system accepts (``policy.n_top`` above ``measure.lun_subluns``) is reported here.
+
+        ``scale`` multiplies the twins' IO rate, and Table 3's concentration test looks at each t interval's
+        top n sub-LUNs: an interval with at most n IOs has them all in its top n, so it is always
+        "concentrated" and every sub-LUN it touched is hot (under n1, n2 and n3 alike). At a scale that
+        leaves no more than n IOs per interval (the twin's mean rate x scale x t, for the quieter replay) the
+        hot test degenerates into "was touched": at paper settings (t = 60 s, n = 20) below scale 0.0013
+        (0.001 leaves 15.5 IOs per interval on src1_1: 99-100 % of either twin's replay intervals then have
+        all their IOs in their top 20 sub-LUNs, against none at scale 1)."""
         problems = []
         if "OTF-AST" not in self.policies:
             problems.append(f"policies must include 'OTF-AST' (the system under study); got {list(self.policies)}")
@@ -155,40 +186,49 @@ class OtfAstExperimentParams:
             problems.append(f"reading_seeds ({self.reading_seeds}) and prior_seeds ({self.prior_seeds}) must be "
                             f"<= seeds ({self.seeds})")
         try:
-            kn = knobs(self)
-            registry.make_params("OTF-AST", kn)        # OtfAstExperimentParams raises naming the field
+            for pol in dict.fromkeys(("OTF-AST", *self.policies)):
+                system_params(self, pol)
         except (ValueError, TypeError) as exc:
-            problems.append(str(exc))
+            problems.append(f"policy: {exc}")
         else:
-            n = self.n_top if self.hot_rule != "pct_of_subluns" else max(1, round(self.n_top / 100 * kn["lun_subluns"]))
+            q = self.policy
+            n = q.n_top if q.hot_rule != "pct_of_subluns" else max(1, round(q.n_top / 100 * self.measure.lun_subluns))
             quiet = min(self.replays, key=lambda r: twin_model.OTF_TWINS[r].mean_iops)
             rate = twin_model.OTF_TWINS[quiet].mean_iops
-            per_interval = rate * self.scale * self.t_s
+            per_interval = rate * self.scale * q.t_s
             if per_interval <= n:
                 problems.append(
-                    f"scale: {self.scale:g} leaves about {per_interval:.1f} IOs per t_s = {self.t_s} s interval on "
+                    f"scale: {self.scale:g} leaves about {per_interval:.1f} IOs per t_s = {q.t_s} s interval on "
                     f"{quiet} (its twin's {rate:g} IO/s x scale), no more than n_top = {n}: every such interval "
                     f"has all its IOs in its top n sub-LUNs, so it is always concentrated and every sub-LUN it "
-                    f"touches is hot (Table 3's test degenerates); allowed at these t_s and n_top: scale > "
-                    f"{n / (rate * self.t_s):.2g}")
+                    f"touches is hot (Table 3's test degenerates); allowed at these policy.t_s and policy.n_top: "
+                    f"scale > {n / (rate * q.t_s):.2g}")
         cross_field(problems)
 
 
-def sublun_bytes(scale: float) -> int:
-    """The sub-LUN size of a twin at ``scale`` (the generator's rule: 1 GiB x scale, a 4 KiB multiple)."""
-    return twin_model.scaled_sublun_bytes(scale)
+def sublun_bytes(scale: float, unit: int = SUBLUN_BYTES) -> int:
+    """The sub-LUN size of a twin at ``scale`` (the generator's rule: ``unit`` x scale, a 4 KiB multiple)."""
+    return twin_model.scaled_sublun_bytes(scale, unit)
 
 
-def knobs(p: OtfAstExperimentParams, **overrides) -> dict:
-    """The policy parameters this experiment sets; each system takes the fields it has."""
-    k = {"sublun_bytes": sublun_bytes(p.scale), "lun_subluns": 300, "t_s": p.t_s, "i_pct": p.i_pct,
-         "n_top": p.n_top, "m_window": p.m_window, "c_intervals": p.c_intervals, "o_intervals": p.o_intervals,
-         "hot_rule": p.hot_rule, "m_reading": p.m_reading, "full_policy": p.full_policy,
-         "move_concurrency": p.move_concurrency, "copy_unit": p.copy_unit, "copy_share_floor": p.copy_share_floor,
-         "dirty_thresh_pct": p.dirty_thresh_pct, "first_window_s": p.first_window_min * MINUTE,
-         "le_cut_s": p.le_cut_ms * MS}
-    k.update(overrides)
-    return k
+def system_params(p: OtfAstExperimentParams, policy: str, unit: int | None = None):
+    """The parameters ``policy`` runs with: the section's embedded parameters its params type is made of (the
+    shared ``measure``, its own settings; the fields its name fixes come from the registry), with the sub-LUN
+    ``unit`` in bytes (default: the twin's at ``scale``). Each system gets exactly its own fields."""
+    spec = registry.get(policy)
+    knobs = {}
+    for f in dataclasses.fields(p):
+        v = getattr(p, f.name)
+        if dataclasses.is_dataclass(v) and issubclass(spec.params_type, type(v)):
+            knobs.update({g.name: getattr(v, g.name) for g in dataclasses.fields(v)})
+    knobs["sublun_bytes"] = sublun_bytes(p.scale, p.measure.sublun_bytes) if unit is None else unit
+    return registry.make_params(policy, knobs)
+
+
+def _chosen(available: tuple[Reading, ...], names: tuple[str, ...]) -> list[Reading]:
+    """The readings named in ``names``, in that order."""
+    by_name = {r.name: r for r in available}
+    return [by_name[n] for n in names]
 
 
 def _seeds(seed: int, n: int) -> list[tuple[int, jax.Array]]:
@@ -226,13 +266,13 @@ def load_trace(p: OtfAstExperimentParams, name: str, twin_seed: int, traces=None
 QUANTILES = np.r_[np.arange(1, 100) / 100.0, 0.995, 0.999]
 
 
-def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **reading) -> dict:
+def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key) -> dict:
     """One system on one trace: the Table 4/5 numbers, response quantiles and CDF, Fig. 6's residency,
-    and (OTF-AST) the HDD utilisation during its demotion copies and the timing of its promotions."""
-    unit = sublun_bytes(p.scale) if ds.attrs.get("source") == "twin" else SUBLUN_BYTES
-    kn = knobs(p, **reading)
-    kn["sublun_bytes"] = unit
-    r = registry.run(policy, ds, [p.ssd_subluns * unit], knobs=kn, key=key).isel(capacity_bytes=0)
+    and (OTF-AST) the HDD utilisation during its demotion copies and the timing of its promotions.
+    A reading runs as ``run_one(reading.apply(p), ...)``."""
+    unit = sublun_bytes(p.scale, p.measure.sublun_bytes) if ds.attrs.get("source") == "twin" else p.measure.sublun_bytes
+    r = registry.run(policy, ds, [p.ssd_subluns * unit], params=system_params(p, policy, unit),
+                     key=key).isel(capacity_bytes=0)
     resp = r["response_s"].values
     out = {"ssd_ratio": 100 * float(r["hit_ratio"]),
            "buffer_ratio": 100 * float(r["buffer_ratio"]),
@@ -245,11 +285,13 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key, **readi
            "requests": int(r["requests"]),
            "quantile_ms": 1e3 * np.quantile(resp, QUANTILES) if resp.size else np.full(QUANTILES.size, np.nan),
            "cdf": r["response_cdf"].values,
-           "cdf_first": _cdf(resp[r["replay_time_s"].values < p.first_window_min * MINUTE], r["response_grid_s"].values),
+           "cdf_first": _cdf(resp[r["replay_time_s"].values < p.measure.first_window_s], r["response_grid_s"].values),
+           "response_grid_s": r["response_grid_s"].values,
            "read_share": 100 * float(1 - ds["is_write"].values[_replay_slice(ds)].mean())}
     L = float(r.attrs["replay_length_s"])
     n_min = int(np.ceil(L / MINUTE)) + 1
-    out["resident"] = r["resident_per_minute"].values[:n_min].astype(float) if "resident_per_minute" in r else np.full(n_min, np.nan)
+    out["resident"] = (r["resident_per_minute"].values[:n_min].astype(float) if "resident_per_minute" in r
+                       else np.full(n_min, np.nan))
     if "move_up" in r:
         up = r["move_up"].values.astype(bool)
         sub = r["move_sub"].values
@@ -321,8 +363,6 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
         data["resident"][ix][: len(r["resident"])] = r["resident"]
         data["hdd_util"][ix][: len(r["hdd_util"])] = r["hdd_util"]
         data["moves"][ix][: len(r["moves"])] = r["moves"]
-    from tieringlab.policies.otf_ast import _GRID  # noqa: PLC0415  (the CDF grid of the trace results)
-
     ds = xr.Dataset({k: (dims, v) for k, v in data.items() if k in _SCALARS}, coords=coords)
     ds["quantile_ms"] = (dims + ["quantile"], data["quantile_ms"])
     ds["cdf"] = (dims + ["response_grid_s"], data["cdf"])
@@ -330,7 +370,7 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
     ds["resident"] = (dims + ["minute"], data["resident"])
     ds["hdd_util"] = (dims + ["second"], data["hdd_util"])
     ds["moves"] = (dims + ["move", "move_field"], data["moves"])
-    ds = ds.assign_coords(quantile=QUANTILES, response_grid_s=_GRID, minute=np.arange(n_min),
+    ds = ds.assign_coords(quantile=QUANTILES, response_grid_s=first["response_grid_s"], minute=np.arange(n_min),
                           second=np.arange(n_sec), move_field=["start_s", "copy_end_s", "up"])
     for k, u in _UNITS.items():
         ds[k].attrs["units"] = u
@@ -360,14 +400,23 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
     rows = {}
     reps = _seeds(seed, p.reading_seeds)
     pols = [q for q in _OTF if q in p.policies]
-    bar = progress(total=len(p.replays) * len(reps) * len(p.readings) * len(pols), desc="readings", unit="run")
+    chosen = _chosen(READINGS, p.readings)
+    bar = progress(total=len(p.replays) * len(reps) * len(chosen) * len(pols), desc="readings", unit="run")
+
+    def systems(q, ds, key):
+        out = {}
+        for pol in pols:
+            out[pol] = run_one(q, ds, pol, key)
+            bar.update(1)
+        return out
+
     for name in p.replays:
         for r, (tseed, key) in enumerate(reps):
             ds = load_trace(p, name, tseed, traces)
-            for rd in p.readings:
-                for pol in pols:
-                    rows[(rd, name, pol, r)] = run_one(p, ds, pol, key, **READINGS[rd])
-                    bar.update(1)
+            by_reading = run_each(chosen, p, lambda q, ds=ds, key=key: systems(q, ds, key))
+            for rd, by_pol in by_reading.items():
+                for pol, row in by_pol.items():
+                    rows[(rd, name, pol, r)] = row
     bar.close()
     return _assemble(rows, {"reading": list(p.readings), "trace": list(p.replays), "policy": pols,
                             "seed": list(range(p.reading_seeds))})
@@ -378,12 +427,12 @@ def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     rows = {}
     reps = _seeds(seed, p.prior_seeds)
     bar = progress(total=len(p.priors) * len(p.replays) * len(reps) * len(p.policies), desc="priors", unit="run")
-    for pr in p.priors:
+    for pr in _chosen(PRIORS, p.priors):
         for name in p.replays:
             for r, (tseed, key) in enumerate(reps):
-                ds = load_trace(p, name, tseed, traces, **PRIORS[pr])
+                ds = load_trace(p, name, tseed, traces, **pr.overrides)
                 for pol in p.policies:
-                    rows[(pr, name, pol, r)] = run_one(p, ds, pol, key)
+                    rows[(pr.name, name, pol, r)] = run_one(p, ds, pol, key)
                     bar.update(1)
     bar.close()
     return _assemble(rows, {"prior": list(p.priors), "trace": list(p.replays), "policy": list(p.policies),
@@ -395,9 +444,10 @@ def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
 PAPER_TABLE4 = {("src1_0", "OTF-AST"): 24, ("src1_1", "OTF-AST"): 46, ("src1_0", "static tiering"): 1,
                 ("src1_1", "static tiering"): 1, ("src1_0", "FlashCache"): 7, ("src1_1", "FlashCache"): 37,
                 ("src1_0", "FlashCache pass 2"): 19, ("src1_1", "FlashCache pass 2"): 37}
-PAPER_TABLE5 = {("src1_0", "OTF-AST"): 45.4, ("src1_1", "OTF-AST"): 56.8, ("src1_0", "OTF-AST without write-back"): 38.2,
-                ("src1_1", "OTF-AST without write-back"): 15.3, ("src1_0", "static tiering"): 50.8,
-                ("src1_1", "static tiering"): 7.1, ("src1_0", "FlashCache"): 33.6, ("src1_1", "FlashCache"): 6.9,
+PAPER_TABLE5 = {("src1_0", "OTF-AST"): 45.4, ("src1_1", "OTF-AST"): 56.8,
+                ("src1_0", "OTF-AST without write-back"): 38.2, ("src1_1", "OTF-AST without write-back"): 15.3,
+                ("src1_0", "static tiering"): 50.8, ("src1_1", "static tiering"): 7.1, ("src1_0", "FlashCache"): 33.6,
+                ("src1_1", "FlashCache"): 6.9,
                 ("src1_0", "FlashCache pass 2"): 36.6, ("src1_1", "FlashCache pass 2"): 6.9}
 PAPER_TABLE5_LE100 = {"OTF-AST": 9.9, "OTF-AST without write-back": 3.7, "static tiering": 6.6, "FlashCache": 6.4,
                       "FlashCache pass 2": 6.4}
@@ -455,7 +505,7 @@ def util_timeline(res: xr.Dataset, trace: str = "src1_0", seed: int = 0) -> tupl
 
 def copy_times(p: OtfAstExperimentParams) -> dict[str, float]:
     """Table 1 (C13): a 1 GB sub-LUN copied with no user IO, through the device queues, up and down (s)."""
-    tb = registry.make_params("OTF-AST", knobs(p)).testbed
+    tb = p.measure.testbed
     out = {}
     for d, up in (("up", True), ("down", False)):
         T = storage.no_load_copy_s(tb, d)
@@ -471,9 +521,7 @@ def copy_times(p: OtfAstExperimentParams) -> dict[str, float]:
 
 def _paired(res, tr, a, b, var):
     """Mean and 95 % half-width over seeds of ``var(a) - var(b)`` on trace ``tr`` (paired by seed)."""
-    d = res[var].sel(trace=tr, policy=a).values - res[var].sel(trace=tr, policy=b).values
-    m, h = mean_ci(d)
-    return float(m), float(h)
+    return paired_diff(res[var].sel(trace=tr, policy=a).values, res[var].sel(trace=tr, policy=b).values)
 
 
 def _m(res, tr, pol, var):
@@ -516,8 +564,8 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
         out[C.C1_ORDER] = (v, f"tightest: {tr} vs {rival}; {note}")
     for tr, cid in (("src1_0", C.C1_SRC10), ("src1_1", C.C1_SRC11)):
         if tr in trs and "OTF-AST" in pols:
-            m, h = mean_ci(res["ssd_ratio"].sel(trace=tr, policy="OTF-AST").values)
-            out[cid] = (float(m), f"95 % CI ±{float(h):.2g}; {note}")
+            m, h = interval(res["ssd_ratio"].sel(trace=tr, policy="OTF-AST").values)
+            out[cid] = (m, f"95 % CI ±{h:.2g}; {note}")
     if "static tiering" in pols:
         v = [_m(res, tr, "static tiering", "ssd_ratio") for tr in sorted(trs)]
         out[C.C2_STATIC] = (max(v), ", ".join(f"{tr} {x:.2f} %" for tr, x in zip(sorted(trs), v)) + f"; {note}")
@@ -537,19 +585,21 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
             out[C.C3_DWH] = (_m(res, "src1_0", "FlashCache pass 2", "dirty_write_hit_ratio"),
                              f"pass 1: {_m(res, 'src1_0', 'FlashCache', 'dirty_write_hit_ratio'):.2f} %; {note}")
             m2, h2 = _paired(res, "src1_0", "FlashCache pass 2", "FlashCache", "mean_ms")
-            out[C.C15_FC] = (min(m - h, m2 - h2), f"hits +{m:.2f} ± {h:.2g} points, response +{m2:.2f} ± {h2:.2g} ms; {note}")
+            out[C.C15_FC] = (min(m - h, m2 - h2),
+                             f"hits +{m:.2f} ± {h:.2g} points, response +{m2:.2f} ± {h2:.2g} ms; {note}")
         if "src1_1" in trs:
             m, h = _paired(res, "src1_1", "FlashCache pass 2", "FlashCache", "ssd_ratio")
             out[C.C3_FC2_FLAT] = (abs(m) + h, f"change {m:.2f} ± {h:.2g} points; {note}")
-            out[C.C3_DWH_SRC11] = (max(_m(res, "src1_1", q, "dirty_write_hit_ratio") for q in ("FlashCache", "FlashCache pass 2")),
-                                   note)
+            out[C.C3_DWH_SRC11] = (max(_m(res, "src1_1", q, "dirty_write_hit_ratio")
+                                       for q in ("FlashCache", "FlashCache pass 2")), note)
     if "OTF-AST" in pols:
         for tr, cid in (("src1_0", C.C4_BUF10), ("src1_1", C.C4_BUF11)):
             if tr in trs:
-                out[cid] = (_m(res, tr, "OTF-AST", "buffer_ratio"),
-                            f"SSD + buffer {_m(res, tr, 'OTF-AST', 'ssd_ratio') + _m(res, tr, 'OTF-AST', 'buffer_ratio'):.1f} %; {note}")
+                both_ratios = _m(res, tr, "OTF-AST", "ssd_ratio") + _m(res, tr, "OTF-AST", "buffer_ratio")
+                out[cid] = (_m(res, tr, "OTF-AST", "buffer_ratio"), f"SSD + buffer {both_ratios:.1f} %; {note}")
     if have("OTF-AST", "static tiering"):
-        gains = [(_m(res, tr, "OTF-AST", "ssd_ratio") - _m(res, tr, "static tiering", "ssd_ratio"), tr) for tr in sorted(trs)]
+        gains = [(_m(res, tr, "OTF-AST", "ssd_ratio") - _m(res, tr, "static tiering", "ssd_ratio"), tr)
+                 for tr in sorted(trs)]
         g, tr = max(gains)
         out[C.C5_SSD] = (g, f"on {tr}; {note}")
         if "src1_0" in trs:
@@ -566,11 +616,10 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
         out[C.C7_FC_BEATS] = (max(m + h for m, h in ups), "FC1 - OTF, FC2 - OTF, FC1 - FC2: " +
                               ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
         # the paper's first-20-minute comparison: OTF-AST over 0-20 min against FC2 over the window
-        d = (res["first_ms"].sel(trace="src1_0", policy="OTF-AST").values
-             - res["mean_ms"].sel(trace="src1_0", policy="FlashCache pass 2").values)
-        m, h = mean_ci(d)
+        m, h = paired_diff(res["first_ms"].sel(trace="src1_0", policy="OTF-AST").values,
+                           res["mean_ms"].sel(trace="src1_0", policy="FlashCache pass 2").values)
         fair = _m(res, "src1_0", "FlashCache pass 2", "first_ms")
-        out[C.C8_FIRST20] = (float(m + h), f"OTF-AST 0-20 min {_m(res, 'src1_0', 'OTF-AST', 'first_ms'):.1f} ms vs FC2 "
+        out[C.C8_FIRST20] = (m + h, f"OTF-AST 0-20 min {_m(res, 'src1_0', 'OTF-AST', 'first_ms'):.1f} ms vs FC2 "
                              f"window {_m(res, 'src1_0', 'FlashCache pass 2', 'mean_ms'):.1f} ms (FC2 0-20 min: "
                              f"{fair:.1f} ms); {note}")
         qs = res["quantile"].values
@@ -583,27 +632,33 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
                 facs.append(max(a / b, b / a) if a > 0 and b > 0 else np.inf)
         out[C.C9_CDF] = (max(facs), f"factors at P50/P80 vs pass 1, pass 2: {np.round(facs, 2).tolist()}; {note}")
     if "OTF-AST" in pols and "src1_0" in trs:
-        out[C.C9_UTIL] = (float(np.nanmean(res["demotion_saturated_share"].sel(trace="src1_0", policy="OTF-AST").values)),
+        sat = res["demotion_saturated_share"].sel(trace="src1_0", policy="OTF-AST").values
+        out[C.C9_UTIL] = (float(np.nanmean(sat)),
                           f"{_m(res, 'src1_0', 'OTF-AST', 'demotions'):.0f} demotions per run on average; {note}")
-        out[C.C12_SRC10] = (float(np.nanmean(res["promotions_40_70_share"].sel(trace="src1_0", policy="OTF-AST").values)),
+        in_40_70 = res["promotions_40_70_share"].sel(trace="src1_0", policy="OTF-AST").values
+        out[C.C12_SRC10] = (float(np.nanmean(in_40_70)),
                             f"{_m(res, 'src1_0', 'OTF-AST', 'promotions'):.0f} promotions per run; {note}")
     if have("OTF-AST", "OTF-AST without write-back") and "src1_0" in trs:
         m, h = _paired(res, "src1_0", "OTF-AST without write-back", "OTF-AST", "mean_ms")
         out[C.C8_SKIP] = (m + h, f"skip - OTF-AST {m:.2f} ± {h:.2g} ms; {note}")
         if "FlashCache pass 2" in pols:
-            sk, fc = _m(res, "src1_0", "OTF-AST without write-back", "mean_ms"), _m(res, "src1_0", "FlashCache pass 2", "mean_ms")
+            sk = _m(res, "src1_0", "OTF-AST without write-back", "mean_ms")
+            fc = _m(res, "src1_0", "FlashCache pass 2", "mean_ms")
             out[C.C8_SKIP_FC2] = (100 * abs(sk - fc) / fc, f"skip {sk:.1f} ms, FC2 {fc:.1f} ms; {note}")
     if "src1_1" in trs and have("OTF-AST", "static tiering", "FlashCache pass 2"):
         ot = _m(res, "src1_1", "OTF-AST", "mean_ms")
         ratios = [ot / _m(res, "src1_1", b, "mean_ms") for b in ("static tiering", "FlashCache pass 2")]
         out[C.C10_WORSE] = (min(ratios), f"OTF-AST {ot:.1f} ms; x{ratios[0]:.2f} static, x{ratios[1]:.2f} FC2; {note}")
         lows = [_paired(res, "src1_1", "OTF-AST", b, "le_cut_ms") for b in ("static tiering", "FlashCache pass 2")]
-        out[C.C10_LE100] = (min(m - h for m, h in lows), ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in lows) + f"; {note}")
+        out[C.C10_LE100] = (min(m - h for m, h in lows),
+                            ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in lows) + f"; {note}")
         if "OTF-AST without write-back" in pols:
             sk = _m(res, "src1_1", "OTF-AST without write-back", "mean_ms")
             out[C.C11_SKIP] = (sk / ot, f"skip {sk:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
-            ups = [_paired(res, "src1_1", "OTF-AST without write-back", b, "le_cut_ms") for b in ("static tiering", "FlashCache pass 2")]
-            out[C.C11_LE100] = (max(m + h for m, h in ups), ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
+            ups = [_paired(res, "src1_1", "OTF-AST without write-back", b, "le_cut_ms")
+                   for b in ("static tiering", "FlashCache pass 2")]
+            out[C.C11_LE100] = (max(m + h for m, h in ups),
+                                ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
             out[C.C11_CROSS] = (_crossing_percentile(res, "src1_1", "OTF-AST without write-back", "FlashCache pass 2"),
                                 f"on the mean quantiles; {note}")
     if "src1_1" in trs and "OTF-AST" in pols:
@@ -613,7 +668,8 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
         share = float(((res_m.values[:, win] >= 15).mean(axis=1)).mean())
         out[C.C12_SRC11] = (share, f"mean over seeds of the share of minutes 20-79 with >= 15 sub-LUNs; {note}")
     if "read_share" in res:
-        dev = [abs(float(res["read_share"].sel(trace=tr).mean()) - {"src1_0": 11.0, "src1_1": 99.0}[tr]) for tr in sorted(trs)]
+        paper = {"src1_0": 11.0, "src1_1": 99.0}
+        dev = [abs(float(res["read_share"].sel(trace=tr).mean()) - paper[tr]) for tr in sorted(trs)]
         out[C.C14_READS] = (max(dev), ", ".join(f"{tr} {float(res['read_share'].sel(trace=tr).mean()):.2f} %"
                                                 for tr in sorted(trs)) + f"; {note}")
     if copy_s is not None:
@@ -624,9 +680,11 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
 
 
 def verdict_flips(central: xr.Dataset, alt: xr.Dataset, dim: str) -> pd.DataFrame:
-    """Each claim's verdict in the central run and under each value of ``dim`` (``reading`` or ``prior``),
-    with the claims whose verdict flips marked. ``alt`` may hold only some policies (the readings run the
-    OTF-AST variants): the missing ones are taken from ``central``'s first seeds."""
+    """Each claim's verdict in the central run (the default reading) and under each value of ``dim``
+    (``reading`` or ``prior``: names of :data:`READINGS` / :data:`PRIORS`, shown by their :data:`LABELS`), with
+    the claims whose verdict flips marked (:func:`tieringlab.readings.verdicts`, :func:`~tieringlab.readings.flips`).
+    ``alt`` may hold only some policies (the readings run the OTF-AST variants): the missing ones are taken from
+    ``central``'s first seeds."""
     reg = claim_registry()
     base = claim_values(central)
     rows = []
@@ -643,18 +701,36 @@ def verdict_flips(central: xr.Dataset, alt: xr.Dataset, dim: str) -> pd.DataFram
         merged = xr.concat([a, c.sel(policy=missing)], dim="policy") if missing else a
         merged = merged.sel(policy=[q for q in central["policy"].values])
         merged.attrs.update(central.attrs)
-        vals = claim_values(merged)
-        for cid, (val, _note) in vals.items():
+        name = str(v)
+        for cid, (val, _note) in claim_values(merged).items():
             claim = reg[cid]
             if getattr(claim, "kind", "claim") != "claim":
                 continue
             v0 = base.get(cid, (None, ""))[0]
-            rows.append({dim: str(v), "claim": cid, "central": claim.verdict(v0), "value_central": v0,
-                         "verdict": claim.verdict(val), "value": val})
-    df = pd.DataFrame(rows)
-    if len(df):
-        df["flips"] = df["central"] != df["verdict"]
+            by_reading = verdicts(claim, {DEFAULT.name: v0, name: val})
+            rows.append({dim: LABELS.get(name, name), "claim": cid, "central": by_reading[DEFAULT.name],
+                         "value_central": v0, "verdict": by_reading[name], "value": val,
+                         "flips": bool(flips(by_reading))})
+    return pd.DataFrame(rows)
+
+
+def readings_summary(res_readings: xr.Dataset) -> pd.DataFrame:
+    """Per reading (its label), trace and OTF-AST variant: the SSD and buffer ratios (%) and the mean response
+    over the window and over the IOs <= the cut (ms), mean over seeds."""
+    df = res_readings[["ssd_ratio", "buffer_ratio", "mean_ms", "le_cut_ms"]].mean("seed").to_dataframe().reset_index()
+    df["reading"] = [LABELS.get(str(r), str(r)) for r in df["reading"]]
     return df
+
+
+def stable_verdicts(*tables: pd.DataFrame) -> dict[str, bool]:
+    """Per claim of the :func:`verdict_flips` ``tables``: whether no reading or prior there flips its verdict."""
+    robust: dict[str, bool] = {}
+    for df in tables:
+        if not len(df):
+            continue
+        for cid, g in df.groupby("claim"):
+            robust[cid] = robust.get(cid, True) and not bool(g["flips"].any())
+    return robust
 
 
 def prior_band(res_priors: xr.Dataset, central: xr.Dataset) -> pd.DataFrame:

@@ -17,12 +17,13 @@ class QuickstartParams:
     cache_sizes_mb: tuple[float, ...] = param(
         (1.0, 4.0, 16.0, 64.0, 256.0, 1024.0),
         "LRU cache sizes for the hit-ratio curve, increasing; 1 GB is vFRM Table 1's size (at most 2^43 - 1 "
-        "MiB: the sizes are int64 bytes)", bounds=(1e-3, None))
+        "MiB: the sizes are int64 bytes)", bounds=(1e-3, None), unit="MiB")
     line_bytes: int = param(4096, "cache line (page) size; vFRM Table 1 uses 4 KB lines",
-                            choices=(512, 1024, 2048, 4096, 8192, 16384, 65536))
-    reaccess_window_s: float = param(300.0, "re-access window; vFRM Table 1 uses 5 minutes", bounds=(1.0, None))
+                            choices=(512, 1024, 2048, 4096, 8192, 16384, 65536), unit="bytes")
+    reaccess_window_s: float = param(300.0, "re-access window; vFRM Table 1 uses 5 minutes", bounds=(1.0, None),
+                                     unit="s")
     arrival_bin_s: float = param(60.0, "bin width of the arrivals-over-time plot (a documented choice)",
-                                 bounds=(1.0, None))
+                                 bounds=(1.0, None), unit="s")
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter): the cache sizes are the x axis of the
@@ -63,7 +64,8 @@ def run(p: QuickstartParams, trace):
         {
             "read_rate": ("time_bin", reads / p.arrival_bin_s, {"units": "requests/s", "long_name": "reads"}),
             "write_rate": ("time_bin", writes / p.arrival_bin_s, {"units": "requests/s", "long_name": "writes"}),
-            "hit_ratio": ("cache_size_mb", hit, {"units": "1", "long_name": f"LRU IO hit ratio ({p.line_bytes} B lines)"}),
+            "hit_ratio": ("cache_size_mb", hit,
+                          {"units": "1", "long_name": f"LRU IO hit ratio ({p.line_bytes} B lines)"}),
             "n_requests": ((), int(trace.sizes["request"]), {"units": "requests"}),
             "duration_s": ((), float(trace["time"].values[-1] - trace["time"].values[0]), {"units": "s"}),
             "read_ratio": ((), float(stats.read_ratio(trace)), {"units": "1"}),

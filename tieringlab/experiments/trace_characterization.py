@@ -56,15 +56,18 @@ class TraceCharacterizationParams:
                                          "(the paper does not name them: documented choice)",
                                          choices=tuple(twins.TWINS))
     cache_gb: float = param(1.0, "vFRM Table 1: LRU cache of 1 GB (GiB; at most 2^33 - 1: int64 bytes)",
-                            bounds=(1e-3, MAX_GIB))
-    line_bytes: int = param(PAGE_BYTES, "vFRM Table 1: 4 KB cache lines", choices=(512, 4096, 8192, 65536))
-    reaccess_window_s: float = param(300.0, "vFRM Table 1: re-access within 5 minutes", bounds=(1.0, None))
+                            bounds=(1e-3, MAX_GIB), unit="GiB")
+    line_bytes: int = param(PAGE_BYTES, "vFRM Table 1: 4 KB cache lines", choices=(512, 4096, 8192, 65536),
+                            unit="bytes")
+    reaccess_window_s: float = param(300.0, "vFRM Table 1: re-access within 5 minutes", bounds=(1.0, None),
+                                     unit="s")
     reaccess_definition: str = param("among_reaccesses", "reading of Table 1's re-access ratio: share among "
                                      "IOs that re-access data (forced by src21's 2.82 % hit vs 96.04 %)",
                                      choices=stats.REACCESS_DEFINITIONS)
-    bin_bytes: int = param(BIN_BYTES, "vFRM Sec. 3.2: 1 MB bins", bounds=(4096, None))
-    epoch_s: float = param(300.0, "vFRM Fig. 1: accessed bins per 5 minutes", bounds=(1.0, None))
-    period_s: float = param(3600.0, "vFRM Fig. 2: IO popularity per bin per hour", bounds=(1.0, None))
+    bin_bytes: int = param(BIN_BYTES, "vFRM Sec. 3.2: 1 MB bins", bounds=(4096, None), unit="bytes")
+    epoch_s: float = param(300.0, "vFRM Fig. 1: accessed bins per 5 minutes", bounds=(1.0, None), unit="s")
+    period_s: float = param(3600.0, "vFRM Fig. 2: IO popularity per bin per hour", bounds=(1.0, None),
+                            unit="s")
     heatmap_rows: int = param(400, "bins summed into at most this many rows in the Fig. 2 heatmap (plot size)",
                               bounds=(10, 100000))
 

@@ -27,6 +27,7 @@ IO cost in seconds.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,19 +35,20 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import vfrm as C
-from tieringlab.experiments._readings import select_reading
 from tieringlab.params import MAX_MIB, cross_field, increasing, param, section
 from tieringlab.policies import registry
+from tieringlab.policies.caching import CachingParams
 from tieringlab.policies.iocost import IO_PRICINGS
-from tieringlab.policies.vfrm import IDLE_BINS
+from tieringlab.policies.vfrm import IDLE_BINS, VfrmParams, bin_trace
 from tieringlab.progress import progress
+from tieringlab.readings import Reading, grid, run_each, select
 from tieringlab.traces import twins
 from tieringlab.traces.source import load
 from tieringlab.units import MiB
 
 __all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "TABLE9_TRACES", "PAPER_TRACES", "POLICIES", "FLASH_MB",
-           "PAPER_FIG7_REL_LRU_PCT", "trace_names", "flash_bytes", "load_trace", "knobs", "run_trace", "sweep",
-           "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
+           "PAPER_FIG7_REL_LRU_PCT", "trace_names", "flash_bytes", "load_trace", "readings", "idle_axis", "run_trace",
+           "sweep", "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
            "claim_values"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
@@ -89,33 +91,25 @@ class VfrmSingleVmParams:
                                         "bytes)", bounds=(1.0, MAX_MIB))
     cost_flash_mb: float = param(4096.0, "Fig. 7: 'Flash size is set to 4GB' (Sec. 5.2.2); must be one of "
                                  "flash_mb", bounds=(1.0, MAX_MIB))
-    bin_bytes: int = param(1 << 20, "vFRM bin: 1 MB, the VMFS block (Sec. 4.3, 5.1)", bounds=(128 << 10, None))
-    epoch_s: float = param(300.0, "vFRM epoch: 5 minutes (Sec. 4.4.2, 5.1)", bounds=(1.0, None))
-    n_history_epochs: int = param(8, "N of Eq. 1: the previous 8 epochs (Sec. 4.3); an even number >= 6",
-                                  bounds=(6, 64))
-    lam: float = param(1.0, "λ of Eq. 2: 'setting λ equal to one' (Sec. 5.2.1)", bounds=(1e-9, None))
-    idle_bins: str = param("keep", "vFRM bins with T_i = 0 (choice 3 of tieringlab.policies.vfrm; the paper is "
-                           "silent), the primary reading of the figures: 'keep' lets idle bins keep their place "
-                           "while room is left and never moves one in (moving in a bin Eq. 1 calls not popular "
-                           "costs 8 migration IOs); 'recency' fills the room with idle bins, most recently "
-                           "accessed first, resident or not; 'disk' places only T_i > 0", choices=IDLE_BINS)
+    policy: VfrmParams = param(VfrmParams(), "vFRM (tieringlab.policies.vfrm.VfrmParams: Table 1 bins and epochs, "
+                               "Eq. 1-3, the Eq. 4 cost model); its idle_bins and io_pricing are the primary "
+                               "reading of the figures (the others run side by side: idle_rules, both pricings)")
+    caches: CachingParams = param(CachingParams(threads=2), "the 4 KB page caches LRU, ARC, CAR "
+                                  "(tieringlab.policies.caching.CachingParams, vFRM Sec. 5.1); threads: flash sizes "
+                                  "replayed at once (speed only). Their io_cost is not used: the sweep keeps the "
+                                  "costs under both pricings")
     idle_rules: tuple[str, ...] = param(IDLE_BINS, "vFRM reruns under each of these idle-bin rules, side by side in "
                                         "the tables and the ledger (the rule decides Fig. 6/7 verdicts); must "
-                                        "include idle_bins", choices=IDLE_BINS)
-    io_pricing: str = param("random", "primary reading of how the IOs of a multi-IO request are priced "
-                            "(tieringlab.policies.iocost; the paper is silent): 'random' every IO at Table 3's "
-                            "random row, 'sequential_runs' IOs 2..n of a run at the sequential row; both are "
-                            "always computed", choices=IO_PRICINGS)
+                                        "include policy.idle_bins", choices=IDLE_BINS)
     catch_up_pct: float = param(1.0, "'catches up' (Sec. 5.2.1) read as: vFRM's hit ratio at least the best of "
                                 "LRU/ARC/CAR minus this many points (documented choice); also the tolerance of "
                                 "'without any increasing of IO hit ratio' (Sec. 5.1)", bounds=(0.0, 100.0))
     epoch_sweep_s: tuple[float, ...] = param((60.0, 150.0, 300.0, 900.0), "Sec. 5.1: vFRM at cost_flash_mb with "
                                              "these epoch lengths (s), to test 'short temporal granularity (i.e., "
                                              "less than 5min) might incur extra operational cost, without any "
-                                             "increasing of IO hit ratio'; must include epoch_s; empty = skip",
+                                             "increasing of IO hit ratio'; must include policy.epoch_s; empty = "
+                                             "skip",
                                              bounds=(1.0, None))
-    threads: int = param(2, "page caches: flash sizes replayed at once, one thread each (speed only; each holds "
-                         "its own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, 64))
 
     def __post_init__(self):
         """Cross-field checks the per-field bounds cannot express (ValueError naming the parameter; every
@@ -132,26 +126,29 @@ class VfrmSingleVmParams:
         problems += increasing("flash_mb", self.flash_mb, "Fig. 6's x axis")
         if self.cost_flash_mb not in self.flash_mb:
             problems.append(f"cost_flash_mb ({self.cost_flash_mb:g}) must be one of flash_mb {list(self.flash_mb)}")
-        if self.idle_bins not in self.idle_rules or len(set(self.idle_rules)) != len(self.idle_rules):
-            problems.append(f"idle_rules must list distinct rules including idle_bins ({self.idle_bins!r}); "
+        idle = self.policy.idle_bins
+        if idle not in self.idle_rules or len(set(self.idle_rules)) != len(self.idle_rules):
+            problems.append(f"idle_rules must list distinct rules including policy.idle_bins ({idle!r}); "
                             f"got {list(self.idle_rules)}")
-        if self.epoch_sweep_s and (self.epoch_s not in self.epoch_sweep_s
+        e0 = self.policy.epoch_s
+        if self.epoch_sweep_s and (e0 not in self.epoch_sweep_s
                                    or len(set(self.epoch_sweep_s)) != len(self.epoch_sweep_s)):
-            problems.append(f"epoch_sweep_s must list distinct epochs including epoch_s ({self.epoch_s:g}), or be "
+            problems.append(f"epoch_sweep_s must list distinct epochs including policy.epoch_s ({e0:g}), or be "
                             f"empty; got {list(self.epoch_sweep_s)}")
-        try:
-            registry.make_params("vFRM", knobs(self))  # bin size and N: VfrmParams raises naming the field
-        except (ValueError, TypeError) as exc:
-            problems.append(str(exc))
         cross_field(problems)
 
 
-def knobs(p: VfrmSingleVmParams) -> dict:
-    """The policy parameters this experiment sets (:meth:`tieringlab.policies.registry.PolicySpec.make_params`
-    gives each policy the ones it has: vFRM all of them, the page caches none, so they keep the paper's
-    4 KB lines)."""
-    return {"bin_bytes": p.bin_bytes, "epoch_s": p.epoch_s, "n_epochs": p.n_history_epochs, "lam": p.lam,
-            "idle_bins": p.idle_bins, "io_pricing": p.io_pricing, "threads": p.threads}
+def readings(p: VfrmSingleVmParams) -> tuple[Reading, ...]:
+    """The readings the sweep runs side by side (:mod:`tieringlab.readings`): vFRM's idle-bin rule (every rule of
+    ``p.idle_rules``, a rerun) x the IO pricing (both, from the same counts), first axis slowest. The default
+    reading is the primary one, ``p.policy``'s; the ledger's ids follow :mod:`tieringlab.claims.vfrm`'s own default
+    (:func:`tieringlab.claims.vfrm.rid`)."""
+    return grid(idle_axis(p), C.pricing_axis(IO_PRICINGS, p.policy.io_pricing))
+
+
+def idle_axis(p: VfrmSingleVmParams) -> tuple[Reading, ...]:
+    """The idle-bin readings of :func:`readings` (``policy.idle_bins`` at each rule of ``p.idle_rules``)."""
+    return C.idle_axis(p.idle_rules, p.policy.idle_bins)
 
 
 def trace_names(p: VfrmSingleVmParams) -> list[str]:
@@ -191,16 +188,20 @@ def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=Non
     fb = flash_bytes(p, scale)
     fm = np.asarray(p.flash_mb, dtype=np.float64)
     rules = list(p.idle_rules)
+    bins = bin_trace(ds, p.policy) if "vFRM" in p.policies else None  # one binning for every idle-bin rule
+
+    def tidy(r):
+        r = r[list(_VARS)].assign(io_cost=r["io_cost_by_pricing"])
+        r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing")])
+        return r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=fm)
+
     parts = []
     for pol in p.policies:
-        per_rule = []
-        for rule in (rules if pol == "vFRM" else rules[:1]):
-            r = registry.run(pol, ds, fb, knobs={**knobs(p), "idle_bins": rule})
-            r = r[list(_VARS)].assign(io_cost=r["io_cost_by_pricing"])
-            r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing")])
-            per_rule.append(r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=fm))
-        if len(per_rule) == 1:
-            per_rule = per_rule * len(rules)
+        if pol == "vFRM":  # one run per idle-bin reading (the pricings come from the same counts)
+            per_rule = list(run_each(idle_axis(p), p, lambda q, pol=pol, ds=ds, fb=fb, bins=bins: tidy(
+                registry.run(pol, ds, fb, params=q.policy, bins=bins))).values())
+        else:
+            per_rule = [tidy(registry.run(pol, ds, fb, params=p.caches))] * len(rules)
         parts.append(xr.concat(per_rule, dim="idle_bins").assign_coords(idle_bins=rules))
         if bar is not None:
             bar.update(1)
@@ -216,7 +217,7 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     Returns an ``xarray.Dataset`` with dims ``(trace, policy, idle_bins, flash_mb)`` (and ``io_pricing``
     for ``io_cost``) and the variables of :func:`run_trace`; coords ``scale`` (trace), ``source`` (trace:
     ``twin``, ``msr`` or ``real``) and ``flash_bytes`` (trace, flash_mb: the replayed sizes, ``scale x
-    flash_mb``). :func:`reading` selects one reading (default: ``p.idle_bins``, ``p.io_pricing``).
+    flash_mb``). :func:`reading` selects one reading (default: ``p.policy.idle_bins``, ``p.policy.io_pricing``).
     """
     if not isinstance(p, VfrmSingleVmParams):
         raise TypeError(f"p must be VfrmSingleVmParams (the vfrm_single_vm section); got {type(p).__name__}")
@@ -240,9 +241,10 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     out["hit_ratio"].attrs.update(units="1", long_name="IO hit ratio (requests all of whose units are in Flash)")
     out["io_cost"].attrs.update(units="s", long_name="IO cost C_IO (vFRM Eq. 4, Table 3 latencies)")
     out["update_cost"].attrs.update(units="s", long_name="C_FlashUpdate (Table 2(b) part of C_IO)")
-    out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=p.bin_bytes,
-                     epoch_s=p.epoch_s, n_history_epochs=p.n_history_epochs, lam=p.lam,
-                     idle_bins=p.idle_bins, io_pricing=p.io_pricing,
+    v = p.policy
+    out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=v.bin_bytes,
+                     epoch_s=v.epoch_s, n_history_epochs=v.n_epochs, lam=v.lam,
+                     idle_bins=v.idle_bins, io_pricing=v.io_pricing,
                      source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
     return out
 
@@ -253,32 +255,45 @@ def reading(res: xr.Dataset, idle_bins: str | None = None, io_pricing: str | Non
     reading, ``res.attrs``). Every table and figure function takes such a Dataset."""
     if "idle_bins" not in res.dims:
         return res
-    return select_reading(res, idle_bins=idle_bins, io_pricing=io_pricing)
+    return select(res, idle_bins=idle_bins, io_pricing=io_pricing)
 
 
 def readings_table(res: xr.Dataset) -> pd.DataFrame:
     """One row per (idle_bins, io_pricing, trace): vFRM's hit ratio at the smallest and largest Flash size,
     the best conventional cache's, and vFRM's cost relative to LRU at ``cost_flash_mb``: the readings side
-    by side."""
+    by side, in the order of :func:`sweep_readings`."""
     rows = []
-    for idle in res["idle_bins"].values:
-        for pricing in res["io_pricing"].values:
-            r = reading(res, str(idle), str(pricing))
-            summ = fig6_summary(r).set_index("trace")
-            cost = io_cost_table(r).set_index("trace")
-            for t in summ.index:
-                rows.append({"idle_bins": str(idle), "io_pricing": str(pricing), "trace": t,
-                             "vfrm_small_pct": summ.loc[t, "vfrm_small_pct"],
-                             "vfrm_large_pct": summ.loc[t, "vfrm_large_pct"],
-                             "best_conv_large_pct": summ.loc[t, "best_conv_large_pct"],
-                             "catches_up": bool(summ.loc[t, "catches_up"]),
-                             "vfrm_rel_lru_pct": cost.loc[t, "vFRM_rel_lru_pct"]})
+    for rd in sweep_readings(res):
+        idle, pricing = reading_choice(res, rd)
+        r = reading(res, idle, pricing)
+        summ = fig6_summary(r).set_index("trace")
+        cost = io_cost_table(r).set_index("trace")
+        for t in summ.index:
+            rows.append({"idle_bins": idle, "io_pricing": pricing, "trace": t,
+                         "vfrm_small_pct": summ.loc[t, "vfrm_small_pct"],
+                         "vfrm_large_pct": summ.loc[t, "vfrm_large_pct"],
+                         "best_conv_large_pct": summ.loc[t, "best_conv_large_pct"],
+                         "catches_up": bool(summ.loc[t, "catches_up"]),
+                         "vfrm_rel_lru_pct": cost.loc[t, "vFRM_rel_lru_pct"]})
     return pd.DataFrame(rows)
 
 
+def sweep_readings(res: xr.Dataset) -> tuple[Reading, ...]:
+    """The readings a sweep ran (:mod:`tieringlab.readings`), from its dims: every idle-bin rule x every IO pricing,
+    first axis slowest, the sweep's primary reading (``res.attrs``) the default."""
+    return grid(C.idle_axis([str(i) for i in res["idle_bins"].values], res.attrs["idle_bins"]),
+                C.pricing_axis([str(x) for x in res["io_pricing"].values], res.attrs["io_pricing"]))
+
+
+def reading_choice(res: xr.Dataset, rd: Reading) -> tuple[str, str]:
+    """``(idle_bins, io_pricing)`` of reading ``rd`` of sweep ``res``: its overrides over the primary reading."""
+    o = rd.overrides
+    return str(o.get(C.IDLE_PATH, res.attrs["idle_bins"])), str(o.get(C.PRICING_PATH, res.attrs["io_pricing"]))
+
+
 def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
-    """Sec. 5.1's epoch-length claim: vFRM (rule ``p.idle_bins``) at ``cost_flash_mb`` on the paper traces of
-    ``p.fig6_traces``, one run per epoch length of ``p.epoch_sweep_s`` (N stays ``n_history_epochs``).
+    """Sec. 5.1's epoch-length claim: vFRM (``p.policy``, its idle-bin rule) at ``cost_flash_mb`` on the paper traces
+    of ``p.fig6_traces``, one run per epoch length of ``p.epoch_sweep_s`` (N stays ``p.policy.n_epochs``).
     Dims ``(trace, epoch_s)``: ``hit_ratio``, ``update_cost`` (s, the bin migrations), ``io_cost`` (s)."""
     names = [t for t in p.fig6_traces if t in PAPER_TRACES]
     eps = [float(e) for e in p.epoch_sweep_s]
@@ -290,7 +305,7 @@ def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset
             ds, scale = load_trace(p, name, traces, seed)
             fb = np.array([int(round(p.cost_flash_mb * MiB * scale))])
             for j, e in enumerate(eps):
-                r = registry.run("vFRM", ds, fb, knobs={**knobs(p), "epoch_s": e})
+                r = registry.run("vFRM", ds, fb, params=dataclasses.replace(p.policy, epoch_s=e))
                 hr[i, j], upd[i, j], cost[i, j] = (float(r[k].values[0]) for k in ("hit_ratio", "update_cost",
                                                                                     "io_cost"))
                 bar.update(1)
@@ -298,8 +313,9 @@ def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset
     out = xr.Dataset({"hit_ratio": (("trace", "epoch_s"), hr), "update_cost": (("trace", "epoch_s"), upd),
                       "io_cost": (("trace", "epoch_s"), cost)},
                      coords={"trace": names, "epoch_s": eps},
-                     attrs={"flash_mb": p.cost_flash_mb, "idle_bins": p.idle_bins, "io_pricing": p.io_pricing,
-                            "n_history_epochs": p.n_history_epochs, "epoch_s_default": p.epoch_s})
+                     attrs={"flash_mb": p.cost_flash_mb, "idle_bins": p.policy.idle_bins,
+                            "io_pricing": p.policy.io_pricing, "n_history_epochs": p.policy.n_epochs,
+                            "epoch_s_default": p.policy.epoch_s})
     out["epoch_s"].attrs["units"] = "s"
     out["update_cost"].attrs["units"] = "s"
     out["io_cost"].attrs["units"] = "s"

@@ -9,18 +9,18 @@ compiled loop of a few nanoseconds per job; the jitted :func:`jax.lax.scan` of `
 same walk (the reference and accelerator engine; XLA's CPU backend spends about a microsecond per scan
 step). ``tests/test_priority_queue.py`` checks that both engines give identical departures.
 
-Kept in its own module so that numba is imported (and the kernel compiled, about a second) only when
-the numba engine runs. Compilation is not cached on disk (``cache=True`` would write ``__pycache__``
-files into the source tree).
+A :func:`tieringlab.native.jit` kernel: numba is imported (and the kernel compiled, about a second) only
+when the numba engine first runs, in each process.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from tieringlab import native
 
 
-@njit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True)
 def priority_departures(a, s, rank, n_classes, t0, dep):
     """Departure times ``dep[j]`` of jobs ``(a[j], s[j], rank[j])`` at one non-preemptive server.
 

@@ -2,10 +2,9 @@
 
 An LRU whose capacity changes at every access is sequential by nature: whether access ``i`` hits
 depends on how many items survived every earlier shrink. Both kernels are one pass over the accesses
-(tens of nanoseconds each), the shape :mod:`tieringlab.policies._native` uses for the fixed-size page
-caches; they live in their own module so that numba is imported (and the kernels compiled, about a
-second each) only when they run. Compilation is not cached on disk (no ``__pycache__`` files in the
-source tree); each process compiles a kernel on its first call.
+(tens of nanoseconds each), the shape the fixed-size page caches of :mod:`tieringlab.policies._arraylist`
+have; they are :func:`tieringlab.native.jit` kernels, so numba is imported (and the kernels compiled, about a
+second each) only when they first run, in each process.
 
 :func:`resizing_lru_keys` — from the keys. An open-addressing hash table (linear probing,
 backward-shift deletion, multiplicative hashing of the int64 key) maps each *resident* key to a node
@@ -30,17 +29,18 @@ a scalar recursion, no per-item state.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from tieringlab import native
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier (2^64 / golden ratio)
 
 
-@njit(inline="always")
+@native.jit(inline="always")
 def _slot(key, shift, mask):
     return np.int64((np.uint64(key) * _GOLDEN) >> shift) & mask
 
 
-@njit(inline="always")
+@native.jit(inline="always")
 def _evict_tail(head, tail, count, n_free, prv, nxt, node_key, t_key, t_node, free, shift, mask):
     """Drop the least recently used node: unlink it, delete its key from the table (backward-shift
     deletion: the cluster after the hole moves up unless its home lies cyclically in ``(hole, k]``),
@@ -67,7 +67,7 @@ def _evict_tail(head, tail, count, n_free, prv, nxt, node_key, t_key, t_node, fr
     return head, tail, count - 1, n_free + 1
 
 
-@njit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True)
 def resizing_lru_keys(keys, capacity, table_bits, hit_out, occupancy_out):
     """Resizing LRU over int64 ``keys`` with per-access ``capacity`` (int64, >= 0).
 
@@ -141,7 +141,7 @@ def resizing_lru_keys(keys, capacity, table_bits, hit_out, occupancy_out):
         occupancy_out[i] = count
 
 
-@njit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True)
 def resizing_lru_distances(distances, capacity, hit_out, occupancy_out):
     """The scalar recursion of the module docstring over exact stack distances (int64)."""
     m = 0

@@ -54,6 +54,7 @@ import numpy as np
 
 from tieringlab.arrays import is_concrete
 from tieringlab.models.queueing import mmc_mean_wait
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.units import KiB, MiB
 
 __all__ = [
@@ -82,54 +83,35 @@ TIER_COLUMNS = ("read_iops", "write_iops", "read_bytes_per_s", "write_bytes_per_
 
 @dataclass(frozen=True)
 class DatacenterParams:
-    """The simulated testbed: what the paper's Sec. V-A leaves out, each a documented choice
-    (reading notes Sec. 6.1 and 6.5).
+    """The simulated testbed: what the paper's Sec. V-A leaves out, each a documented choice (reading notes
+    Sec. 6.1 and 6.5; the reason at each field). A disk of a tier is ``qd_ref`` parallel servers (M/M/c); the
+    queueing wait is found by ``n_iter`` bisection steps (a fixed count is array-friendly: the bracket shrinks
+    to 2^-30 of at most a few ms, i.e. picoseconds), ``n_iter_probe`` for a TSSCS probe (nanoseconds, far below
+    the 50 µs injection levels and the sampling noise)."""
 
-    - ``n_disks`` = (2, 2, 2): "each tier has multiple SSDs" (Sec. V-A) without a number; two per
-      tier is the smallest "multiple" and puts the write-limited totals near Fig. 5's 100-150K IOPS.
-    - ``qd_ref`` = 32: datasheet IOPS are random 4 KB figures quoted at a deep queue; 32 is the usual
-      reference depth, so a disk is 32 parallel servers.
-    - ``rho_max`` = 0.98: utilisation cap that keeps the M/M/c wait finite at saturation.
-    - ``n_iter`` = 30: bisection steps on each tier's queueing wait (a fixed count is array-friendly;
-      the bracket shrinks to 2^-30 of at most a few ms, i.e. picoseconds); ``n_iter_probe`` = 20 for a
-      TSSCS probe (nanoseconds, far below the 50 µs injection levels and the sampling noise).
-    - ``mig_io_bytes`` = 1 MiB sequential copy IOs; ``mig_min_share`` = 0.05 of a tier's device time
-      keeps a copy moving when the tier is saturated; ``mig_rate_cap`` = inf (bytes/s; no throttle).
-    - ``cv_io`` = 1: coefficient of variation of single IO latencies behind the TSSCS sampling noise
-      (an exponential-like spread).
-    """
-
-    n_disks: tuple[int, ...] = (2, 2, 2)
-    qd_ref: int = 32
-    rho_max: float = 0.98
-    n_iter: int = 30
-    n_iter_probe: int = 20
-    mig_io_bytes: int = 1 * MiB
-    mig_min_share: float = 0.05
-    mig_rate_cap: float = math.inf
-    cv_io: float = 1.0
+    n_disks: tuple[int, ...] = param((2, 2, 2), "disks per tier: 'each tier has multiple SSDs' (Sec. V-A) without a "
+                                                "number; two is the smallest 'multiple' and puts the write-limited "
+                                                "totals near Fig. 5's 100-150K IOPS (documented choice)",
+                                     bounds=(1, 64))
+    qd_ref: int = param(32, "queue depth of the datasheet IOPS (random 4 KB at a deep queue): a disk is qd_ref "
+                            "parallel servers (documented choice)", bounds=(1, 1024))
+    rho_max: float = param(0.98, "utilisation cap that keeps the M/M/c wait finite at saturation (documented "
+                                 "choice)", bounds=(0.5, 0.999))
+    n_iter: int = param(30, "bisection steps on each tier's queueing wait (documented choice)", bounds=(1, 200))
+    n_iter_probe: int = param(20, "bisection steps of a TSSCS probe (documented choice)", bounds=(1, 200))
+    mig_io_bytes: int = param(1 * MiB, "sequential copy IO size of a VMDK migration (documented choice)",
+                              bounds=(1, None), unit="bytes")
+    mig_min_share: float = param(0.05, "share of a tier's device time that keeps a copy moving when the tier is "
+                                       "saturated (documented choice; < rho_max)", bounds=(0.0, 1.0))
+    mig_rate_cap: float | None = param(None, "copy rate cap (none: no throttle; documented choice)",
+                                       bounds=(1.0, None), unit="bytes/s")
+    cv_io: float = param(1.0, "coefficient of variation of single IO latencies behind the TSSCS sampling noise "
+                              "(an exponential-like spread; documented choice)", bounds=(0.0, 100.0))
 
     def __post_init__(self):
-        if not self.n_disks or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1
-                                   for n in self.n_disks):
-            raise ValueError(f"n_disks must be a non-empty tuple of positive ints (disks per tier); "
-                             f"got {self.n_disks!r}")
-        if isinstance(self.qd_ref, bool) or not isinstance(self.qd_ref, (int, np.integer)) or self.qd_ref < 1:
-            raise ValueError(f"qd_ref must be a positive int (reference queue depth); got {self.qd_ref!r}")
-        if not 0 < self.rho_max < 1:
-            raise ValueError(f"rho_max must lie in (0, 1); got {self.rho_max!r}")
-        for name in ("n_iter", "n_iter_probe"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be a positive int; got {v!r}")
-        if not self.mig_io_bytes > 0:
-            raise ValueError(f"mig_io_bytes must be > 0 bytes; got {self.mig_io_bytes!r}")
+        cross_field(field_problems(self))
         if not 0 < self.mig_min_share < self.rho_max:
-            raise ValueError(f"mig_min_share must lie in (0, rho_max); got {self.mig_min_share!r}")
-        if not self.mig_rate_cap > 0:
-            raise ValueError(f"mig_rate_cap must be > 0 bytes/s (inf: no cap); got {self.mig_rate_cap!r}")
-        if not self.cv_io >= 0:
-            raise ValueError(f"cv_io must be >= 0; got {self.cv_io!r}")
+            cross_field([f"mig_min_share must lie in (0, rho_max = {self.rho_max}); got {self.mig_min_share!r}"])
 
     @property
     def c_max(self) -> int:
@@ -427,7 +409,9 @@ def migration_step(tiers: TierArrays, sim: DatacenterParams, remaining, src, dst
     cap_t = share * tiers.n_disks / jnp.maximum(k, 1.0)                             # disk-s/s per copy
     r_read = s_oh @ (cap_t / per_byte[:, 0])
     r_write = d_oh @ (cap_t / per_byte[:, 1])
-    rate = jnp.minimum(jnp.minimum(r_read, r_write), sim.mig_rate_cap)
+    rate = jnp.minimum(r_read, r_write)
+    if sim.mig_rate_cap is not None:
+        rate = jnp.minimum(rate, sim.mig_rate_cap)
     moved = jnp.where(active, jnp.minimum(rem, rate * epoch_s), 0.0)
     bps = moved / epoch_s
     util = (s_oh.T @ bps * per_byte[:, 0] + d_oh.T @ bps * per_byte[:, 1]) / tiers.n_disks

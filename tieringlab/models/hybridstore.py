@@ -55,10 +55,11 @@ import xarray as xr
 from tieringlab.arrays import bucket
 from tieringlab.models.stackdist import COLD, stack_distances
 from tieringlab.models.workloads.eafc import Phase, Workload
+from tieringlab.params import INT64_MAX, cross_field, field_problems, param
 from tieringlab.units import GB, MS
 
-__all__ = ["HybridStoreParams", "mva", "op_response", "max_ops_per_s", "calibrate_s_ssd", "trace_curves", "observations",
-           "with_cwnd",
+__all__ = ["HybridStoreParams", "mva", "op_response", "max_ops_per_s", "calibrate_s_ssd", "trace_curves",
+           "observations", "with_cwnd",
            "stack_observations", "Plant", "PlantState", "plant_from", "plant_init", "plant_sample",
            "ssd_hits_between", "latency_vs_size", "SAMPLE_S"]
 
@@ -71,34 +72,31 @@ SAMPLE_S = 5.0
 
 @dataclass(frozen=True)
 class HybridStoreParams:
-    """The server of EAFC paper Sec. V and its device model (notes §7.4 where the paper is silent)."""
+    """The server of EAFC paper Sec. V and its device model ([D]: the notes' documented choices, §7.4, where the
+    paper is silent). Sizes are int64 bytes downstream: at most 2^63 - 1."""
 
-    ssd_bytes: float = 160 * GB     # Sec. V: "160 GB of SSD space used as read cache"
-    ram_bytes: float = 0.0          # [D] RAM buffer cache in front; the SPECsfs runs use 14 GB (16 GB RAM, Sec. V)
-    s_ssd: float = 0.25 * MS        # [D] 2012-era SATA SSD random read service time (notes §7.4)
-    k_ssd: int = 8                  # [D] the SSD's internal parallelism (notes §7.4)
-    s_hdd: float = 8.0 * MS         # [D] 7.2K-rpm class random read (notes §7.4)
-    k_hdd: int = 4                  # [D] a small RAID group backing the 1 TB volume (notes §7.4)
-    l_ram: float = 0.05 * MS        # [D] a RAM (buffer cache) hit (notes §7.4)
-    hdd_write_s: float = 0.0        # [D] HDD write-back work per write op, in units of s_hdd (NVRAM absorbs: 0)
-    noise_sigma: float = 0.25       # [D] lognormal noise of a 5 s latency sample (notes U20)
-    sample_s: float = SAMPLE_S      # Sec. III: the daemon samples every 5 s
-    n_sizes: int = 129              # [D] candidate sizes of the hit-ratio grid (0 .. all units)
-    max_blocks: int = 1 << 15       # [D] access blocks of the cumulative hit curves (time resolution)
+    ssd_bytes: float = param(160.0 * GB, "Sec. V: '160 GB of SSD space used as read cache'",
+                             bounds=(1.0, INT64_MAX), unit="bytes")
+    ram_bytes: float = param(0.0, "[D] RAM buffer cache in front; the SPECsfs runs use 14 GB (16 GB RAM, Sec. V, "
+                                  "minus the OS)", bounds=(0.0, INT64_MAX), unit="bytes")
+    s_ssd: float = param(0.25 * MS, "[D] 2012-era SATA SSD random read service time (notes §7.4)",
+                         bounds=(1e-6, 0.1), unit="s")
+    k_ssd: int = param(8, "[D] the SSD's internal parallelism (notes §7.4)", bounds=(1, 1024))
+    s_hdd: float = param(8.0 * MS, "[D] 7.2K-rpm class random read service time (notes §7.4)", bounds=(1e-5, 1.0),
+                         unit="s")
+    k_hdd: int = param(4, "[D] a small RAID group backing the 1 TB volume (notes §7.4)", bounds=(1, 1024))
+    l_ram: float = param(0.05 * MS, "[D] a RAM (buffer cache) hit (notes §7.4)", bounds=(1e-7, 0.1), unit="s")
+    hdd_write_s: float = param(0.0, "[D] HDD write-back work per write op, in units of s_hdd (NVRAM absorbs: 0)",
+                               bounds=(0.0, None))
+    noise_sigma: float = param(0.25, "[D] lognormal noise of a 5 s latency sample (notes U20)", bounds=(0.0, 2.0))
+    sample_s: float = param(SAMPLE_S, "Sec. III: the daemon samples every 5 s", bounds=(0.001, None), unit="s")
+    n_sizes: int = param(129, "[D] candidate SSD sizes of the stack-distance hit curves (0 .. all units)",
+                         bounds=(3, 4097))
+    max_blocks: int = param(1 << 15, "[D] access blocks of the cumulative hit curves (time resolution)",
+                            bounds=(1, 1 << 20))
 
     def __post_init__(self):
-        for name in ("ssd_bytes", "s_ssd", "s_hdd", "l_ram", "sample_s"):
-            v = getattr(self, name)
-            if not np.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be > 0; got {v!r}")
-        for name in ("ram_bytes", "hdd_write_s", "noise_sigma"):
-            v = getattr(self, name)
-            if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be >= 0; got {v!r}")
-        for name in ("k_ssd", "k_hdd", "n_sizes", "max_blocks"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < (3 if name == "n_sizes" else 1):
-                raise ValueError(f"{name} must be an integer >= {3 if name == 'n_sizes' else 1}; got {v!r}")
+        cross_field(field_problems(self))
 
 
 # ----------------------------------------------------------------------------------------- queueing
@@ -429,9 +427,10 @@ def plant_from(obs: xr.Dataset) -> tuple[Plant, int]:
     """The arrays of ``obs`` (one workload, or stacked along ``workload``) and the static MVA bound."""
     f = lambda v, dt=jnp.float64: jnp.asarray(obs[v].values, dt)  # noqa: E731
     dev = Device(f("s_ssd"), f("k_ssd"), f("s_hdd"), f("k_hdd"), f("l_ram"), f("hdd_write_s"))
-    plant = Plant(f("cum_reads"), f("cum_ram_hits"), f("cum_ssd_hits"), f("cum_distinct"), f("block_accesses"), f("size_step_units"),
-                  f("seg_start"), f("seg_end"), f("population", jnp.int64), f("think_s"), f("read_frac"),
-                  f("write_frac"), f("reads_per_access"), f("unit_bytes"), f("noise_sigma"), f("sample_s"), dev)
+    plant = Plant(f("cum_reads"), f("cum_ram_hits"), f("cum_ssd_hits"), f("cum_distinct"), f("block_accesses"),
+                  f("size_step_units"), f("seg_start"), f("seg_end"), f("population", jnp.int64), f("think_s"),
+                  f("read_frac"), f("write_frac"), f("reads_per_access"), f("unit_bytes"), f("noise_sigma"),
+                  f("sample_s"), dev)
     # the MVA recursion runs to a static bound (masked beyond each phase's N): a power of two, so that
     # workloads of different populations (FileBench 32, SPECsfs 20) share one compilation
     return plant, bucket(int(obs["population"].max()))

@@ -337,7 +337,8 @@ def littles_law(*, arrival_rate=None, mean_response=None, mean_number=None):
     given = {k: v for k, v in dict(arrival_rate=arrival_rate, mean_response=mean_response,
                                    mean_number=mean_number).items() if v is not None}
     if len(given) != 2:
-        raise ValueError(f"littles_law needs exactly two of arrival_rate, mean_response, mean_number; got {sorted(given)}")
+        raise ValueError("littles_law needs exactly two of arrival_rate, mean_response, mean_number; "
+                         f"got {sorted(given)}")
     if mean_number is None:
         return jnp.asarray(arrival_rate) * jnp.asarray(mean_response)
     if mean_response is None:
@@ -445,7 +446,8 @@ def priority_mean_response(lam, mean_s, scv_s):
     scv = jnp.atleast_1d(jnp.asarray(scv_s, jnp.float64))
     if is_concrete(lam, es, scv):
         if lam.shape != es.shape or lam.shape != scv.shape or lam.ndim != 1:
-            raise ValueError(f"lam, mean_s, scv_s must be 1-D of equal length; got {lam.shape}, {es.shape}, {scv.shape}")
+            raise ValueError("lam, mean_s, scv_s must be 1-D of equal length; "
+                             f"got {lam.shape}, {es.shape}, {scv.shape}")
         if np.any(np.asarray(lam) < 0) or np.any(np.asarray(es) <= 0) or np.any(np.asarray(scv) < 0):
             raise ValueError("need lam >= 0, mean_s > 0, scv_s >= 0 per class")
         total = float(np.sum(np.asarray(lam) * np.asarray(es)))

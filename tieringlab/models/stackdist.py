@@ -392,7 +392,7 @@ def resizing_lru_hits(keys, capacity) -> np.ndarray:
     hit = np.zeros(keys.size, dtype=bool)
     if keys.size == 0:
         return hit
-    from tieringlab.models import _resizing  # numba compiles on first use only
+    from tieringlab.models import _resizing  # noqa: PLC0415  (numba compiles on first use only)
 
     bits = max(4, int(int(cap.max()) + 1).bit_length() + 1)
     _resizing.resizing_lru_keys(keys.astype(np.int64, copy=False), cap, bits, hit,
@@ -418,7 +418,7 @@ def resizing_lru_from_distances(distances, capacity) -> tuple[np.ndarray, np.nda
     hit = np.zeros(d.size, dtype=bool)
     occ = np.zeros(d.size, dtype=np.int64)
     if d.size:
-        from tieringlab.models import _resizing
+        from tieringlab.models import _resizing  # noqa: PLC0415
 
         _resizing.resizing_lru_distances(np.ascontiguousarray(d, dtype=np.int64), cap, hit, occ)
     return hit, occ

@@ -44,9 +44,10 @@ tiering driver, device-mapper).
 Copies (kcopyd): ``copy_chunk_bytes`` chunks, read from the source and written to the destination, that
 share the disks' FIFO queues with user IO (:func:`copy_jobs`), issued in batches of ``copy_batch_bytes``
 (a CFQ-like time slice for the sequential stream, so a copy stays sequential on the disks while user IO
-waits for the slice; one chunk per batch is the plain FIFO interleaving, notes Sec. 6.3). With no user IO a copy is limited by the
-HDD side: ``T_up = SUBLUN / (n_disks * seq_read_bytes_per_s)`` and ``T_down = SUBLUN / (n_disks *
-seq_write_bytes_per_s)`` (:func:`no_load_copy_s`, a closed form the tests check against the queue).
+waits for the slice; one chunk per batch is the plain FIFO interleaving, notes Sec. 6.3). With no user IO
+a copy is limited by the HDD side: ``T_up = SUBLUN / (n_disks * seq_read_bytes_per_s)`` and
+``T_down = SUBLUN / (n_disks * seq_write_bytes_per_s)`` (:func:`no_load_copy_s`, a closed form the tests
+check against the queue).
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ import jax
 import numpy as np
 
 from tieringlab.models.stackdist import stack_distances
-from tieringlab.units import GB, KiB, MB, MiB, SUBLUN_BYTES, US
+from tieringlab.units import GB, MB, SUBLUN_BYTES, US, KiB, MiB
 
 __all__ = ["Raid0Hdd", "MlcSsd", "Testbed", "TABLE1", "raid0_pieces", "hdd_service_times", "hdd_queue",
-           "ssd_queue", "fifo_departures", "no_load_copy_s", "copy_jobs", "busy_per_second", "serve", "HDD", "SSD", "BUFFER",
-           "buffer_read_hits"]
+           "ssd_queue", "fifo_departures", "no_load_copy_s", "copy_jobs", "busy_per_second", "serve", "HDD", "SSD",
+           "BUFFER", "buffer_read_hits"]
 
 #: Routes of a user IO (what :func:`serve` is told for each request).
 HDD, SSD, BUFFER = 0, 1, 2
@@ -261,7 +262,8 @@ def hdd_service_times(hdd: Raid0Hdd, arrival, disk, disk_offset, nbytes, is_writ
     dist = np.where(first, off_o, np.abs(off_o - prev_end)).astype(np.float64)
     seek = np.where(dist > 0, hdd.seek_min_s + (hdd.seek_max_s - hdd.seek_min_s) * np.sqrt(dist / hdd.disk_bytes), 0.0)
     w_o = is_write[order]
-    rnd = seek + np.asarray(u_rot, np.float64)[order] * hdd.rev_s + b_o / hdd.media_bytes_per_s + w_o * hdd.write_settle_s
+    rnd = (seek + np.asarray(u_rot, np.float64)[order] * hdd.rev_s + b_o / hdd.media_bytes_per_s
+           + w_o * hdd.write_settle_s)
     seq_s = np.where(w_o, b_o / hdd.seq_write_bytes_per_s, b_o / hdd.seq_read_bytes_per_s)
     hit = _disk_cache_hits(hdd, order, disk, disk_offset, nbytes, is_write)
     hit_o = hit[order]

@@ -9,10 +9,10 @@ share, in both engines:
 * **JAX** (the reference engine, and the one on an accelerator): :class:`Cache`, one capacity's
   state as ONE flat int32 array updated in place by a jitted :func:`jax.lax.scan` (:func:`scan_chunk`),
   one access per step, with a step function of the algorithm (``jax_step``);
-* **numba** (the default on a CPU): :func:`native` compiles the list primitives ``remove`` and ``push``
-  on first use (so numba is imported only when its engine runs), :func:`native_state` allocates the
-  arrays, and each algorithm module writes its loop over the accesses (``native_loop``, decorated by
-  :func:`native_kernel`, which compiles it on first use).
+* **numba** (the default on a CPU): the list primitives :func:`remove`, :func:`push` and :func:`admit`
+  (:func:`tieringlab.native.jit` functions, compiled on first use, so numba is imported only when its
+  engine runs), :func:`native_state` allocates the arrays, and each algorithm module writes its loop over
+  the accesses (``native_loop``, decorated by :data:`native_kernel`, compiled on its first call).
 
 Both engines take the same decisions in the same order on the same layout, and the tests check that
 they give identical hits and write-backs.
@@ -20,16 +20,17 @@ they give identical hits and write-backs.
 
 from __future__ import annotations
 
-import functools
 from functools import partial
-from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tieringlab import native
+
 __all__ = ["T1", "T2", "B1", "B2", "PREV", "NEXT", "META", "NF", "LIST", "DIRTY", "REF", "HEAD", "TAIL", "SIZE", "I32",
-           "P", "FLAG", "FULL", "WB", "Cache", "init_state", "dirty", "extra", "scan_chunk", "native", "native_kernel",
+           "P", "FLAG", "FULL", "WB", "Cache", "init_state", "dirty", "extra", "scan_chunk", "remove", "push", "admit",
+           "native_kernel",
            "native_state", "unit_capacities"]
 
 
@@ -51,9 +52,9 @@ __all__ = ["T1", "T2", "B1", "B2", "PREV", "NEXT", "META", "NF", "LIST", "DIRTY"
 # A step therefore reads everything first (rows of x and of the lists' tails), decides with scalar
 # selects, queues its writes and commits them with ONE scatter (a later write to a slot wins), and
 # everything needed after the commit (outputs, CAR's loop flag) is read back from the new array.
-# Measured on XLA's CPU backend (benchmarks/bench_caching.py): about 10 us per access and capacity,
-# most of it the fixed cost of the ~50 kernels of a step; the previous design (generic store
-# forwarding of every read through every pending write, int64) took 40-60 us.
+# On XLA's CPU backend most of a step's cost is the fixed cost of its ~50 kernels
+# (benchmarks/bench_caching.py measures it); generic store forwarding of every read through every pending
+# write costs several times more.
 T1, T2, B1, B2 = 1, 2, 3, 4
 PREV, NEXT, META = 0, 1, 2
 NF = 3
@@ -189,7 +190,8 @@ def scan_chunk(state, step, n_ids: int, ids, is_write, capacities):
 # --------------------------------------------------------------------------------------------------
 # numba engine: the same lists as plain arrays (int32 links, uint8 meta), primitives compiled on first use
 # --------------------------------------------------------------------------------------------------
-def _remove(x, lst, prev, nxt, head, tail, size, nil):
+@native.jit(inline="always")
+def remove(x, lst, prev, nxt, head, tail, size, nil):
     """Unlink ``x`` from list ``lst`` (its meta word is the caller's)."""
     px, nx = prev[x], nxt[x]
     if px != nil:
@@ -203,7 +205,8 @@ def _remove(x, lst, prev, nxt, head, tail, size, nil):
     size[lst] -= 1
 
 
-def _push(x, lst, prev, nxt, head, tail, size, nil):
+@native.jit(inline="always")
+def push(x, lst, prev, nxt, head, tail, size, nil):
     """Insert ``x`` (in no list) at the MRU end (head) of ``lst``."""
     h = head[lst]
     nxt[x] = h
@@ -216,50 +219,25 @@ def _push(x, lst, prev, nxt, head, tail, size, nil):
     size[lst] += 1
 
 
-@functools.cache
-def native() -> SimpleNamespace:
-    """The numba engine's primitives: ``njit`` and the compiled ``remove``, ``push`` and ``admit``.
-
-    numba is imported here, on first use, so it is loaded (and the kernels compiled, about a second
-    each) only when the numba engine runs. Compilation is not cached on disk (``cache=True`` would
-    write ``__pycache__`` files into the source tree); each process compiles a kernel on its first call.
-    """
-    from numba import njit  # noqa: PLC0415
-
-    remove = njit(inline="always")(_remove)
-    push = njit(inline="always")(_push)
-
-    @njit(inline="always")
-    def admit(x, lst, keep, wbit, prev, nxt, meta, head, tail, size, nil):
-        """Insert ``x`` at the MRU end of ``lst``; its meta word: the list, the dirty bit in ``keep``
-        (the old meta's dirty bit, or 0) and ``wbit`` (the dirty bit when the access writes)."""
-        push(x, lst, prev, nxt, head, tail, size, nil)
-        meta[x] = lst | (keep & DIRTY) | wbit
-
-    return SimpleNamespace(njit=njit, remove=remove, push=push, admit=admit)
+@native.jit(inline="always")
+def admit(x, lst, keep, wbit, prev, nxt, meta, head, tail, size, nil):
+    """Insert ``x`` at the MRU end of ``lst``; its meta word: the list, the dirty bit in ``keep``
+    (the old meta's dirty bit, or 0) and ``wbit`` (the dirty bit when the access writes)."""
+    push(x, lst, prev, nxt, head, tail, size, nil)
+    meta[x] = lst | (keep & DIRTY) | wbit
 
 
-def native_kernel(build):
-    """Decorator of an algorithm's numba loop: ``build(remove, push, admit)`` gets the compiled list
-    primitives of :func:`native` and returns the loop as a plain function ``kernel(ids, is_write, c, prev,
-    nxt, meta, head, tail, size, p_state, hit_out, wb_out)``; the decorated name becomes a function
-    returning it compiled (on first use, then cached). ``p_state[0]`` carries the adaptive target ``p``
-    of ARC and CAR in and out (the loop reads it at the start and writes it at the end), so a long
-    trace can be replayed in chunks on one state, exactly as in one call.
-
-    Each algorithm writes its own whole loop: a shared loop around an inlined per-access step was tried
-    and measured 10 % (LRU, ARC) to 2x (CAR) slower per access in numba, so the few lines of loop
-    scaffolding stay in each algorithm module.
-    """
-
-    @functools.cache
-    def compiled():
-        nb = native()
-        return nb.njit(cache=False, nogil=True)(build(nb.remove, nb.push, nb.admit))
-
-    compiled.__doc__ = build.__doc__
-    compiled.__name__ = compiled.__qualname__ = build.__name__
-    return compiled
+#: Decorator of an algorithm's numba loop ``native_loop(ids, is_write, c, prev, nxt, meta, head, tail, size,
+#: p_state, hit_out, wb_out)``, which calls the list primitives :func:`remove`, :func:`push` and :func:`admit`
+#: by name: a :func:`tieringlab.native.jit` kernel (``nogil=True, cache=False``), compiled with the primitives
+#: inlined on its first call, so numba is imported only when the numba engine runs. ``p_state[0]`` carries
+#: the adaptive target ``p`` of ARC and CAR in and out (the loop reads it at the start and writes it at the
+#: end), so a long trace can be replayed in chunks on one state, exactly as in one call.
+#:
+#: Each algorithm writes its own whole loop: a shared loop around an inlined per-access step was tried and
+#: measured 10 % (LRU, ARC) to 2x (CAR) slower per access in numba, so the few lines of loop scaffolding stay
+#: in each algorithm module.
+native_kernel = native.jit(nogil=True, cache=False)
 
 
 def native_state(n_ids: int):

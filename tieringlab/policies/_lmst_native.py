@@ -35,16 +35,15 @@ carries the committed work in its free time, and its migration I/Os (the lowest 
 would for buffered I/Os; so every committed I/O has started before a migration onto the disk cuts over,
 and no SLA^H I/O that the cutover brings can find one still waiting. Committing on migrating disks too
 (where, while a forward migration runs, one of the two SSDs takes every SLA^H I/O of its ALUNs) took the
-``lmst`` benchmark's LMST run from 11.1 to 8.3 s (33 -> 25 ns per I/O on six 70 GB slots, NMST 21-25). The responses are those of the buffered path bit for bit (tests compare
-both against an event-by-event reference); the sums of the metrics may differ from it in the last bits
-(the same terms added in another order). Under NMST every I/O is committed, so a disk costs what the
-Lindley recursion does.
+``lmst`` benchmark's LMST run from 11.1 to 8.3 s (33 -> 25 ns per I/O on six 70 GB slots, NMST 21-25).
+The responses are those of the buffered path bit for bit (tests compare both against an event-by-event
+reference); the sums of the metrics may differ from it in the last bits (the same terms added in another
+order). Under NMST every I/O is committed, so a disk costs what the Lindley recursion does.
 
 **Reference counts.** The helpers are compiled with ``_nrt=False`` (they allocate nothing): inlined as
 numba IR (``inline="always"``) or called with ~30 array arguments, they cost an atomic increment and
-decrement of every array's reference count per call, which was ~70 % of the engine's time (measured with
-``perf``: 246 ns per I/O before, 55 after, 21-33 with the commit path; 24-40 on a paper-scale run after
-later changes, see the README's ``lmst`` benchmark row).
+decrement of every array's reference count per call, most of the engine's time with reference counting on
+(the README's ``lmst`` benchmark row has today's cost per I/O).
 
 One call advances one window ``[t_start, t_end)``: it starts the window's planned migrations (list
 scheduling: backward ones from the window start, then, once all of them are done, the forward ones; a
@@ -55,8 +54,11 @@ queue order) for the next call. Disk, migration and metric state live in small a
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
-from numba import njit
+
+from tieringlab import native
 
 # classes of the per-disk buffers
 H, L, MIG, SUSP = 0, 1, 2, 3
@@ -72,6 +74,37 @@ A_N, A_SUM, A_VIOL, A_EXCESS = 0, 1, 2, 3
 # counters
 C_LOG, C_MGR_N, C_MGR_SUM, C_BURST_IOS, C_BURST_SSD, C_STARTED, C_DONE, C_ABANDONED = 0, 1, 2, 3, 4, 5, 6, 7
 
+
+
+class Carry(NamedTuple):
+    """The application I/Os still waiting at a window's end, in queue order (one entry per I/O): the carry-out
+    of :func:`advance` and the carry-in of its next call."""
+
+    arr: np.ndarray      # arrival time (float64)
+    size: np.ndarray     # bytes (float64)
+    alun: np.ndarray     # ALUN (int64)
+    disk: np.ndarray     # the disk whose buffer holds it (int64)
+    cls: np.ndarray      # its buffer class: H, L or SUSP (int64)
+    gid: np.ndarray      # its global I/O index (int64)
+    flag: np.ndarray     # 1: arrived while its ALUN was being migrated (int64)
+
+
+class State(NamedTuple):
+    """A simulated system's state between calls of :func:`advance` (in/out; the caller allocates it)."""
+
+    mapping: np.ndarray  # (n,) int64: the disk each ALUN maps to
+    alun_mig: np.ndarray  # (n,) int64: the migration slot of each ALUN's running migration (-1: none)
+    dsf: np.ndarray      # (m, 2) float64: per-disk float state (F_FREE, F_MIGARR)
+    dsi: np.ndarray      # (m, 1) int64: per-disk int state (I_MIG)
+    mig_i: np.ndarray    # (m, 8) int64: active-migration table (M_* columns; M_ALUN -1: free slot)
+    mig_f: np.ndarray    # (m,) float64: a pending chunk's hand-off time per migration slot
+    log_i: np.ndarray    # (L, 5) int64: migration log (window, ALUN, source, destination, kind)
+    log_f: np.ndarray    # (L, 3) float64: migration log (start, end, estimate)
+    app_w: np.ndarray    # (apps, windows, 4) float64: metrics per application and window (A_* columns)
+    busy: np.ndarray     # (m, 2) float64: busy seconds per disk (application, migration I/Os)
+    counters: np.ndarray  # (8,) float64: the C_* counters
+
+
 #: The hot paths index with ``_U(i)`` (a no-op cast to unsigned) where ``i`` is known to be >= 0: numba
 #: wraps a negative *signed* index (a compare and a select per index, which LLVM cannot drop for indices
 #: loaded from arrays); unsigned indices skip it. Six 70 GB slots, one thread, the same run before -> after:
@@ -79,12 +112,12 @@ C_LOG, C_MGR_N, C_MGR_SUM, C_BURST_IOS, C_BURST_SSD, C_STARTED, C_DONE, C_ABANDO
 _U = np.uint64
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _arr(j, nc, c_arr, w_time):
     return c_arr[_U(j)] if j < nc else w_time[_U(j - nc)]
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _next_choice(d, head, nc, c_arr, w_time, dsf):
     """``tau``: when disk ``d`` next chooses an I/O (``max(free, earliest waiting arrival)``; inf: nothing)."""
     ud = _U(d)
@@ -105,7 +138,7 @@ def _next_choice(d, head, nc, c_arr, w_time, dsf):
     return f if f > e else e
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _serve(d, start, arr, size, a, w, g, keep, dsf, mu, busy, alun_app, alun_class, sla_s, app_w, resp_out, disk_out,
            horizon_s):
     """Application I/O ``g`` of ALUN ``a`` (arrived at ``arr``, window ``w``) starts on disk ``d`` at ``start``: the
@@ -131,7 +164,7 @@ def _serve(d, start, arr, size, a, w, g, keep, dsf, mu, busy, alun_app, alun_cla
     return r
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu, busy, mig_i,
             mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar):
     """Disk ``d`` chooses at ``tau``: the head of the best class that has arrived by ``tau`` (H, L, migration,
@@ -173,7 +206,7 @@ def _choose(d, tau, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_fl
         return
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu, busy, mig_i, mig_f,
               alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar):
     """Disk ``d`` makes every choice it has before ``t`` (a lazy disk when an I/O arrives for it, a disk that
@@ -187,23 +220,26 @@ def _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_fl
                 mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
 
 
-@njit(nogil=True, cache=False)
+@native.jit(nogil=True, cache=False)
 def advance(t_start, t_end, slot_s, horizon_s,
             # window I/Os, one stream sorted by time, labelled by ALUN
             w_time, w_size, w_alun, gid_base,
-            # carry-in (application I/Os waiting at t_start, in queue order)
-            c_arr, c_size, c_alun, c_disk, c_cls, c_gid, c_flag,
+            # carry-in (application I/Os waiting at t_start, in queue order): a Carry
+            carry,
             # static system
             mu, fast, alun_class, alun_app, sla_s, smst, chunk_bytes, copy_bytes, burst_count,
             # plan of this window (backward first, then forward)
             p_alun, p_dst, p_kind, p_est, p_status, window,
-            # state (in/out)
-            mapping, alun_mig, dsf, dsi, mig_i, mig_f, log_i, log_f, app_w, busy, counters,
+            # state (in/out): a State
+            state,
             # per-job outputs (length 0: not kept)
             resp_out, disk_out,
             # scratch of at least len(c_arr) + len(w_time) entries each, any contents (reused across calls)
             j_alun, j_flag, nxt):
-    """Advance the simulation over ``[t_start, t_end)``; returns the carry-out arrays (see module doc)."""
+    """Advance the simulation over ``[t_start, t_end)``; returns the carry-out arrays, in :class:`Carry`'s order
+    (see module doc)."""
+    c_arr, c_size, c_alun, c_disk, c_cls, c_gid, c_flag = carry
+    mapping, alun_mig, dsf, dsi, mig_i, mig_f, log_i, log_f, app_w, busy, counters = state
     m = mu.shape[0]
     nc = c_arr.shape[0]
     nw = w_time.shape[0]
@@ -303,12 +339,14 @@ def advance(t_start, t_end, slot_s, horizon_s,
             if dsi[ud, I_MIG] < 0:                  # a lazy disk: make its choices before t first
                 if head[ud, H] >= 0 or head[ud, L] >= 0 or head[ud, SUSP] >= 0:    # (none without buffered I/Os)
                     _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                          busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+                              busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out,
+                              disk_out, fpar, ipar)
             # (a migrating disk has made every choice before t: the arrivals run only up to its next one)
             # Commit at arrival (see "Commit" in the module doc): nothing can ever be chosen before this I/O
             # that is not chosen already, so its start is max(t, free) now and it never enters a buffer.
             # (evaluated without short-circuits: the class of an arrival is a coin flip to the CPU)
-            if (head[ud, H] < 0) & ((c == H) | ((c == L) & (n_high[ud] == 0) & (head[ud, L] < 0) & (head[ud, SUSP] < 0))):
+            if (head[ud, H] < 0) & ((c == H) | ((c == L) & (n_high[ud] == 0) & (head[ud, L] < 0)
+                                               & (head[ud, SUSP] < 0))):
                 r = _serve(d, max(dsf[ud, F_FREE], t), t, w_size[_U(j_w)], a, ipar[3], gid_base + j_w, keep, dsf, mu,
                            busy, alun_app, alun_class, sla_s, app_w, resp_out, disk_out, horizon_s)
                 if flag:                                # an I/O to the ALUN being migrated (Mgr_Resp; rare,
@@ -381,7 +419,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
                     continue                        # one migration per disk at a time
                 for d in (s, dd):                   # the disks turn eager: bring them to t first
                     _catch_up(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                          busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+                              busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out,
+                              disk_out, fpar, ipar)
                 slot = -1
                 for k in range(mig_i.shape[0]):
                     if mig_i[k, M_ALUN] < 0:
@@ -418,7 +457,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 continue
             while _next_choice(d, head, nc, c_arr, w_time, dsf) == t:
                 _choose(d, t, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                        busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+                        busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out,
+                        fpar, ipar)
                 if dsf[d, F_FREE] > t:
                     break
 
@@ -430,7 +470,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
     # every disk makes its choices before t_end (the lazy ones have not yet)
     for d in range(m):
         _catch_up(d, t_end, head, tail, nxt, c_arr, c_size, w_time, w_size, j_alun, j_flag, dsf, dsi, mu,
-                          busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out, fpar, ipar)
+                  busy, mig_i, mig_f, alun_app, alun_class, sla_s, app_w, counters, c_gid, resp_out, disk_out,
+                  fpar, ipar)
 
     # ---------------------------------------------------------------- carry-out, in queue order
     n_out = 0
@@ -469,7 +510,7 @@ def advance(t_start, t_end, slot_s, horizon_s,
     return o_arr, o_size, o_alun, o_disk, o_cls, o_gid, o_flag
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _all_started(p_status, p_kind, kind):
     for q in range(p_status.shape[0]):
         if p_kind[q] == kind and p_status[q] == 0:
@@ -477,7 +518,7 @@ def _all_started(p_status, p_kind, kind):
     return True
 
 
-@njit(_nrt=False)
+@native.jit(_nrt=False)
 def _merge_suspended(s, head, tail, nxt, c_arr, w_time, nc):
     """SMST cutover at source ``s``: the suspended I/Os (class 3) rejoin class L, merged by arrival (then job
     index, which is arrival order inside a class)."""

@@ -7,7 +7,7 @@ that follows them (which requests hit, which bins move in or out, which leave di
 bins that changed. Written as numpy calls per epoch and per VM, one (mix, flash size) at paper
 scale took minutes (thousands of small sorts and set operations, each with its own allocations);
 as one compiled loop over the epochs per call it takes seconds. That is why these two loops are
-numba (compiled on first use, like the page caches of :mod:`tieringlab.policies._arraylist`) and
+numba (:func:`tieringlab.native.jit`, compiled on first use, like the page caches) and
 not numpy or a ``lax.scan`` (the state is a set of bins of data-dependent size).
 
 State is kept per bin (``zone[b]``: 0 = on the MD, 1 = private zone, 2 = public zone), so a bin is
@@ -20,13 +20,14 @@ versions took most of the compile time.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
+
+from tieringlab import native
 
 __all__ = ["keep_kernel", "g1_kernel", "g2_kernel"]
 
 
+@native.jit(cache=False, inline="always")
 def _before(ta, ba, tb, bb, top):
     """Whether bin ``ba`` (temperature ``ta``) comes before bin ``bb`` in the popularity order (``top``:
     ``T`` descending, ties by bin id ascending) or in its reverse."""
@@ -35,6 +36,7 @@ def _before(ta, ba, tb, bb, top):
     return ta < tb or (ta == tb and ba > bb)
 
 
+@native.jit(cache=False)
 def _select(bins, temp, j, top):
     """The ``j`` bins of ``bins`` with the highest (``top``) or lowest popularity, as a set (unordered).
 
@@ -83,6 +85,7 @@ def _select(bins, temp, j, top):
     return a[:j].copy()
 
 
+@native.jit(cache=False)
 def _sort_int(a):
     """Sort int64 array ``a`` in place (heapsort: plain loops, fast to compile)."""
     n = a.size
@@ -93,6 +96,7 @@ def _sort_int(a):
         _sift(a, 0, end)
 
 
+@native.jit(cache=False, inline="always")
 def _sift(a, root, end):
     while True:
         child = 2 * root + 1
@@ -106,6 +110,7 @@ def _sift(a, root, end):
         root = child
 
 
+@native.jit(cache=False)
 def _smallest_sorted(keys, j):
     """The ``j`` smallest of the distinct int64 ``keys``, ascending (quickselect, then heapsort)."""
     n = keys.size
@@ -140,6 +145,7 @@ def _smallest_sorted(keys, j):
     return a
 
 
+@native.jit(cache=False, nogil=True)
 def _keep(n_epochs, n_bins, kmax, elig_ptr, elig_bin, pair_ptr, pair_bin):
     """vFRM ranks of the idle bins under ``idle_bins="keep"``; see :func:`tieringlab.policies.vfrm.vfrm_ranks`.
 
@@ -248,6 +254,7 @@ def _keep(n_epochs, n_bins, kmax, elig_ptr, elig_bin, pair_ptr, pair_bin):
     return out_k[:n_out].copy(), out_r[:n_out].copy()
 
 
+@native.jit(cache=False, nogil=True)
 def _g1(n_epochs, vm_lo, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pair_wrote, cap, p_vm, private_total,
         demand, record, rec_bin, rec_zone, rec_ptr, in_pair, counters):
     """G1-vFRM (Alg. 1) for one flash size ``cap`` (bins), with the replay; see :func:`g1_kernel`."""
@@ -467,6 +474,7 @@ def _g1(n_epochs, vm_lo, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pair
     counters[2] = dirty_outs
 
 
+@native.jit(cache=False, nogil=True)
 def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pair_count, pair_wrote, caps, ps,
         period, record, rec_bin, rec_zone, rec_ptr, in_pair, counters):
     """G2-vFRM (thesis Alg. 2) for every flash size of ``caps`` at once, with the replay; see :func:`g2_kernel`."""
@@ -637,38 +645,8 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
             temp[elig_bin[k]] = 0.0
 
 
-@functools.cache
-def _compiled():
-    from numba import njit  # noqa: PLC0415  (imported on first use, as in _arraylist.native)
-
-    g = {"np": np}
-    for name, fn in (("_before", _before), ("_sift", _sift)):
-        g[name] = njit(cache=False, inline="always")(_rebind(fn, g))
-    for name, fn in (("_select", _select), ("_sort_int", _sort_int), ("_smallest_sorted", _smallest_sorted)):
-        g[name] = njit(cache=False)(_rebind(fn, g))
-    g1 = njit(cache=False, nogil=True)(_rebind(_g1, g))
-    g2 = njit(cache=False, nogil=True)(_rebind(_g2, g))
-    keep = njit(cache=False, nogil=True)(_rebind(_keep, g))
-    return g1, g2, keep
-
-
-def _rebind(fn, globs):
-    """``fn`` with its globals replaced by ``globs`` (so it calls the compiled helpers)."""
-    import types  # noqa: PLC0415
-
-    return types.FunctionType(fn.__code__, globs, fn.__name__, fn.__defaults__, fn.__closure__)
-
-
-def keep_kernel(*args):
-    """The compiled :func:`_keep` (arguments as there)."""
-    return _compiled()[2](*args)
-
-
-def g1_kernel(*args):
-    """The compiled :func:`_g1` (arguments as there)."""
-    return _compiled()[0](*args)
-
-
-def g2_kernel(*args):
-    """The compiled :func:`_g2` (arguments as there)."""
-    return _compiled()[1](*args)
+#: The public kernels (arguments as in :func:`_keep`, :func:`_g1`, :func:`_g2`), compiled on their first call
+#: with the helpers above (see :mod:`tieringlab.native`).
+keep_kernel = _keep
+g1_kernel = _g1
+g2_kernel = _g2

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from tieringlab.policies._arraylist import B1, B2, DIRTY, LIST, META, T1, T2, dirty, native_kernel
+from tieringlab.policies._arraylist import B1, B2, DIRTY, LIST, META, T1, T2, admit, dirty, native_kernel, push, remove
 
 __all__ = ["jax_step", "native_loop"]
 
@@ -80,7 +80,7 @@ def jax_step(S, x, w, c):
 
 
 @native_kernel
-def native_loop(remove, push, admit):
+def native_loop(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
     """ARC (Megiddo & Modha, FAST'03, Fig. 4), real-valued ``p`` (the same decisions as :func:`jax_step`).
 
     Case I (x in T1 ∪ T2): hit, x to MRU of T2. Cases II/III (x in B1/B2): adapt p, x leaves its ghost
@@ -88,54 +88,50 @@ def native_loop(remove, push, admit):
     |T1| < c delete LRU of B1 and REPLACE, else delete LRU of T1; B) otherwise delete LRU of B2 if
     |T1| + |T2| + |B1| + |B2| >= 2c, then REPLACE; x to MRU of T1.
     """
-
-    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
-        nil = prev.size - 1
-        p = p_state[0]
-        for t in range(ids.size):
-            x = ids[t]
-            mx = meta[x]
-            lst = mx & LIST
-            s1, s2, b1, b2 = size[T1], size[T2], size[B1], size[B2]
-            hit = lst == T1 or lst == T2
-            in_b1 = lst == B1
-            in_b2 = lst == B2
-            fresh = lst == 0
-            if in_b1:  # delta1 = max(|B2| / |B1|, 1)
-                p = min(p + max(b2 / max(b1, 1), 1.0), float(c))
-            elif in_b2:  # delta2 = max(|B1| / |B2|, 1)
-                p = max(p - max(b1 / max(b2, 1), 1.0), 0.0)
-            full = fresh and s1 + s2 >= c
-            case_a = full and s1 + b1 >= c
-            del_b1 = case_a and s1 < c
-            del_t1 = case_a and s1 >= c
-            del_b2 = full and (not case_a) and s1 + s2 + b1 + b2 >= 2 * c
-            replace = in_b1 or in_b2 or del_b1 or (full and not case_a)
-            if not fresh:  # x leaves its list (hit or ghost hit)
-                remove(x, lst, prev, nxt, head, tail, size, nil)
-            if del_b1 or del_b2:  # directory replacement: the LRU ghost of B1 or B2 is forgotten
-                lg = B1 if del_b1 else B2
-                g = tail[lg]
-                remove(g, lg, prev, nxt, head, tail, size, nil)
-                meta[g] = 0
-            wb = False
-            if del_t1 or replace:
-                # REPLACE(x, p): LRU of T1 to MRU of B1 if |T1| > p or (x in B2 and |T1| = p), else T2 -> B2
-                from_t1 = s1 > 0 and (s1 > p or (s1 == p and in_b2))
-                lv = T1 if (del_t1 or from_t1) else T2
-                v = tail[lv]
-                wb = (meta[v] & DIRTY) != 0
-                remove(v, lv, prev, nxt, head, tail, size, nil)
-                if replace:
-                    dst = B1 if from_t1 else B2
-                    push(v, dst, prev, nxt, head, tail, size, nil)
-                    meta[v] = dst
-                else:
-                    meta[v] = 0
-            lt = T1 if fresh else T2
-            admit(x, lt, mx, DIRTY if is_write[t] else 0, prev, nxt, meta, head, tail, size, nil)
-            hit_out[t] = hit
-            wb_out[t] = wb
-        p_state[0] = p
-
-    return kernel
+    nil = prev.size - 1
+    p = p_state[0]
+    for t in range(ids.size):
+        x = ids[t]
+        mx = meta[x]
+        lst = mx & LIST
+        s1, s2, b1, b2 = size[T1], size[T2], size[B1], size[B2]
+        hit = lst == T1 or lst == T2
+        in_b1 = lst == B1
+        in_b2 = lst == B2
+        fresh = lst == 0
+        if in_b1:  # delta1 = max(|B2| / |B1|, 1)
+            p = min(p + max(b2 / max(b1, 1), 1.0), float(c))
+        elif in_b2:  # delta2 = max(|B1| / |B2|, 1)
+            p = max(p - max(b1 / max(b2, 1), 1.0), 0.0)
+        full = fresh and s1 + s2 >= c
+        case_a = full and s1 + b1 >= c
+        del_b1 = case_a and s1 < c
+        del_t1 = case_a and s1 >= c
+        del_b2 = full and (not case_a) and s1 + s2 + b1 + b2 >= 2 * c
+        replace = in_b1 or in_b2 or del_b1 or (full and not case_a)
+        if not fresh:  # x leaves its list (hit or ghost hit)
+            remove(x, lst, prev, nxt, head, tail, size, nil)
+        if del_b1 or del_b2:  # directory replacement: the LRU ghost of B1 or B2 is forgotten
+            lg = B1 if del_b1 else B2
+            g = tail[lg]
+            remove(g, lg, prev, nxt, head, tail, size, nil)
+            meta[g] = 0
+        wb = False
+        if del_t1 or replace:
+            # REPLACE(x, p): LRU of T1 to MRU of B1 if |T1| > p or (x in B2 and |T1| = p), else T2 -> B2
+            from_t1 = s1 > 0 and (s1 > p or (s1 == p and in_b2))
+            lv = T1 if (del_t1 or from_t1) else T2
+            v = tail[lv]
+            wb = (meta[v] & DIRTY) != 0
+            remove(v, lv, prev, nxt, head, tail, size, nil)
+            if replace:
+                dst = B1 if from_t1 else B2
+                push(v, dst, prev, nxt, head, tail, size, nil)
+                meta[v] = dst
+            else:
+                meta[v] = 0
+        lt = T1 if fresh else T2
+        admit(x, lt, mx, DIRTY if is_write[t] else 0, prev, nxt, meta, head, tail, size, nil)
+        hit_out[t] = hit
+        wb_out[t] = wb
+    p_state[0] = p

@@ -51,7 +51,6 @@ capacity check, a ``lax.scan`` over the VMDKs of each tier with the tier's loads
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
@@ -61,12 +60,12 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from tieringlab.arrays import choice
 from tieringlab.models import allflash as af
 from tieringlab.models.regression import calibrate
 from tieringlab.models.temperature import perf_score
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.policies.registry import PolicySpec, register
-from tieringlab.units import KiB, MB, US
+from tieringlab.units import MB, US, KiB
 
 __all__ = [
     "AutoTieringParams", "GreedyTieringParams", "AtScores",
@@ -80,93 +79,84 @@ SOURCE_BASELINES = "AutoTiering paper Sec. V-A (IDT; EDT after Guerra et al., FA
 _DIRECTIONS = ("read", "write")
 
 
-def _pos(name, v, *, strict=True):
-    ok = (v > 0) if strict else (v >= 0)
-    if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not ok
-            or not math.isfinite(v)):
-        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} 0; got {v!r}")
-
-
-def _check_epochs(monitor_epoch_s, migration_epoch_s, who):
-    _pos(f"{who}.monitor_epoch_s", monitor_epoch_s)
-    _pos(f"{who}.migration_epoch_s", migration_epoch_s)
-    r = migration_epoch_s / monitor_epoch_s
+def _epoch_problems(p) -> list[str]:
+    """Alg. 1: ``migrationEpoch > monitorEpoch``, a whole number of monitor epochs (the simulator steps one
+    monitor epoch at a time)."""
+    r = p.migration_epoch_s / p.monitor_epoch_s
     if r < 1 or abs(r - round(r)) > 1e-9:
-        raise ValueError(f"{who}.migration_epoch_s must be a whole multiple (>= 1) of monitor_epoch_s "
-                         f"(Alg. 1: migrationEpoch > monitorEpoch); got {migration_epoch_s} and {monitor_epoch_s}")
+        return [f"migration_epoch_s must be a whole multiple (>= 1) of monitor_epoch_s (Alg. 1: migrationEpoch > "
+                f"monitorEpoch); got {p.migration_epoch_s} and {p.monitor_epoch_s}"]
+    return []
+
+
+def _triples(name: str, m) -> list[str]:
+    a = np.asarray(m, dtype=float) if all(isinstance(r, (tuple, list)) for r in m) else np.zeros(0)
+    if a.ndim != 2 or a.shape[1] != 3 or a.shape[0] < 1:
+        return [f"{name} must be one (P, B, S) triple of numbers >= 0 per tier; got {m!r}"]
+    return []
+
+
+#: The specialties of Sec. V-A: T1 "good for throughput and bandwidth", T2 "the secondary performance tier but
+#: with larger capacity", T3 "the capacity tier", as (P, B, S) rows.
+SPC_DEFAULT = ((1.0, 1.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0))
 
 
 @dataclass(frozen=True)
 class AutoTieringParams:
     """AutoTiering's knobs. The paper prints none of their values (Sec. V-A gives the specialties in
-    words only); every default is a documented choice of the reading notes (Sec. 6.1-6.3).
+    words only); every default is a documented choice of the reading notes (Sec. 6.1-6.3), stated at its
+    field. ``spc`` and ``wet`` hold one (P, B, S) row per tier; the tier latency ``L_t`` of A1.35 is the
+    IO-weighted latency the tier's VMDKs measured ("measured") or the tier's unloaded 4 KiB datasheet
+    latency ``qd / IOPS + 4 KiB / BW`` at the measured read mix ("datasheet", Table II's "original" latency read
+    as the device's own; also the fallback of a tier that served no IO)."""
 
-    - ``monitor_epoch_s`` = 300, ``migration_epoch_s`` = 900 (3 monitor epochs): Alg. 1 lines 3, 7
-      (``migrationEpoch > monitorEpoch``); the first migration then falls at epoch 3, the "warm-up
-      periods from 0-3 epochs" of Sec. V-C.
-    - ``gamma`` = ``gamma_s`` = 0.9: ``Gamma_k`` of Eq. 5 ("preset percentage").
-    - ``spc`` (P, B, S) per tier = T1 (1,1,0), T2 (1,1,1), T3 (0,0,1): Sec. V-A "tier 1 is good for
-      throughput and bandwidth ..., tier 2 is the secondary performance tier but with larger capacity,
-      and tier 3 is the capacity tier"; ``wet`` = 1 for every tier and resource; ``sla`` = 1 (Eq. 1 w).
-    - ``aging_factor`` = 0.5, ``wet_mig`` = 0.1 (migration time in migration epochs): Eq. 7.
-    - ``history`` "A" (Eq. 7: the aged term is last epoch's score) or "B" (A2.14: an aged capacity score).
-    - TSSCS (Sec. IV-2): ``levels_s`` = (0, 50, 100, 200) µs injected, ``n_samples`` = 5 per level, each
-      sample the mean latency over a ``probe_window_s`` = 1 s window.
-    - ``mig_speed_floor`` = 1 MB/s: migration speed floor (A2.17 on a saturated tier: large, finite cost).
-    - ``tier_latency`` "measured": ``L_t`` of A1.35 is the IO-weighted mean latency the tier's VMDKs
-      measured (notes 6.2 item 8); "datasheet": the tier's unloaded 4 KiB latency (Table II's "original"
-      latency read as the device's own). ``fallback_qd`` = 32: the datasheet latency uses
-      ``qd / IOPS + 4 KiB / BW`` at the measured global read mix (also for a tier that served no IO).
-    """
-
-    monitor_epoch_s: float = 300.0
-    migration_epoch_s: float = 900.0
-    gamma: float = 0.9
-    gamma_s: float = 0.9
-    spc: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0))
-    wet: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 1.0), (1.0, 1.0, 1.0), (1.0, 1.0, 1.0))
-    sla: float = 1.0
-    aging_factor: float = 0.5
-    wet_mig: float = 0.1
-    history: str = "A"
-    levels_s: tuple[float, ...] = (0.0, 50 * US, 100 * US, 200 * US)
-    n_samples: int = 5
-    probe_window_s: float = 1.0
-    mig_speed_floor: float = 1 * MB
-    tier_latency: str = "measured"
-    fallback_qd: int = 32
+    monitor_epoch_s: float = param(300.0, "monitorEpoch (Alg. 1 line 3); no value printed: documented choice "
+                                          "(notes 6.1)", bounds=(1.0, None), unit="s")
+    migration_epoch_s: float = param(900.0, "migrationEpoch (Alg. 1 line 7, > monitorEpoch): 3 monitor epochs, so "
+                                            "the first migration falls at epoch 3, the 'warm-up 0-3' of Sec. V-C",
+                                     bounds=(1.0, None), unit="s")
+    gamma: float = param(0.9, "Gamma_k of Eq. 5 for throughput and bandwidth ('preset percentage'; documented "
+                              "choice)", bounds=(0.01, 1.0))
+    gamma_s: float = param(0.9, "Gamma of Eq. 5 for storage (documented choice)", bounds=(0.01, 1.0))
+    spc: tuple[tuple[float, float, float], ...] = param(
+        SPC_DEFAULT, "spc[t] (P, B, S) per tier, Eq. 6: Sec. V-A's words T1 (1,1,0), T2 (1,1,1), T3 (0,0,1)",
+        bounds=(0.0, None))
+    wet: tuple[tuple[float, float, float], ...] = param(
+        ((1.0, 1.0, 1.0), (1.0, 1.0, 1.0), (1.0, 1.0, 1.0)), "wet[t] (P, B, S) resource weights of Eq. 6 "
+        "(documented choice: 1)", bounds=(0.0, None))
+    sla: float = param(1.0, "SLA weight of Eq. 6 (Eq. 1's w; documented choice: 1)", bounds=(0.0, None))
+    aging_factor: float = param(0.5, "agingFactor of Eq. 7 (no value printed; documented choice)",
+                                bounds=(0.0, 0.999))
+    wet_mig: float = param(0.1, "wetMig of Eq. 7, per migration epoch of copy time (documented choice)",
+                           bounds=(0.0, None))
+    history: str = param("A", "Eq. 7's history: last epoch's score (A) or Alg. 2 line 14's aged capacity score (B)",
+                         choices=("A", "B"))
+    levels_s: tuple[float, ...] = param((0.0, 50 * US, 100 * US, 200 * US), "TSSCS injected latencies ('tiny', "
+                                        "several per session, Sec. IV-2; documented choice 0/50/100/200 µs)",
+                                        bounds=(0.0, 0.01), unit="s")
+    n_samples: int = param(5, "TSSCS samples per injected latency ('multi-samples', Sec. IV-2)", bounds=(2, 1000))
+    probe_window_s: float = param(1.0, "IO Filter window of one TSSCS sample (documented choice)",
+                                  bounds=(0.001, None), unit="s")
+    mig_speed_floor: float = param(1 * MB, "migration speed floor of A2.17 on a saturated tier (a large, finite "
+                                           "cost; documented choice)", bounds=(1.0, None), unit="bytes/s")
+    tier_latency: str = param("measured", "L_t of A1.35: the latency the tier's VMDKs measured (notes 6.2 item 8) "
+                                          "or the tier's unloaded datasheet latency", choices=("measured", "datasheet"))
+    fallback_qd: int = param(32, "queue depth of the datasheet latency qd / IOPS + 4 KiB / BW (documented choice)",
+                             bounds=(1, None))
 
     def __post_init__(self):
-        _check_epochs(self.monitor_epoch_s, self.migration_epoch_s, "AutoTieringParams")
-        for name in ("gamma", "gamma_s"):
-            v = getattr(self, name)
-            if not 0 < v <= 1:
-                raise ValueError(f"AutoTieringParams.{name} (Gamma of Eq. 5) must lie in (0, 1]; got {v!r}")
-        for name in ("spc", "wet"):
-            m = np.asarray(getattr(self, name), dtype=float)
-            if m.ndim != 2 or m.shape[1] != 3 or m.shape[0] < 1 or np.any(~np.isfinite(m)) or np.any(m < 0):
-                raise ValueError(f"AutoTieringParams.{name} must be one (P, B, S) triple of numbers >= 0 per tier; "
-                                 f"got {getattr(self, name)!r}")
-        if np.asarray(self.spc).shape != np.asarray(self.wet).shape:
-            raise ValueError("AutoTieringParams.spc and .wet must have one row per tier each")
-        if np.any(np.asarray(self.wet, float).sum(axis=1) <= 0):
-            raise ValueError("AutoTieringParams.wet: every tier needs a positive weight sum (Eq. 6 divides by it)")
-        _pos("AutoTieringParams.sla", self.sla)
-        if not 0 <= self.aging_factor < 1:
-            raise ValueError(f"AutoTieringParams.aging_factor must lie in [0, 1); got {self.aging_factor!r}")
-        _pos("AutoTieringParams.wet_mig", self.wet_mig, strict=False)
-        choice("AutoTieringParams.history", self.history, ("A", "B"), what="Eq. 7 vs Alg. 2 line 14")
-        choice("AutoTieringParams.tier_latency", self.tier_latency, ("measured", "datasheet"))
-        lv = np.asarray(self.levels_s, float)
-        if lv.ndim != 1 or lv.size < 2 or np.any(lv < 0) or np.unique(lv).size != lv.size:
-            raise ValueError(f"AutoTieringParams.levels_s must be >= 2 distinct injected latencies >= 0 s "
-                             f"(Sec. IV-2: several latencies per session); got {self.levels_s!r}")
-        if isinstance(self.n_samples, bool) or not isinstance(self.n_samples, (int, np.integer)) or self.n_samples < 2:
-            raise ValueError(f"AutoTieringParams.n_samples must be an int >= 2 (several samples per latency); "
-                             f"got {self.n_samples!r}")
-        _pos("AutoTieringParams.probe_window_s", self.probe_window_s)
-        _pos("AutoTieringParams.mig_speed_floor", self.mig_speed_floor)
-        _pos("AutoTieringParams.fallback_qd", self.fallback_qd)
+        cross_field(field_problems(self))
+        problems = _epoch_problems(self) + _triples("spc", self.spc) + _triples("wet", self.wet)
+        if not problems and np.shape(self.spc) != np.shape(self.wet):
+            problems.append("spc and wet must have one row per tier each")
+        if not problems and np.any(np.asarray(self.wet, float).sum(axis=1) <= 0):
+            problems.append("wet: every tier needs a positive weight sum (Eq. 6 divides by it)")
+        if self.sla <= 0:
+            problems.append(f"sla must be > 0 (Eq. 6 multiplies every score by it); got {self.sla!r}")
+        if len(set(self.levels_s)) < 2:
+            problems.append(f"levels_s must be >= 2 distinct injected latencies >= 0 s (Sec. IV-2: several "
+                            f"latencies per session); got {self.levels_s!r}")
+        cross_field(problems)
 
     @property
     def every(self) -> int:
@@ -177,35 +167,28 @@ class AutoTieringParams:
 @dataclass(frozen=True)
 class GreedyTieringParams:
     """IDT and EDT (Sec. V-A), per VMDK. The paper gives only one sentence each; the readings are the
-    reading notes' Sec. 3 (documented choices):
+    reading notes' Sec. 3 (documented choices, at each field). The names fix what makes them IDT or EDT:
+    "IDT" ranks by ``iops`` without the IOPS budget, "EDT" has the budget (registry ``fixed``)."""
 
-    - ``rank``: "iops" (IDT: measured IOPS, descending) or "density" (EDT: measured IOPS per byte of
-      VMDK, descending; "iops" is EDT's ranking sensitivity variant);
-    - ``iops_budget``: False (IDT: storage cap only) or True (EDT: also the mixed read/write IOPS budget
-      ``sum_u IOPS_R,u / maxP_R[t] + IOPS_W,u / maxP_W[t] <= 1``);
-    - ``cadence``: "migration" (decide every ``migration_epoch_s``, as AutoTiering: the fair default) or
-      "monitor" (every monitor epoch; EDT "updates VM-tier assignment for every epoch");
-    - ``gamma``, ``gamma_s`` = 0.9, epochs as :class:`AutoTieringParams`.
-    """
-
-    rank: str = "density"
-    iops_budget: bool = True
-    cadence: str = "migration"
-    monitor_epoch_s: float = 300.0
-    migration_epoch_s: float = 900.0
-    gamma: float = 0.9
-    gamma_s: float = 0.9
+    rank: str = param("density", "EDT: measured IOPS per byte of VMDK, descending ('capacity and IOPS'); IDT: "
+                                 "measured IOPS ('greedy IOPS-only'); 'iops' is also EDT's ranking reading",
+                      choices=("iops", "density"))
+    iops_budget: bool = param(True, "EDT: the mixed read/write IOPS budget sum_u IOPS_R,u / maxP_R[t] + "
+                                    "IOPS_W,u / maxP_W[t] <= 1 besides the storage cap; IDT: storage cap only")
+    cadence: str = param("migration", "decide every migration epoch, as AutoTiering (the fair default), or every "
+                                      "monitor epoch (EDT 'updates VM-tier assignment for every epoch')",
+                         choices=("migration", "monitor"))
+    monitor_epoch_s: float = param(300.0, "monitor epoch, as AutoTiering's (documented choice)", bounds=(1.0, None),
+                                   unit="s")
+    migration_epoch_s: float = param(900.0, "migration epoch, as AutoTiering's (documented choice)",
+                                     bounds=(1.0, None), unit="s")
+    gamma: float = param(0.9, "Gamma_k of Eq. 5, as AutoTiering's (documented choice)", bounds=(0.01, 1.0))
+    gamma_s: float = param(0.9, "Gamma of Eq. 5 for storage, as AutoTiering's (documented choice)",
+                           bounds=(0.01, 1.0))
 
     def __post_init__(self):
-        choice("GreedyTieringParams.rank", self.rank, ("iops", "density"))
-        if not isinstance(self.iops_budget, (bool, np.bool_)):
-            raise ValueError(f"GreedyTieringParams.iops_budget must be a bool; got {self.iops_budget!r}")
-        choice("GreedyTieringParams.cadence", self.cadence, ("migration", "monitor"))
-        _check_epochs(self.monitor_epoch_s, self.migration_epoch_s, "GreedyTieringParams")
-        for name in ("gamma", "gamma_s"):
-            v = getattr(self, name)
-            if not 0 < v <= 1:
-                raise ValueError(f"GreedyTieringParams.{name} must lie in (0, 1]; got {v!r}")
+        cross_field(field_problems(self))
+        cross_field(_epoch_problems(self))
 
     @property
     def every(self) -> int:
@@ -589,12 +572,20 @@ def run_edt(params: GreedyTieringParams, observations: xr.Dataset, sim: af.Datac
     return simulate("greedy", params, observations, None, sim, policy="EDT")
 
 
+def _example():
+    """A small valid call (the contract test's): one seed of a 3-epoch scenario of the Table IV tiers."""
+    from tieringlab.models.devices import autotiering_tier_table  # noqa: PLC0415
+    from tieringlab.models.workloads.autotiering import scenario  # noqa: PLC0415
+
+    return (scenario(jax.random.key(0), tier_table=autotiering_tier_table(), n_disks=(2, 2, 2), n_epochs=3),), {}
+
+
 register(PolicySpec(name="AutoTiering", kind="controller", fn=run_autotiering, params_type=AutoTieringParams,
-                    source=SOURCE, random=True, aliases=("AT",),
+                    source=SOURCE, random=True, aliases=("AT",), example=_example,
                     description="TSSCS regression, Eq. 6-7 scores, tier-major greedy migration (per VMDK)"))
 register(PolicySpec(name="IDT", kind="controller", fn=run_idt, params_type=GreedyTieringParams,
-                    source=SOURCE_BASELINES, fixed={"rank": "iops", "iops_budget": False},
+                    source=SOURCE_BASELINES, fixed={"rank": "iops", "iops_budget": False}, example=_example,
                     description="IOPS Dynamic Tiering: greedy by measured IOPS, storage cap only"))
 register(PolicySpec(name="EDT", kind="controller", fn=run_edt, params_type=GreedyTieringParams,
-                    source=SOURCE_BASELINES, fixed={"iops_budget": True},
+                    source=SOURCE_BASELINES, fixed={"iops_budget": True}, example=_example,
                     description="Extent-based Dynamic Tiering: greedy by IOPS density, IOPS budget and storage cap"))

@@ -55,6 +55,7 @@ import numpy as np
 import xarray as xr
 
 from tieringlab.arrays import bucket, choice
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.policies import arc, car, lru
 from tieringlab.policies._arraylist import NF, init_state, native_state, scan_chunk, unit_capacities
 from tieringlab.policies.contract import check_capacities, check_trace, trace_result
@@ -80,33 +81,27 @@ _CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class CachingParams:
-    """Parameters of the conventional page caches (vFRM paper Sec. 5.1)."""
+    """Parameters of the conventional page caches (vFRM paper Sec. 5.1), each declared once."""
 
-    #: 4 KB cache line, vFRM Sec. 5.1 ("4KB and 128KB" basic IO sizes) and Table 2.
-    page_bytes: int = PAGE_BYTES
-    #: engine of the replay (:data:`ENGINES`); speed only, the results are identical.
-    engine: str = "auto"
-    #: Eq. 4 pricing (Table 3 rows): 4 KB random IOs (:data:`tieringlab.policies.iocost.CACHE_COST`);
-    #: applied only when its IO size equals ``page_bytes`` (Table 3 has 4 KB and 128 KB rows), else
-    #: the result carries the counts without a cost. None: no cost.
-    cost_model: CostModel | None = CACHE_COST
-    #: how the 4 KB pages of a multi-page request are priced (:data:`tieringlab.policies.iocost.IO_PRICINGS`;
-    #: the paper is silent): ``"random"`` every page at the random row, ``"sequential_runs"`` pages
-    #: continuing a run at the sequential row. Only ``io_cost`` depends on it (``io_cost_by_pricing``
-    #: holds both).
-    io_pricing: str = "random"
-    #: numba engine: flash sizes replayed at once, one thread each (speed only; each holds its own lists).
-    threads: int = 1
+    page_bytes: int = param(PAGE_BYTES, "4 KB cache line, vFRM Sec. 5.1 ('4KB and 128KB' basic IO sizes) and Table 2",
+                            bounds=(1, None), unit="bytes")
+    engine: str = param("auto", "engine of the replay (documented choice, speed only: the results are identical): "
+                        "'auto' (numba on JAX's CPU backend, the JAX scan otherwise), 'numba', 'jax'", choices=ENGINES)
+    cost_model: CostModel | None = param(CACHE_COST, "Eq. 4 pricing, Table 3 rows: 4 KB random IOs "
+                                         "(tieringlab.policies.iocost.CACHE_COST); applied only when its IO size "
+                                         "equals page_bytes (Table 3 has 4 KB and 128 KB rows), else the result "
+                                         "carries the counts without a cost; null: no cost")
+    io_pricing: str = param("random", "how the pages of a multi-page request are priced (tieringlab.policies.iocost; "
+                            "the paper is silent): 'random' every page at the random row, 'sequential_runs' pages "
+                            "continuing a run at the sequential row; only io_cost depends on it (io_cost_by_pricing "
+                            "holds both)", choices=IO_PRICINGS)
+    threads: int = param(1, "numba engine: flash sizes replayed at once, one thread each (speed only; each holds its "
+                         "own lists: about 9 bytes per 4 KB page of address span)", bounds=(1, None))
 
     def __post_init__(self):
-        if not isinstance(self.page_bytes, (int, np.integer)) or self.page_bytes <= 0:
-            raise ValueError(f"page_bytes must be a positive number of bytes; got {self.page_bytes!r}")
-        choice("engine", self.engine, ENGINES)
-        choice("io_pricing", self.io_pricing, IO_PRICINGS)
-        if not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
-            raise ValueError(f"threads must be a positive integer; got {self.threads!r}")
         if self.cost_model is not None and not isinstance(self.cost_model, CostModel):
             raise TypeError(f"cost_model must be a CostModel or None; got {type(self.cost_model).__name__}")
+        cross_field(field_problems(self))  # the declared checks (cost_model: a CostModel instance, or None)
 
 
 def _engine(engine: str) -> str:
@@ -145,7 +140,7 @@ def replay(policy: str, keys, capacities, is_write=None, engine: str = "auto") -
     hit = np.zeros((caps.size, n), bool)
     wb = np.zeros((caps.size, n), bool)
     if engine == "numba":
-        kernel = algo.native_loop()
+        kernel = algo.native_loop
         ids = ids.astype(np.int32) if u < np.iinfo(np.int32).max else ids
         for k in progress(range(caps.size), total=caps.size, desc=f"{policy} cache (numba)", unit="size", leave=False):
             kernel(ids, is_write, int(caps[k]), *native_state(int(u)), hit[k], wb[k])
@@ -332,7 +327,7 @@ def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams)
         del uniq, inv
     cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
     bounds = np.r_[0, cuts, n_req]
-    kernel = _ALGORITHMS[policy].native_loop()
+    kernel = _ALGORITHMS[policy].native_loop
     request_hit = np.zeros((caps.size, n_req), bool)
     counts = {k: np.zeros(caps.size, np.int64) for k in COUNT_FIELDS}
 
@@ -383,6 +378,13 @@ def _trace_fn(policy: str):
     return run
 
 
+def _example():
+    from tieringlab.policies.vfrm import example_trace  # noqa: PLC0415  (vfrm imports nothing of this module)
+
+    return (example_trace(), [64 << 10, 1 << 20]), {}
+
+
 for _policy in POLICIES:
     register(PolicySpec(name=_NAMES[_policy], kind="trace", fn=_trace_fn(_policy), params_type=CachingParams,
-                        source=_SOURCE[_policy], description="4 KB page cache, write-back, write-allocate"))
+                        source=_SOURCE[_policy], example=_example,
+                        description="4 KB page cache, write-back, write-allocate"))

@@ -14,8 +14,26 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from tieringlab.policies._arraylist import (B1, B2, DIRTY, FLAG, FULL, LIST, META, REF, T1, T2, TAIL, WB, Cache,
-                                           dirty, native_kernel)
+from tieringlab.policies._arraylist import (
+    B1,
+    B2,
+    DIRTY,
+    FLAG,
+    FULL,
+    LIST,
+    META,
+    REF,
+    T1,
+    T2,
+    TAIL,
+    WB,
+    Cache,
+    admit,
+    dirty,
+    native_kernel,
+    push,
+    remove,
+)
 
 __all__ = ["jax_step", "native_loop"]
 
@@ -83,67 +101,63 @@ def jax_step(S, x, w, c):
 
 
 @native_kernel
-def native_loop(remove, push, admit):
+def native_loop(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
     """CAR (Bansal & Modha, FAST'04, Fig. 2), real-valued ``p`` (the same decisions as :func:`jax_step`).
 
     A clock's head (the hand) is the LRU end (tail) of its list here; "the tail of a clock" is the MRU
     end (head).
     """
-
-    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
-        nil = prev.size - 1
-        p = p_state[0]
-        for t in range(ids.size):
-            x = ids[t]
-            lst = meta[x] & LIST
-            hit = lst == T1 or lst == T2
-            wb = False
-            full = (not hit) and size[T1] + size[T2] >= c
-            if full:  # replace(), lines 22-39
-                while True:
-                    ls = T1 if size[T1] >= max(1.0, p) else T2  # line 25
-                    hnd = tail[ls]
-                    mh = meta[hnd]
-                    r = (mh & REF) != 0
-                    remove(hnd, ls, prev, nxt, head, tail, size, nil)
-                    if r:  # lines 30 / 37: reset the reference bit, make it the tail (MRU) of T2
-                        push(hnd, T2, prev, nxt, head, tail, size, nil)
-                        meta[hnd] = T2 | (mh & DIRTY)
-                    else:  # lines 27-28 / 34-35: demote to MRU of B1 / B2 (its data leaves the cache)
-                        wb = (mh & DIRTY) != 0
-                        push(hnd, ls + 2, prev, nxt, head, tail, size, nil)
-                        meta[hnd] = ls + 2
-                        break
-            mx = meta[x]  # replace() does not move x
-            in_b1 = lst == B1
-            in_b2 = lst == B2
-            in_b = in_b1 or in_b2
-            s1, s2, b1, b2 = size[T1], size[T2], size[B1], size[B2]
-            if full and not in_b:
-                lg = 0
-                if s1 + b1 == c:  # lines 6-7
-                    lg = B1
-                elif s1 + s2 + b1 + b2 == 2 * c:  # lines 8-9
-                    lg = B2
-                if lg != 0:
-                    g = tail[lg]
-                    remove(g, lg, prev, nxt, head, tail, size, nil)
-                    meta[g] = 0
-            b1f, b2f = float(size[B1]), float(size[B2])
-            if in_b1:  # line 15
-                p = min(p + max(1.0, b2f / max(b1f, 1.0)), float(c))
-            elif in_b2:  # line 18
-                p = max(p - max(1.0, b1f / max(b2f, 1.0)), 0.0)
-            wbit = DIRTY if is_write[t] else 0
-            if hit:  # line 2: set the reference bit
-                meta[x] = mx | REF | wbit
-            else:
-                if in_b:
-                    remove(x, lst, prev, nxt, head, tail, size, nil)
-                lt = T2 if in_b else T1  # lines 13, 16, 19 (reference bit 0 on insertion)
-                admit(x, lt, 0, wbit, prev, nxt, meta, head, tail, size, nil)
-            hit_out[t] = hit
-            wb_out[t] = wb
-        p_state[0] = p
-
-    return kernel
+    nil = prev.size - 1
+    p = p_state[0]
+    for t in range(ids.size):
+        x = ids[t]
+        lst = meta[x] & LIST
+        hit = lst == T1 or lst == T2
+        wb = False
+        full = (not hit) and size[T1] + size[T2] >= c
+        if full:  # replace(), lines 22-39
+            while True:
+                ls = T1 if size[T1] >= max(1.0, p) else T2  # line 25
+                hnd = tail[ls]
+                mh = meta[hnd]
+                r = (mh & REF) != 0
+                remove(hnd, ls, prev, nxt, head, tail, size, nil)
+                if r:  # lines 30 / 37: reset the reference bit, make it the tail (MRU) of T2
+                    push(hnd, T2, prev, nxt, head, tail, size, nil)
+                    meta[hnd] = T2 | (mh & DIRTY)
+                else:  # lines 27-28 / 34-35: demote to MRU of B1 / B2 (its data leaves the cache)
+                    wb = (mh & DIRTY) != 0
+                    push(hnd, ls + 2, prev, nxt, head, tail, size, nil)
+                    meta[hnd] = ls + 2
+                    break
+        mx = meta[x]  # replace() does not move x
+        in_b1 = lst == B1
+        in_b2 = lst == B2
+        in_b = in_b1 or in_b2
+        s1, s2, b1, b2 = size[T1], size[T2], size[B1], size[B2]
+        if full and not in_b:
+            lg = 0
+            if s1 + b1 == c:  # lines 6-7
+                lg = B1
+            elif s1 + s2 + b1 + b2 == 2 * c:  # lines 8-9
+                lg = B2
+            if lg != 0:
+                g = tail[lg]
+                remove(g, lg, prev, nxt, head, tail, size, nil)
+                meta[g] = 0
+        b1f, b2f = float(size[B1]), float(size[B2])
+        if in_b1:  # line 15
+            p = min(p + max(1.0, b2f / max(b1f, 1.0)), float(c))
+        elif in_b2:  # line 18
+            p = max(p - max(1.0, b1f / max(b2f, 1.0)), 0.0)
+        wbit = DIRTY if is_write[t] else 0
+        if hit:  # line 2: set the reference bit
+            meta[x] = mx | REF | wbit
+        else:
+            if in_b:
+                remove(x, lst, prev, nxt, head, tail, size, nil)
+            lt = T2 if in_b else T1  # lines 13, 16, 19 (reference bit 0 on insertion)
+            admit(x, lt, 0, wbit, prev, nxt, meta, head, tail, size, nil)
+        hit_out[t] = hit
+        wb_out[t] = wb
+    p_state[0] = p

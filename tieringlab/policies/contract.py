@@ -1,6 +1,6 @@
 """The call shapes every paper system follows, and the helpers that build their results.
 
-Three kinds of system, one call shape each (the package docstring of :mod:`tieringlab.policies` says
+Four kinds of system, one call shape each (the package docstring of :mod:`tieringlab.policies` says
 which system is which kind):
 
 **trace** — trace-driven placement and caching (LRU, ARC, CAR, vFRM, G1/G2-vFRM; next FlashCache,
@@ -53,29 +53,49 @@ Systems add their own variables beside these (``request_hit``, ``move_ins``, ...
 - the result has the dimension ``epoch`` with the decisions taken at each (a ``lax.scan`` over
   epochs where the state is small).
 
+**scenario** — systems whose paper defines the workload with the system (LMST, NMST, SMST: thesis Sec. 4.1
+specifies the ALUNs, their slots and the disks together)::
+
+    fn(params: <frozen dataclass>, workload: <frozen dataclass>, key) -> xarray.Dataset
+
+- ``workload`` is the scenario's parameters (the system makes the arrivals from it and ``key``, so every
+  system of the scenario runs on the same I/Os for the same key: common random numbers);
+- the result (:func:`check_scenario_result`) has the dims ``replication`` (one per key: ``key`` may hold
+  several) and ``config`` (one per parameter set the params hold: a sequence-valued knob runs several in one
+  call), a summary ``mean_response_s`` over both, and attrs ``policy`` and ``source``.
+
 Every system is registered under the papers' name (:mod:`tieringlab.policies.registry`); experiments
 look systems up there and never import a policy module for its functions.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from tieringlab.arrays import whole_bytes
-from tieringlab.policies.iocost import (ACCESS_NAMES, CONTINUATION_NAMES, IO_PRICINGS, UPDATE_NAMES, CostModel,
-                                       io_cost, update_cost)
+from tieringlab.policies.iocost import (
+    ACCESS_NAMES,
+    CONTINUATION_NAMES,
+    IO_PRICINGS,
+    UPDATE_NAMES,
+    CostModel,
+    io_cost,
+    update_cost,
+)
 from tieringlab.traces.readers import check_trace
 
-__all__ = ["CAPACITY_DIM", "KINDS", "check_capacities", "check_trace", "trace_result", "queue_result"]
+__all__ = ["CAPACITY_DIM", "KINDS", "check_capacities", "check_trace", "trace_result", "queue_result",
+           "check_scenario_result", "check_controller_result"]
 
 #: The one capacity dimension of every trace-policy result (fast-tier size in bytes).
 CAPACITY_DIM = "capacity_bytes"
 
 #: The kinds of system and their call shapes (see the module docstring).
-KINDS = ("trace", "queueing", "controller")
+KINDS = ("trace", "queueing", "controller", "scenario")
 
 
 def check_capacities(capacities, name: str = "capacities") -> np.ndarray:
@@ -175,3 +195,30 @@ def queue_result(response, *, policy: str, source: str, extra: Mapping[str, Any]
     ds["mean_response_s"].attrs.update(units="s", long_name="mean response time")
     ds.attrs.update({"policy": policy, "source": source, **(attrs or {})})
     return ds
+
+
+def _missing(res: xr.Dataset, what: str, dims: tuple[str, ...], variables: tuple[str, ...]) -> list[str]:
+    out = [f"dimension {d!r}" for d in dims if d not in res.dims]
+    out += [f"variable {v!r}" for v in variables if v not in res.variables]
+    out += [f"attrs[{a!r}]" for a in ("policy", "source") if a not in res.attrs]
+    return out
+
+
+def check_controller_result(res: xr.Dataset) -> xr.Dataset:
+    """``res`` when it has a controller's shape (dim ``epoch``; attrs ``policy``, ``source``), else a
+    ``ValueError`` naming what is missing."""
+    bad = _missing(res, "controller", ("epoch",), ())
+    if bad:
+        raise ValueError(f"a controller result needs {', '.join(bad)}; got dims {dict(res.sizes)}")
+    return res
+
+
+def check_scenario_result(res: xr.Dataset) -> xr.Dataset:
+    """``res`` when it has a scenario system's shape (dims ``replication`` and ``config``, ``mean_response_s``
+    over both; attrs ``policy``, ``source``), else a ``ValueError`` naming what is missing."""
+    bad = _missing(res, "scenario", ("replication", "config"), ("mean_response_s",))
+    if not bad and set(res["mean_response_s"].dims) != {"replication", "config"}:
+        bad = [f"mean_response_s over (replication, config), not {res['mean_response_s'].dims}"]
+    if bad:
+        raise ValueError(f"a scenario result needs {', '.join(bad)}; got dims {dict(res.sizes)}")
+    return res

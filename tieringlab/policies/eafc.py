@@ -59,8 +59,8 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from tieringlab.arrays import choice
 from tieringlab.models import hybridstore as hys
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.units import GB, MS
 
@@ -76,6 +76,11 @@ ERROR_MODES = ("absolute", "normalized")
 ARBITRATIONS = ("knapsack", "proportional")
 
 SOURCE = "EAFC paper Sec. IV, Fig. 3"
+SOURCE_STATIC = "EAFC paper Sec. IV.A (fixed partition runs)"
+SOURCE_VANILLA = "EAFC paper Sec. V.A"
+SOURCE_MASTER = {"knapsack": "ours (EAFC paper Sec. III)", "proportional": "ours (baseline of the master controller)"}
+#: The registered name of each master-controller arbitration.
+MASTER_NAMES = {"knapsack": "EAFC-master", "proportional": "EAFC-proportional"}
 
 #: Documented ranges of the gains (notes §2.4 sweeps lie well inside): Kp in (0, KP_MAX] per second
 #: of error (1000 /s = 1 per ms); T_inc in (0, 1] (at most doubling per cwnd); T_dec in (0, 1).
@@ -84,124 +89,122 @@ KP_MAX = 1000.0
 
 @dataclass(frozen=True)
 class EafcParams:
-    """EAFC (Fig. 3) and its eviction engine; defaults: paper where given, notes §2.4 otherwise."""
+    """EAFC (Fig. 3) and its eviction engine; defaults: the paper where given, the notes' documented choices
+    ([D], notes §2.4) otherwise. Bounds are declared at each field; the strict inequalities of Fig. 3's
+    quantities and the order ``0 < p_floor <= p_init <= p_ceiling`` are checked across fields."""
 
-    controller: str = "eafc"      # "eafc" (Fig. 3) or "static" (partition fixed at p_init, Sec. IV.A runs)
-    cwnd_s: float = 600.0         # Fig. 3: "cwnd: Controller (EAFC) window (10 minutes)"
-    sample_s: float = 5.0         # Sec. III: the monitoring daemon samples every 5 s
-    percentile: float = 75.0      # Fig. 3: "latency_obs: Observed latency (75th percentile) in last cwnd"
-    lat_max_s: float = 10 * MS    # the SLO target latency_max (Fig. 4a: 10 ms; 4b: 5 ms; 4d: 3 ms)
-    lat_min_frac: float = 0.5     # Sec. IV.A: "min latency was set to half the target latency"
-    kp_inc: float = 20.0          # [D] Kp_inc per second of error (0.02 per ms, notes §2.4)
-    kp_dec: float = 20.0          # [D] Kp_dec per second of error (0.02 per ms: "conservative", Sec. IV.A)
-    t_inc: float = 0.25           # [D] T_inc: at most +25 % per cwnd (notes §2.4)
-    t_dec: float = 0.05           # [D] T_dec: at most -5 % per cwnd (notes §2.4)
-    t_util: float = 0.8           # [D] T_util: grow only if the SSD used >= 80 % of the partition (< util_cap)
-    util_cap: float = 0.9         # Sec. V: "the utilization does not go beyond 90% of partition size"
-    p_init: float = 10 * GB       # Sec. V.B: "The initial SSD partition was set to 10GB" (FileBench too, U7)
-    p_floor: float = 1 * GB       # [D] smallest partition (notes U6)
-    p_ceiling: float = 160 * GB   # Sec. V: the 160 GB SSD
-    error_mode: str = "absolute"  # Fig. 3: error = latency difference (notes U2 reading (a))
+    controller: str = param("eafc", "'eafc' (Fig. 3 every cwnd) or 'static' (partition fixed at p_init, the "
+                                    "fixed-size runs of Sec. IV.A)", choices=CONTROLLERS)
+    cwnd_s: float = param(600.0, "Fig. 3: 'cwnd: Controller (EAFC) window (10 minutes)'; a whole number of samples",
+                          bounds=(0.0, None), unit="s")
+    sample_s: float = param(5.0, "Sec. III: the monitoring daemon samples every 5 s", bounds=(0.001, None), unit="s")
+    percentile: float = param(75.0, "Fig. 3: 'latency_obs: Observed latency (75th percentile) in last cwnd'",
+                              bounds=(0.0, 100.0))
+    lat_max_s: float = param(10 * MS, "the SLO target latency_max (Fig. 4a: 10 ms; 4b: 5 ms; 4d: 3 ms)",
+                             bounds=(0.0, None), unit="s")
+    lat_min_frac: float = param(0.5, "Sec. IV.A: 'min latency was set to half the target latency'",
+                                bounds=(0.0, 1.0))
+    kp_inc: float = param(20.0, "[D] Kp_inc per second of latency error (0.02 per ms, notes §2.4)",
+                          bounds=(0.0, KP_MAX), unit="1/s")
+    kp_dec: float = param(20.0, "[D] Kp_dec per second of latency error (0.02 per ms: 'conservative', Sec. IV.A)",
+                          bounds=(0.0, KP_MAX), unit="1/s")
+    t_inc: float = param(0.25, "[D] T_inc: at most +25 % per cwnd (notes §2.4)", bounds=(0.0, 1.0))
+    t_dec: float = param(0.05, "[D] T_dec: at most -5 % per cwnd (notes §2.4)", bounds=(0.0, 1.0))
+    t_util: float = param(0.8, "[D] T_util: grow only if the SSD used >= 80 % of the partition (< util_cap)",
+                          bounds=(0.0, 1.0))
+    util_cap: float = param(0.9, "Sec. V: 'the utilization does not go beyond 90% of partition size'",
+                            bounds=(0.0, 1.0))
+    p_init: float = param(10.0 * GB, "Sec. V.B: 'The initial SSD partition was set to 10GB' (FileBench too, notes "
+                                     "U7)", bounds=(0.0, None), unit="bytes")
+    p_floor: float = param(1.0 * GB, "[D] smallest partition (notes U6)", bounds=(0.0, None), unit="bytes")
+    p_ceiling: float = param(160.0 * GB, "Sec. V: the 160 GB SSD", bounds=(0.0, None), unit="bytes")
+    error_mode: str = param("absolute", "Fig. 3: error = latency difference (notes U2 reading (a)); 'normalized' "
+                                        "(U2 (b): error / latency_max, Kp dimensionless) is a reading",
+                            choices=ERROR_MODES)
 
     def __post_init__(self):
-        choice("controller", self.controller, CONTROLLERS)
-        choice("error_mode", self.error_mode, ERROR_MODES)
-        _check_eafc(self)
+        cross_field(field_problems(self))
+        cross_field(_eafc_problems(self))
 
 
-def _finite(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
-        raise ValueError(f"{name} must be a finite number; got {v!r}")
-
-
-def _check_eafc(p) -> None:
-    """Bad input -> ValueError naming the parameter and what is allowed."""
-    for f in ("cwnd_s", "sample_s", "percentile", "lat_max_s", "lat_min_frac", "kp_inc", "kp_dec", "t_inc", "t_dec",
-              "t_util", "util_cap", "p_init", "p_floor", "p_ceiling"):
-        _finite(f, getattr(p, f))
-    if p.sample_s <= 0:
-        raise ValueError(f"sample_s must be > 0 seconds; got {p.sample_s!r}")
+def _eafc_problems(p) -> list[str]:
+    """Fig. 3's strict inequalities and the partition order (every failed check, each naming its field)."""
+    out = []
     if p.cwnd_s < p.sample_s:
-        raise ValueError(f"cwnd_s must be at least the sampling period sample_s = {p.sample_s} s "
-                         f"(a window needs samples); got {p.cwnd_s!r}")
-    n = p.cwnd_s / p.sample_s
-    if abs(n - round(n)) > 1e-9:
-        raise ValueError(f"cwnd_s must be a whole number of samples of sample_s = {p.sample_s} s; got {p.cwnd_s!r}")
-    if p.lat_max_s <= 0:
-        raise ValueError(f"lat_max_s (the latency target latency_max) must be > 0 seconds; got {p.lat_max_s!r}")
-    if not 0 < p.lat_min_frac <= 1:
-        raise ValueError(f"lat_min_frac must be in (0, 1] (latency_min = lat_min_frac * latency_max); "
-                         f"got {p.lat_min_frac!r}")
-    if not 0 < p.percentile <= 100:
-        raise ValueError(f"percentile must be in (0, 100]; got {p.percentile!r}")
-    for f in ("kp_inc", "kp_dec"):
-        v = getattr(p, f)
-        if not 0 < v <= KP_MAX:
-            raise ValueError(f"{f} must be in (0, {KP_MAX:g}] (per second of latency error, or per unit of "
-                             f"normalized error); got {v!r}")
-    if not 0 < p.t_inc <= 1:
-        raise ValueError(f"t_inc (T_inc) must be in (0, 1] (at most doubling per cwnd); got {p.t_inc!r}")
+        out.append(f"cwnd_s must be at least the sampling period sample_s = {p.sample_s} s (a window needs "
+                   f"samples); got {p.cwnd_s!r}")
+    elif abs(p.cwnd_s / p.sample_s - round(p.cwnd_s / p.sample_s)) > 1e-9:
+        out.append(f"cwnd_s must be a whole number of samples of sample_s = {p.sample_s} s; got {p.cwnd_s!r}")
+    if not p.lat_max_s > 0:
+        out.append(f"lat_max_s (the latency target latency_max) must be > 0 seconds; got {p.lat_max_s!r}")
+    if not p.lat_min_frac > 0:
+        out.append(f"lat_min_frac must be in (0, 1] (latency_min = lat_min_frac * latency_max); got {p.lat_min_frac!r}")
+    if not p.percentile > 0:
+        out.append(f"percentile must be in (0, 100]; got {p.percentile!r}")
+    out += [f"{f} must be in (0, {KP_MAX:g}] (per second of latency error, or per unit of normalized error); got "
+            f"{getattr(p, f)!r}" for f in ("kp_inc", "kp_dec") if not getattr(p, f) > 0]
+    if not p.t_inc > 0:
+        out.append(f"t_inc (T_inc) must be in (0, 1] (at most doubling per cwnd); got {p.t_inc!r}")
     if not 0 < p.t_dec < 1:
-        raise ValueError(f"t_dec (T_dec) must be in (0, 1) (a decrease of 100 % would empty the partition); "
-                         f"got {p.t_dec!r}")
-    if not 0 < p.util_cap <= 1:
-        raise ValueError(f"util_cap must be in (0, 1]; got {p.util_cap!r}")
-    if not 0 < p.t_util < p.util_cap:
-        raise ValueError(f"t_util (T_util) must be in (0, util_cap = {p.util_cap}): usage never exceeds util_cap "
-                         f"of the partition, so a larger T_util would never let Case 2 grow it; got {p.t_util!r}")
+        out.append(f"t_dec (T_dec) must be in (0, 1) (a decrease of 100 % would empty the partition); got {p.t_dec!r}")
+    if not p.util_cap > 0:
+        out.append(f"util_cap must be in (0, 1]; got {p.util_cap!r}")
+    elif not 0 < p.t_util < p.util_cap:
+        out.append(f"t_util (T_util) must be in (0, util_cap = {p.util_cap}): usage never exceeds util_cap of the "
+                   f"partition, so a larger T_util would never let Case 2 grow it; got {p.t_util!r}")
     if not 0 < p.p_floor <= p.p_init <= p.p_ceiling:
-        raise ValueError(f"need 0 < p_floor <= p_init <= p_ceiling (bytes); got p_floor={p.p_floor!r}, "
-                         f"p_init={p.p_init!r}, p_ceiling={p.p_ceiling!r}")
+        out.append(f"p_init must lie in [p_floor, p_ceiling] with p_floor > 0: need 0 < p_floor <= p_init <= "
+                   f"p_ceiling (bytes); got p_floor={p.p_floor!r}, p_init={p.p_init!r}, p_ceiling={p.p_ceiling!r}")
+    return out
 
 
 @dataclass(frozen=True)
 class VanillaParams:
     """Vanilla (Sec. V.A): no controller, one LRU over the whole SSD; cwnd only groups the samples."""
 
-    cwnd_s: float = 600.0         # windows for reporting, as EAFC's (Fig. 4 x-axis: units of cwnd)
-    sample_s: float = 5.0         # Sec. III: 5 s samples
-    ssd_bytes: float = 160 * GB   # Sec. V: the whole 160 GB SSD
+    cwnd_s: float = param(600.0, "windows for reporting, as EAFC's (Fig. 4 x-axis: units of cwnd)",
+                          bounds=(0.0, None), unit="s")
+    sample_s: float = param(5.0, "Sec. III: 5 s samples", bounds=(0.001, None), unit="s")
+    ssd_bytes: float = param(160.0 * GB, "Sec. V: the whole 160 GB SSD", bounds=(1.0, None), unit="bytes")
 
     def __post_init__(self):
-        for f in ("cwnd_s", "sample_s", "ssd_bytes"):
-            _finite(f, getattr(self, f))
-        if self.sample_s <= 0 or self.ssd_bytes <= 0:
-            raise ValueError(f"sample_s and ssd_bytes must be > 0; got {self.sample_s!r}, {self.ssd_bytes!r}")
+        cross_field(field_problems(self))
         if self.cwnd_s < self.sample_s:
-            raise ValueError(f"cwnd_s must be at least the sampling period sample_s = {self.sample_s} s; "
-                             f"got {self.cwnd_s!r}")
+            cross_field([f"cwnd_s must be at least the sampling period sample_s = {self.sample_s} s; "
+                         f"got {self.cwnd_s!r}"])
 
 
 @dataclass(frozen=True)
 class MasterParams:
     """The master controller (beyond the paper, Sec. III): EAFC per workload plus arbitration."""
 
-    eafc: EafcParams = EafcParams()   # the same EAFC gains for every workload (notes §7.6 item 5)
-    lat_max_s: tuple[float, ...] = (5 * MS, 3 * MS)  # [D] per-workload targets of the contended mix
-    priority: tuple[float, ...] = (2.0, 1.0)         # [D] knapsack values: larger = more important
-    ssd_bytes: float = 160 * GB       # the SSD to share (Sec. V: 160 GB; the contended mix cuts it)
-    arbitration: str = "knapsack"     # "knapsack" (ours) or "proportional" (no priorities)
+    eafc: EafcParams = param(EafcParams(), "the same EAFC gains for every workload (notes §7.6 item 5)")
+    lat_max_s: tuple[float, ...] = param((5 * MS, 3 * MS), "[D] per-workload latency targets of the contended mix",
+                                         bounds=(0.0, None), unit="s")
+    priority: tuple[float, ...] = param((2.0, 1.0), "[D] knapsack values: larger = more important",
+                                        bounds=(0.0, None))
+    ssd_bytes: float = param(160.0 * GB, "the SSD to share (Sec. V: 160 GB; the contended mix cuts it)",
+                             bounds=(1.0, None), unit="bytes")
+    arbitration: str = param("knapsack", "'knapsack' (ours) or 'proportional' (no priorities)",
+                             choices=ARBITRATIONS)
 
     def __post_init__(self):
-        choice("arbitration", self.arbitration, ARBITRATIONS)
         if not isinstance(self.eafc, EafcParams):
             raise TypeError(f"eafc must be EafcParams; got {type(self.eafc).__name__}")
-        if len(self.lat_max_s) == 0 or len(self.lat_max_s) != len(self.priority):
-            raise ValueError(f"lat_max_s and priority need one entry per workload; got {len(self.lat_max_s)} "
-                             f"and {len(self.priority)}")
+        cross_field(field_problems(self))
+        if len(self.lat_max_s) != len(self.priority):
+            cross_field([f"lat_max_s and priority need one entry per workload; got {len(self.lat_max_s)} and "
+                         f"{len(self.priority)}"])
+        problems = [f"lat_max_s[{i}] (a latency target) must be > 0 seconds; got {t!r}"
+                    for i, t in enumerate(self.lat_max_s) if not t > 0]
+        problems += [f"priority[{i}] must be > 0; got {pr!r}" for i, pr in enumerate(self.priority) if not pr > 0]
         if len(self.lat_max_s) > 12:
-            raise ValueError(f"at most 12 workloads (the knapsack enumerates subsets); got {len(self.lat_max_s)}")
-        for i, (t, pr) in enumerate(zip(self.lat_max_s, self.priority)):
-            _finite(f"lat_max_s[{i}]", t)
-            _finite(f"priority[{i}]", pr)
-            if t <= 0:
-                raise ValueError(f"lat_max_s[{i}] (a latency target) must be > 0 seconds; got {t!r}")
-            if pr <= 0:
-                raise ValueError(f"priority[{i}] must be > 0; got {pr!r}")
-        _finite("ssd_bytes", self.ssd_bytes)
+            problems.append(f"lat_max_s: at most 12 workloads (the knapsack enumerates subsets); got "
+                            f"{len(self.lat_max_s)}")
         if self.ssd_bytes < len(self.lat_max_s) * self.eafc.p_floor:
-            raise ValueError(f"ssd_bytes must hold every workload's p_floor ({len(self.lat_max_s)} x "
-                             f"{self.eafc.p_floor:.0f} bytes); got {self.ssd_bytes!r}")
+            problems.append(f"ssd_bytes must hold every workload's p_floor ({len(self.lat_max_s)} x "
+                            f"{self.eafc.p_floor:.0f} bytes); got {self.ssd_bytes!r}")
+        cross_field(problems)
 
 
 # ------------------------------------------------------------------------------------------ Fig. 3
@@ -377,8 +380,8 @@ def run_eafc(params: EafcParams, observations: xr.Dataset, key) -> xr.Dataset:
     """
     _check_obs(observations, params.cwnd_s, params.sample_s, "EAFC")
     out, lead = _run(observations, ctrl_of(params), key)
-    name = "EAFC" if params.controller == "eafc" else "static-partition"
-    return _to_dataset(out, observations, policy=name, source=SOURCE, lead=lead,
+    name, source = ("EAFC", SOURCE) if params.controller == "eafc" else ("static-partition", SOURCE_STATIC)
+    return _to_dataset(out, observations, policy=name, source=source, lead=lead,
                        attrs={"lat_max_s": params.lat_max_s, **{f"param_{k}": v for k, v in
                                                                   dataclasses.asdict(params).items()}})
 
@@ -389,8 +392,7 @@ def run_vanilla(params: VanillaParams, observations: xr.Dataset, key) -> xr.Data
     c = ctrl_of(EafcParams(controller="static", cwnd_s=params.cwnd_s, sample_s=params.sample_s,
                            p_init=params.ssd_bytes, p_ceiling=params.ssd_bytes, util_cap=1.0, t_util=0.5))
     out, lead = _run(observations, c, key)
-    return _to_dataset(out, observations, policy="vanilla", source="EAFC paper Sec. V.A (no controller)",
-                       lead=lead)
+    return _to_dataset(out, observations, policy="vanilla", source=SOURCE_VANILLA, lead=lead)
 
 
 # ----------------------------------------------------------------------------------- master controller
@@ -486,8 +488,8 @@ def run_master(params: MasterParams, observations: xr.Dataset, key) -> xr.Datase
     out = simulate_master(pl, jnp.asarray(observations["phase_of_sample"].values), c,
                           jnp.asarray(params.priority, jnp.float64), jnp.asarray(float(params.ssd_bytes)), key,
                           n_max, params.arbitration == "knapsack")
-    ds = _to_dataset(out, observations, policy=f"EAFC-master-{params.arbitration}",
-                     source="ours (EAFC paper Sec. III describes the master controller, unbuilt)",
+    ds = _to_dataset(out, observations, policy=MASTER_NAMES[params.arbitration],
+                     source=SOURCE_MASTER[params.arbitration],
                      lead=("workload",), coords={"workload": observations["workload"].values},
                      attrs={"ssd_bytes": float(params.ssd_bytes), "arbitration": params.arbitration})
     ds["lat_max_s"] = ("workload", np.asarray(params.lat_max_s))
@@ -495,18 +497,42 @@ def run_master(params: MasterParams, observations: xr.Dataset, key) -> xr.Datase
     return ds
 
 
+def _example_observations(key: int) -> xr.Dataset:
+    """One hour of a small FileBench (1 GB, 16 MiB units) on a coarse store: six controller windows."""
+    from tieringlab.models.workloads import eafc as wl  # noqa: PLC0415  (only the examples need the generator)
+
+    h = hys.HybridStoreParams(n_sizes=9, max_blocks=64)
+    p = wl.FileBenchParams(working_set_bytes=1 * GB, n_files=40_000, duration_s=3600.0, unit_bytes=16 * 2**20)
+    rpa = p.unit_bytes / (p.working_set_bytes / p.n_files)
+    n = [int(np.ceil(hys.max_ops_per_s(ph, h) * ph.read_frac * ph.duration_s / rpa)) + 2 for ph in p.phases()]
+    return hys.observations(wl.filebench_webserver(jax.random.key(key), p, n), h, 600.0)
+
+
+def _example():
+    """A small valid call of EAFC, static-partition and vanilla (the contract test's)."""
+    return (_example_observations(0),), {}
+
+
+def _example_master():
+    """Two small workloads sharing the SSD (the master controller's contract example)."""
+    obs = hys.stack_observations([_example_observations(0), _example_observations(1)], names=["gold", "silver"])
+    return (obs,), {}
+
+
 register(PolicySpec(name="EAFC", kind="controller", fn=run_eafc, params_type=EafcParams, source=SOURCE,
-                    fixed={"controller": "eafc"}, random=True,
+                    fixed={"controller": "eafc"}, random=True, example=_example,
                     description="Error-aware feedback controller sizing one SSD partition to a latency SLO"))
 register(PolicySpec(name="static-partition", kind="controller", fn=run_eafc, params_type=EafcParams,
-                    source="EAFC paper Sec. IV.A (fixed partition runs)", fixed={"controller": "static"},
-                    random=True, description="a partition fixed at p_init (no controller)"))
+                    source=SOURCE_STATIC, fixed={"controller": "static"}, random=True, example=_example,
+                    description="a partition fixed at p_init (no controller)"))
 register(PolicySpec(name="vanilla", kind="controller", fn=run_vanilla, params_type=VanillaParams,
-                    source="EAFC paper Sec. V.A", random=True, aliases=("naive",),
+                    source=SOURCE_VANILLA, random=True, aliases=("naive",), example=_example,
                     description="no controller: the whole SSD, the whole working set cached"))
 register(PolicySpec(name="EAFC-master", kind="controller", fn=run_master, params_type=MasterParams,
-                    source="ours (EAFC paper Sec. III)", fixed={"arbitration": "knapsack"}, random=True,
+                    source=SOURCE_MASTER["knapsack"], fixed={"arbitration": "knapsack"}, random=True,
+                    example=_example_master,
                     description="per-workload EAFC + a knapsack over latency-vs-size curves under SSD contention"))
 register(PolicySpec(name="EAFC-proportional", kind="controller", fn=run_master, params_type=MasterParams,
-                    source="ours (baseline of the master controller)", fixed={"arbitration": "proportional"},
-                    random=True, description="per-workload EAFC, proposals scaled down in proportion"))
+                    source=SOURCE_MASTER["proportional"], fixed={"arbitration": "proportional"},
+                    random=True, example=_example_master,
+                    description="per-workload EAFC, proposals scaled down in proportion"))

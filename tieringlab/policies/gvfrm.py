@@ -5,7 +5,8 @@
 - :func:`g2_vfrm` — G2-vFRM (thesis Alg. 2, Sec. 4.3.2): the private zone holds the bins with the
   highest globally aged frequency counters, the public zone the recently accessed bins.
 
-Both share vFRM's bin/epoch layout and temperatures (:func:`tieringlab.policies.vfrm.binned`) and its
+Both share vFRM's bin/epoch layout and temperatures (:func:`tieringlab.policies.vfrm.bin_trace`: the caller
+may bin a trace once and pass it, ``bins=``, to G1 and G2 at every aging period) and its
 documented choices 1, 2, 4, 5 and 6 (:mod:`tieringlab.policies.vfrm`). G1/G2 carry zone state from
 epoch to epoch whose content depends on the flash size; the zone updates and the replay of the
 requests against them run as compiled loops over the epochs (:mod:`tieringlab.policies._vfrm_kernels`,
@@ -40,44 +41,48 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from tieringlab.arrays import choice
+from tieringlab.params import param
 from tieringlab.policies.registry import PolicySpec, register
-from tieringlab.policies.vfrm import BinTrace, VfrmParams, bin_result, binned, capacity_bins, request_counts
+from tieringlab.policies.vfrm import (
+    BinTrace,
+    VfrmParams,
+    bin_result,
+    binning,
+    capacity_bins,
+    example_trace,
+    request_counts,
+)
 from tieringlab.units import DAY, MINUTE
 
-__all__ = ["GvfrmParams", "PRIVATE_SPLITS", "g1_vfrm", "g2_vfrm", "g1_placements", "g2_placements", "g1_zones",
-           "g2_zones", "replay_placements"]
+__all__ = ["GvfrmParams", "PRIVATE_SPLITS", "AGING_PERIOD_DAY", "g1_vfrm", "g2_vfrm", "g1_placements",
+           "g2_placements", "g1_zones", "g2_zones", "replay_placements"]
 
 #: Values of :attr:`GvfrmParams.private_split` (the Sec. 4.5 and Sec. 5.3 readings), the default first.
 PRIVATE_SPLITS = ("equal", "demand")
 
 
+#: G2-vFRM's default counter aging period: one day of 5-minute epochs (288; see :attr:`GvfrmParams.aging_period`).
+AGING_PERIOD_DAY = int(DAY // (5 * MINUTE))
+
+
 @dataclass(frozen=True)
 class GvfrmParams(VfrmParams):
-    """G1-vFRM / G2-vFRM parameters: vFRM's (bins, epochs, Eq. 1-3, cost model) and the zones."""
+    """G1-vFRM / G2-vFRM parameters: vFRM's (bins, epochs, Eq. 1-3, cost model) and the zones, each declared once."""
 
-    #: share of Flash in the private zone; "50% of Flash space is assigned to each of these two zones
-    #: in our evaluation" (vFRM paper Sec. 5.3).
-    private_fraction: float = 0.5
-    #: G2-vFRM counter aging period in epochs. The thesis (Sec. 4.3.2) ages "periodically" only because
-    #: "a counter may overflow", and G2's private zone is meant to hold the most *frequent* bins (the
-    #: public zone the recent ones): aging every 5-minute epoch would turn the counters into a recency
-    #: measure. Documented choice: one day (288 epochs), the longest period for which a 16-bit counter
-    #: (the heat map's 2-byte counts, vFRM Sec. 4.3) holds a bin accessed up to 32,767 times a day
-    #: (Obs. 1: the hottest bins see "thousands" a day) without overflowing. Verdicts on G2 are
-    #: conditional on it; the notebook reruns G2 at other periods.
-    aging_period: int = int(DAY // (5 * MINUTE))
-    #: how the private zone is divided among VMs (G1 only): ``"equal"`` (Sec. 4.5) or ``"demand"``
-    #: (Sec. 5.3), see the module docstring.
-    private_split: str = "equal"
-
-    def __post_init__(self):
-        super().__post_init__()
-        if not 0.0 <= self.private_fraction <= 1.0:
-            raise ValueError(f"private_fraction must be in [0, 1], got {self.private_fraction}")
-        if int(self.aging_period) < 1:
-            raise ValueError(f"aging_period must be a positive number of epochs, got {self.aging_period}")
-        choice("private_split", self.private_split, PRIVATE_SPLITS)
+    private_fraction: float = param(0.5, "share of Flash in the private zone: '50% of Flash space is assigned to each "
+                                    "of these two zones in our evaluation' (vFRM paper Sec. 5.3)", bounds=(0.0, 1.0))
+    aging_period: int = param(AGING_PERIOD_DAY, "G2-vFRM counter aging period (documented choice). The thesis (Sec. "
+                              "4.3.2) ages 'periodically' only because 'a counter may overflow', and G2's private zone "
+                              "is meant to hold the most frequent bins (the public zone the recent ones): aging every "
+                              "5-minute epoch would turn the counters into a recency measure. One day (288 epochs), "
+                              "the longest period for which a 16-bit counter (the heat map's 2-byte counts, vFRM Sec. "
+                              "4.3) holds a bin accessed up to 32,767 times a day (Obs. 1: the hottest bins see "
+                              "'thousands' a day) without overflowing. Verdicts on G2 are conditional on it",
+                              bounds=(1, None), unit="epochs")
+    private_split: str = param("equal", "how the private zone is divided among VMs (G1 only): 'equal' (vFRM Sec. 4.5: "
+                               "'the equal portion') or 'demand' (Sec. 5.3: 'dynamically adjusts the partitioning', "
+                               "read as shares in proportion to each VM's bins accessed in the last epoch); the "
+                               "sections contradict each other, Sec. 4.5 defines the algorithm", choices=PRIVATE_SPLITS)
 
 
 def _zone_sizes(cap, n_vm, private_fraction):
@@ -93,7 +98,7 @@ def _i64(a):
 
 
 def _g1_run(bt: BinTrace, cap: int, params: GvfrmParams, record: bool):
-    from tieringlab.policies._vfrm_kernels import g1_kernel  # noqa: PLC0415 (numba on first use)
+    from tieringlab.policies._vfrm_kernels import g1_kernel  # noqa: PLC0415  (numba on first use)
 
     n_vm = bt.vms.size
     p_vm, _ = _zone_sizes(cap, n_vm, params.private_fraction)
@@ -113,7 +118,7 @@ def _g1_run(bt: BinTrace, cap: int, params: GvfrmParams, record: bool):
 
 
 def _g2_run(bt: BinTrace, caps, params: GvfrmParams, record: bool):
-    from tieringlab.policies._vfrm_kernels import g2_kernel  # noqa: PLC0415 (numba on first use)
+    from tieringlab.policies._vfrm_kernels import g2_kernel  # noqa: PLC0415  (numba on first use)
 
     caps = _i64(caps)
     ps = _i64([_zone_sizes(int(c), 1, params.private_fraction)[0] for c in caps])
@@ -212,10 +217,10 @@ def replay_placements(bt: BinTrace, placements) -> dict:
     return {"hit": hit, "move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty_outs}
 
 
-def _global(policy, ds, capacities, params, vm, start, lam):
+def _global(policy, ds, capacities, params, vm, start, lam, bins):
     if not isinstance(params, GvfrmParams):
         raise TypeError(f"{policy} takes GvfrmParams; got {type(params).__name__}")
-    bt = binned(ds, params, vm=vm, start=start, lam=lam)
+    bt = binning(ds, params, bins, policy=policy, vm=vm, start=start, lam=lam)
     fs, caps = capacity_bins(capacities, params.bin_bytes)
     if policy == "G1-vFRM":  # zone state depends on the flash size: one pass per size
         runs = [_g1_run(bt, int(c), params, False)[:2] for c in caps]
@@ -235,24 +240,34 @@ def _global(policy, ds, capacities, params, vm, start, lam):
 
 
 def g1_vfrm(ds: xr.Dataset, capacities, params: GvfrmParams = GvfrmParams(), *, vm=None, start=None,
-            lam=None) -> xr.Dataset:
+            lam=None, bins: BinTrace | None = None) -> xr.Dataset:
     """GLB-vFRM / G1-vFRM (vFRM paper Alg. 1) over a multi-VM trace (``vm`` per request, or the trace's
     ``vm`` variable; timestamps aligned to one start), for every flash size in ``capacities`` (bytes):
     the trace contract, same outputs as :func:`tieringlab.policies.vfrm.vfrm`. See :func:`g1_placements`.
-    ``lam``: λ per VM (sorted-label order) instead of ``params.lam``."""
-    return _global("G1-vFRM", ds, capacities, params, vm, start, lam)
+    ``lam``: λ per VM (sorted-label order) instead of ``params.lam``. ``bins``: the trace already binned by
+    :func:`tieringlab.policies.vfrm.bin_trace` (``vm``, ``start`` and ``lam`` then go there), shared with the
+    other policies of a sweep; None bins it here."""
+    return _global("G1-vFRM", ds, capacities, params, vm, start, lam, bins)
 
 
 def g2_vfrm(ds: xr.Dataset, capacities, params: GvfrmParams = GvfrmParams(), *, vm=None, start=None,
-            lam=None) -> xr.Dataset:
+            lam=None, bins: BinTrace | None = None) -> xr.Dataset:
     """G2-vFRM (thesis Alg. 2) over a multi-VM trace, for every flash size: the trace contract, same
-    outputs as :func:`tieringlab.policies.vfrm.vfrm`. See :func:`g2_placements`."""
-    return _global("G2-vFRM", ds, capacities, params, vm, start, lam)
+    outputs as :func:`tieringlab.policies.vfrm.vfrm`. See :func:`g2_placements`. ``vm``, ``start``, ``lam`` and
+    ``bins`` as for :func:`g1_vfrm`."""
+    return _global("G2-vFRM", ds, capacities, params, vm, start, lam, bins)
 
 
 _SOURCE = {"G1-vFRM": "vFRM paper Alg. 1, Sec. 4.5 (GLB-vFRM); thesis Alg. 1, Sec. 4.3.2 (G1-vFRM)",
            "G2-vFRM": "thesis Alg. 2, Sec. 4.3.2 (G2-vFRM)"}
+
+
+def _example():
+    return (example_trace(n_vms=3), [2 << 20, 6 << 20]), {}
+
+
 register(PolicySpec(name="G1-vFRM", kind="trace", fn=g1_vfrm, params_type=GvfrmParams, source=_SOURCE["G1-vFRM"],
-                    aliases=("GLB-vFRM",), description="private zone per VM + public zone by popularity"))
+                    aliases=("GLB-vFRM",), example=_example,
+                    description="private zone per VM + public zone by popularity"))
 register(PolicySpec(name="G2-vFRM", kind="trace", fn=g2_vfrm, params_type=GvfrmParams, source=_SOURCE["G2-vFRM"],
-                    description="private zone by aged frequency + public zone by recency"))
+                    example=_example, description="private zone by aged frequency + public zone by recency"))

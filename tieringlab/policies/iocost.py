@@ -44,8 +44,8 @@ paper says only that the page caches' ``T`` terms are 4 KB IOs and vFRM's 128 KB
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

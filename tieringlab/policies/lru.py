@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tieringlab.models.stackdist import stack_distances
-from tieringlab.policies._arraylist import DIRTY, LIST, META, T1, dirty, native_kernel, unit_capacities
+from tieringlab.policies._arraylist import DIRTY, LIST, META, T1, admit, dirty, native_kernel, remove, unit_capacities
 
 __all__ = ["jax_step", "native_loop", "lru_counts"]
 
@@ -39,28 +39,24 @@ def jax_step(S, x, w, c):
 
 
 @native_kernel
-def native_loop(remove, push, admit):  # noqa: ARG001  (LRU needs no push)
+def native_loop(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):
     """LRU, one list T1 (the same decisions as :func:`jax_step`)."""
-
-    def kernel(ids, is_write, c, prev, nxt, meta, head, tail, size, p_state, hit_out, wb_out):  # noqa: ARG001
-        nil = prev.size - 1
-        for t in range(ids.size):
-            x = ids[t]
-            mx = meta[x]
-            hit = (mx & LIST) == T1
-            wb = False
-            if hit:
-                remove(x, T1, prev, nxt, head, tail, size, nil)
-            elif size[T1] >= c:
-                v = tail[T1]
-                wb = (meta[v] & DIRTY) != 0
-                remove(v, T1, prev, nxt, head, tail, size, nil)
-                meta[v] = 0
-            admit(x, T1, mx, DIRTY if is_write[t] else 0, prev, nxt, meta, head, tail, size, nil)
-            hit_out[t] = hit
-            wb_out[t] = wb
-
-    return kernel
+    nil = prev.size - 1
+    for t in range(ids.size):
+        x = ids[t]
+        mx = meta[x]
+        hit = (mx & LIST) == T1
+        wb = False
+        if hit:
+            remove(x, T1, prev, nxt, head, tail, size, nil)
+        elif size[T1] >= c:
+            v = tail[T1]
+            wb = (meta[v] & DIRTY) != 0
+            remove(v, T1, prev, nxt, head, tail, size, nil)
+            meta[v] = 0
+        admit(x, T1, mx, DIRTY if is_write[t] else 0, prev, nxt, meta, head, tail, size, nil)
+        hit_out[t] = hit
+        wb_out[t] = wb
 
 
 def lru_counts(keys, capacities, is_write=None) -> tuple[np.ndarray, np.ndarray]:

@@ -17,16 +17,17 @@ import importlib
 import pkgutil
 import types
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from tieringlab.arrays import is_concrete
 from tieringlab.policies.contract import KINDS
 
-__all__ = ["PolicySpec", "register", "get", "names", "run", "make_params"]
+__all__ = ["PolicySpec", "register", "get", "names", "describe", "run", "make_params"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class PolicySpec:
     """
 
     name: str                         #: the papers' name, as params.yaml writes it
-    kind: str                         #: "trace" | "queueing" | "controller" (tieringlab.policies.contract)
+    kind: str                         #: "trace" | "queueing" | "controller" | "scenario" (policies.contract)
     fn: Callable[..., Any]            #: the implementation, called with the kind's call shape
     params_type: type                 #: its frozen parameter dataclass (paper defaults)
     source: str                       #: where a paper defines it ("vFRM paper Sec. 4.4")
@@ -46,6 +47,9 @@ class PolicySpec:
     aliases: tuple[str, ...] = ()
     random: bool = False              #: takes a jax.random key
     description: str = ""
+    #: A small valid call, ``example() -> (inputs, kw)`` so that ``run(name, *inputs, **kw)`` (plus ``key`` for
+    #: randomised systems) runs in about a second: the contract test runs every registered name through it.
+    example: Callable[[], tuple[tuple, dict]] | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -59,14 +63,25 @@ class PolicySpec:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
 
     def make_params(self, knobs: Mapping[str, Any] | None = None):
-        """The system's params from an experiment's ``knobs``: the fields ``params_type`` declares are
-        taken from ``knobs`` (other keys are ignored: one experiment's knobs serve all its systems),
-        ``fixed`` fields are set, the rest keep their paper defaults. A knob whose value does not have
-        its field's declared type (a string for a number, a list for a scalar, a float for an integer)
-        is a :class:`~tieringlab.params.ParamsError` naming the system, the knob, the type and the
-        value; values are passed on unchanged (an ``int`` for a ``float`` field stays an ``int``)."""
-        fields = {f.name for f in dataclasses.fields(self.params_type)}
-        kw = {k: v for k, v in (knobs or {}).items() if k in fields and k not in self.fixed}
+        """The system's params from ``knobs``: each key must be a field of ``params_type`` (an unknown or
+        misspelled knob is a :class:`~tieringlab.params.ParamsError` naming it and the fields there are: it
+        would otherwise run the paper default silently), ``fixed`` fields are set (a knob may repeat a fixed
+        value, not change it), the rest keep their paper defaults. A knob whose value does not have its field's
+        declared type (a string for a number, a list for a scalar, a float for an integer) is a
+        :class:`~tieringlab.params.ParamsError` naming the system, the knob, the type and the value; values are
+        passed on unchanged (an ``int`` for a ``float`` field stays an ``int``)."""
+        from tieringlab.params import ParamsError  # noqa: PLC0415  (keeps the registry free of the yaml layer)
+
+        fields = [f.name for f in dataclasses.fields(self.params_type) if f.init]
+        knobs = dict(knobs or {})
+        problems = [f"{self.name}: unknown knob {k!r}; {self.params_type.__name__} has: {', '.join(fields)}"
+                    for k in knobs if k not in fields]
+        problems += [f"{self.name}: knob {k!r}={knobs[k]!r} contradicts the name, which fixes {k}={v!r} "
+                     f"(use the name registered for that value)"
+                     for k, v in self.fixed.items() if k in knobs and not _same(knobs[k], v)]
+        if problems:
+            raise ParamsError.many(problems)
+        kw = {k: v for k, v in knobs.items() if k not in self.fixed}
         hints = _field_types(self.params_type)
         for k, v in kw.items():
             _check_knob(self.name, k, v, hints.get(k, Any))
@@ -79,6 +94,13 @@ class PolicySpec:
             if getattr(params, k) != v:
                 raise ValueError(f"{self.name} runs with {k}={v!r}; its params say {k}={getattr(params, k)!r} "
                                  f"(use the name registered for that value)")
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays compare element-wise
+        return False
 
 
 def _field_types(params_type: type) -> dict[str, Any]:
@@ -174,6 +196,18 @@ def names(kind: str | None = None) -> list[str]:
     return sorted((s.name for s in specs if kind is None or s.kind == kind), key=str.lower)
 
 
+def describe(kind: str | None = None) -> str:
+    """The registered systems by kind, one line each (``kind: name (aliases) - source``): the list the package
+    docstrings point to instead of typing it."""
+    lines = []
+    for k in KINDS if kind is None else (kind,):
+        for n in names(k):
+            spec = get(n)
+            aka = f" ({', '.join(spec.aliases)})" if spec.aliases else ""
+            lines.append(f"{k:<10} {n}{aka} - {spec.source}")
+    return "\n".join(lines)
+
+
 def get(name: str) -> PolicySpec:
     """The spec registered as ``name`` (or an alias); ``KeyError`` naming the known names otherwise."""
     _load_all()
@@ -194,6 +228,7 @@ def run(name: str, *args, params=None, knobs: Mapping[str, Any] | None = None, k
     - trace: ``run(name, ds, capacities, params=...)``
     - queueing: ``run(name, arrivals, services, params=..., key=..., **inputs)``
     - controller: ``run(name, observations, params=...)``
+    - scenario: ``run(name, workload, params=..., key=...)``
 
     ``params`` defaults to ``make_params(name, knobs)``; ``key`` is passed to randomised systems only.
     """
@@ -209,5 +244,8 @@ def run(name: str, *args, params=None, knobs: Mapping[str, Any] | None = None, k
     if spec.kind == "queueing":
         arrivals, services = args
         return spec.fn(p, arrivals, services, **rnd, **kw)
+    if spec.kind == "scenario":
+        (workload,) = args
+        return spec.fn(p, workload, **rnd, **kw)
     (observations,) = args
     return spec.fn(p, observations, **rnd, **kw)

@@ -8,8 +8,10 @@
   once per epoch and a flash of ``k`` bins holds the first ``k`` of the ranking, so every count is a
   prefix count over ranks (sorting and ``searchsorted``; no loop over requests or bins; the idle bins'
   ranks take a loop over epochs with array work inside).
-- :func:`bin_trace` / :func:`binned` — the trace cut into (epoch, bin) accesses with every bin's
-  temperature, the layout vFRM, GLB-vFRM (G1) and G2-vFRM (:mod:`tieringlab.policies.gvfrm`) share.
+- :func:`bin_trace` — the trace cut into (epoch, bin) accesses with every bin's temperature, the layout
+  vFRM, GLB-vFRM (G1) and G2-vFRM (:mod:`tieringlab.policies.gvfrm`) share. The caller owns it: an
+  experiment bins a trace once and passes the BinTrace (``bins=``) to every policy that shares it;
+  without one, each policy bins the trace itself.
 
 Registered as "vFRM" (the trace contract of :mod:`tieringlab.policies.contract`).
 
@@ -55,7 +57,6 @@ and 6 hold for G1/G2 too):
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,13 +64,14 @@ import xarray as xr
 
 from tieringlab.arrays import choice
 from tieringlab.models.temperature import N_EPOCHS_PAPER, cooling_factors
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.policies.contract import check_capacities, check_trace, trace_result
 from tieringlab.policies.iocost import IO_PRICINGS, VFRM_COST, CostModel
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
 
-__all__ = ["IDLE_BINS", "MAX_EPOCHS", "VfrmParams", "BinTrace", "bin_trace", "binned", "vfrm", "vfrm_ranks",
-           "capacity_bins", "bin_result", "request_counts"]
+__all__ = ["IDLE_BINS", "MAX_EPOCHS", "VfrmParams", "BinTrace", "bin_trace", "binning", "vfrm", "vfrm_ranks",
+           "capacity_bins", "bin_result", "request_counts", "example_trace"]
 
 
 #: The most epochs a trace may span (documented choice): 2^22, 40 years of 5-minute epochs, far beyond any
@@ -84,48 +86,56 @@ IDLE_BINS = ("keep", "recency", "disk")
 
 @dataclass(frozen=True)
 class VfrmParams:
-    """vFRM parameters, paper values."""
+    """vFRM parameters, paper values; each field declared once (default, source, unit, bounds or choices)."""
 
-    #: 1 MB bins, the VMFS block (vFRM paper Sec. 4.3 and 5.1).
-    bin_bytes: int = 1 << 20
-    #: 5-minute epochs ("m = 5 in our experiments", vFRM paper Sec. 4.4.2; 5.1).
-    epoch_s: float = 300.0
-    #: N, the epochs of history in Eq. 1 ("the previous 8 epochs", vFRM paper Sec. 4.3).
-    n_epochs: int = N_EPOCHS_PAPER
-    #: λ of Eq. 2; "setting λ equal to one" (vFRM paper Sec. 5.2.1).
-    lam: float = 1.0
-    #: 128 KB migration IOs, 8 per 1 MB bin (vFRM paper Sec. 5.1).
-    migration_io_bytes: int = 128 << 10
-    #: size of one user-IO operation in the cost counts (Sec. 5.1: vFRM T terms are 128 KB IOs).
-    user_io_bytes: int = 128 << 10
-    #: bins with ``T_i = 0`` (documented choice 3, the paper is silent): ``"keep"`` (default) lets idle
-    #: bins keep their place in Flash while room is left and never moves one in (moving in a bin Eq. 1
-    #: calls not popular costs 8 migration IOs); ``"recency"`` fills the room with idle bins, most
-    #: recently accessed first, resident or not; ``"disk"`` places only ``T_i > 0``.
-    idle_bins: str = "keep"
-    #: Eq. 4 pricing: the Table 3 rows of user IOs and migrations
-    #: (:data:`tieringlab.policies.iocost.VFRM_COST`: 128 KB, random user IO, sequential migrations).
-    cost_model: CostModel = VFRM_COST
-    #: how the IOs of a multi-IO request are priced (:data:`tieringlab.policies.iocost.IO_PRICINGS`;
-    #: the paper is silent): ``"random"`` every one at the access row, ``"sequential_runs"`` IOs 2..n at
-    #: the sequential row. Only ``io_cost`` depends on it (``io_cost_by_pricing`` holds both).
-    io_pricing: str = "random"
+    bin_bytes: int = param(1 << 20, "1 MB bins, the VMFS block (vFRM paper Sec. 4.3 and 5.1); a multiple of "
+                           "migration_io_bytes", bounds=(1, None), unit="bytes")
+    epoch_s: float = param(300.0, "5-minute epochs ('m = 5 in our experiments', vFRM paper Sec. 4.4.2; 5.1); > 0",
+                           bounds=(0.0, None), unit="s")
+    n_epochs: int = param(N_EPOCHS_PAPER, "N, the epochs of history in Eq. 1 ('the previous 8 epochs', vFRM paper "
+                          "Sec. 4.3); an even number >= 6 (Eq. 3)", bounds=(6, None), unit="epochs")
+    lam: float = param(1.0, "λ of Eq. 2: 'setting λ equal to one' (vFRM paper Sec. 5.2.1); > 0", bounds=(0.0, None))
+    migration_io_bytes: int = param(128 << 10, "128 KB migration IOs, 8 per 1 MB bin (vFRM paper Sec. 5.1)",
+                                    bounds=(1, None), unit="bytes")
+    user_io_bytes: int = param(128 << 10, "size of one user-IO operation in the cost counts (vFRM paper Sec. 5.1: "
+                               "the vFRM T terms are 128 KB IOs)", bounds=(1, None), unit="bytes")
+    idle_bins: str = param("keep", "bins with T_i = 0 (documented choice 3, the paper is silent): 'keep' lets idle "
+                           "bins keep their place in Flash while room is left and never moves one in (moving in a bin "
+                           "Eq. 1 calls not popular costs 8 migration IOs); 'recency' fills the room with idle bins, "
+                           "most recently accessed first, resident or not; 'disk' places only T_i > 0",
+                           choices=IDLE_BINS)
+    cost_model: CostModel = param(VFRM_COST, "Eq. 4 pricing, the Table 3 rows of user IOs and migrations "
+                                  "(tieringlab.policies.iocost.VFRM_COST: 128 KB, random user IO, sequential "
+                                  "migrations; vFRM paper Sec. 5.1)")
+    io_pricing: str = param("random", "how the IOs of a multi-IO request are priced (tieringlab.policies.iocost; "
+                            "the paper is silent): 'random' every one at the access row, 'sequential_runs' IOs 2..n "
+                            "at the sequential row; only io_cost depends on it (io_cost_by_pricing holds both)",
+                            choices=IO_PRICINGS)
 
     def __post_init__(self):
-        if self.bin_bytes <= 0 or self.migration_io_bytes <= 0 or self.user_io_bytes <= 0:
-            raise ValueError("bin_bytes, migration_io_bytes and user_io_bytes must be positive byte counts")
-        if self.bin_bytes % self.migration_io_bytes:
-            raise ValueError(f"bin_bytes ({self.bin_bytes}) must be a multiple of migration_io_bytes "
-                             f"({self.migration_io_bytes}): a bin moves as whole migration IOs")
-        if not 0 < self.epoch_s < float("inf"):
-            raise ValueError(f"epoch_s must be a finite number of seconds > 0, got {self.epoch_s}")
-        cooling_factors(self.n_epochs)  # validates N (even int >= 6)
-        if not 0 < self.lam < float("inf"):
-            raise ValueError(f"lam (λ) must be finite and > 0, got {self.lam}")
-        choice("idle_bins", self.idle_bins, IDLE_BINS)
-        choice("io_pricing", self.io_pricing, IO_PRICINGS)
+        cross_field(self.problems())
+
+    def problems(self) -> list[str]:
+        """Every problem of these parameters: the declared types, bounds and choices
+        (:func:`tieringlab.params.field_problems`), then the checks they cannot express: ``epoch_s`` and ``lam``
+        strictly positive, whole migration IOs per bin, Eq. 3's even N."""
         if not isinstance(self.cost_model, CostModel):
             raise TypeError(f"cost_model must be a CostModel (e.g. VFRM_COST); got {type(self.cost_model).__name__}")
+        problems = field_problems(self)
+        bad = {p.split(":", 1)[0].rsplit(".", 1)[-1] for p in problems}  # "VfrmParams.lam: ..." -> "lam"
+        for name, what in (("epoch_s", "epoch_s must be a number of seconds > 0"), ("lam", "lam (λ of Eq. 2) must "
+                                                                                    "be > 0")):
+            if name not in bad and not getattr(self, name) > 0:
+                problems.append(f"{what}, got {getattr(self, name)}")
+        if not bad & {"bin_bytes", "migration_io_bytes"} and self.bin_bytes % self.migration_io_bytes:
+            problems.append(f"bin_bytes ({self.bin_bytes}) must be a multiple of migration_io_bytes "
+                            f"({self.migration_io_bytes}): a bin moves as whole migration IOs")
+        if "n_epochs" not in bad:
+            try:
+                cooling_factors(self.n_epochs)  # Eq. 3: N even (>= 6)
+            except (TypeError, ValueError) as exc:
+                problems.append(str(exc))
+        return problems
 
     @property
     def ios_per_bin(self) -> int:
@@ -159,6 +169,34 @@ class BinTrace:
     elig_ptr: np.ndarray      # (E+1,)
     vms: np.ndarray           # VM labels in dense-index order
     n_history: int = N_EPOCHS_PAPER  # N of Eq. 1: T_i > 0 iff the bin had IO in epochs i-N .. i-1
+    #: what it was binned with (:meth:`check_binning`): bin size, epoch length, start time (s), λ (a number, or
+    #: one per VM when given explicitly), user-IO size, and the trace's number of requests
+    bin_bytes: int = 1 << 20
+    epoch_s: float = 300.0
+    start: float = 0.0
+    lam: float | tuple[float, ...] = 1.0
+    user_io_bytes: int = 128 << 10
+    n_requests: int = 0
+
+    def check_binning(self, ds: xr.Dataset, params: VfrmParams, policy: str) -> BinTrace:
+        """``self`` when it is a binning of trace ``ds`` under ``params`` (same bin size, epoch length, N, λ and
+        user-IO size; a λ per VM given to :func:`bin_trace` is kept), else a ``ValueError`` naming ``policy`` and
+        each parameter that differs: a BinTrace passed to a policy must come from
+        ``bin_trace(ds, params, ...)``."""
+        want = {"bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s, "n_epochs": params.n_epochs,
+                "user_io_bytes": params.user_io_bytes}
+        have = {"bin_bytes": self.bin_bytes, "epoch_s": self.epoch_s, "n_epochs": self.n_history,
+                "user_io_bytes": self.user_io_bytes}
+        if not isinstance(self.lam, tuple):
+            want["lam"], have["lam"] = params.lam, self.lam
+        diff = [f"{k} (BinTrace {have[k]!r}, params {want[k]!r})" for k in want if have[k] != want[k]]
+        if diff:
+            raise ValueError(f"{policy}: the BinTrace was binned with other parameters: {', '.join(diff)}; bin the "
+                             f"trace with bin_trace(ds, params) for these params")
+        if self.n_requests != ds.sizes.get("request", -1):
+            raise ValueError(f"{policy}: the BinTrace has {self.n_requests} requests, the trace "
+                             f"{ds.sizes.get('request', 0)}: it is a binning of another trace")
+        return self
 
 
 def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=None, lam=None) -> BinTrace:
@@ -229,35 +267,28 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
                     pair_epoch=pair_epoch, pair_bin=pair_bin, pair_count=pair_count, pair_wrote=pair_wrote,
                     pair_ptr=np.searchsorted(pair_epoch, ep), elig_key=elig_key, elig_temp=elig_temp,
                     elig_ptr=np.searchsorted(elig_key, ep * n_bins), vms=vms,
-                    n_history=int(n_hist))
+                    n_history=int(n_hist), bin_bytes=int(params.bin_bytes), epoch_s=float(params.epoch_s),
+                    start=t0, lam=float(params.lam) if lam is None else
+                    (float(lam) if np.ndim(lam) == 0 else tuple(float(x) for x in lam_vm)),
+                    user_io_bytes=int(params.user_io_bytes), n_requests=int(t.size))
 
 
-#: BinTraces of live trace Datasets, by the Dataset's identity (an entry is dropped when its Dataset is
-#: collected; Datasets are not hashable), so the policies of one sweep (vFRM, G1 and G2 at every aging
-#: period) bin a trace once.
-_BINNED: dict[int, dict] = {}
-
-
-def _memo(ds: xr.Dataset) -> dict:
-    k = id(ds)
-    if k not in _BINNED:
-        _BINNED[k] = {}
-        weakref.finalize(ds, _BINNED.pop, k, None)
-    return _BINNED[k]
-
-
-def binned(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, start=None, lam=None) -> BinTrace:
-    """:func:`bin_trace` of ``ds``, remembered while ``ds`` lives: calls with the same trace object and
-    the same binning parameters (bin size, epoch, N, λ, user-IO size, start) share one BinTrace. Explicit
-    ``vm`` or ``lam`` arrays are not remembered (they are not part of the key)."""
-    if vm is not None or (lam is not None and np.ndim(lam) > 0):
+def binning(ds: xr.Dataset, params: VfrmParams, bins: BinTrace | None, *, policy: str, vm=None, start=None,
+            lam=None) -> BinTrace:
+    """The BinTrace a bin-placement policy runs on: ``bins`` (the caller's ``bin_trace(ds, params, ...)``, shared by
+    the policies of one sweep: vFRM under every idle-bin rule, G1 and G2 at every aging period), checked against
+    ``ds`` and ``params`` (:meth:`BinTrace.check_binning`), or ``bin_trace(ds, params, vm=vm, start=start,
+    lam=lam)`` when it is None. ``vm``, ``start`` and ``lam`` belong to the binning: with ``bins`` they are refused
+    (give them to :func:`bin_trace`)."""
+    if bins is None:
         return bin_trace(ds, params, vm=vm, start=start, lam=lam)
-    key = (params.bin_bytes, params.epoch_s, params.n_epochs, params.lam if lam is None else float(lam),
-           params.user_io_bytes, None if start is None else float(start))
-    memo = _memo(ds)
-    if key not in memo:
-        memo[key] = bin_trace(ds, params, start=start, lam=lam)
-    return memo[key]
+    if not isinstance(bins, BinTrace):
+        raise TypeError(f"{policy}: bins must be a BinTrace (tieringlab.policies.vfrm.bin_trace); got "
+                        f"{type(bins).__name__}")
+    given = [k for k, v in (("vm", vm), ("start", start), ("lam", lam)) if v is not None]
+    if given:
+        raise ValueError(f"{policy}: {', '.join(given)} belong to the binning: pass them to bin_trace, not with bins")
+    return bins.check_binning(ds, params, policy)
 
 
 def capacity_bins(capacities, bin_bytes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -369,7 +400,7 @@ def vfrm_ranks(bt: BinTrace, idle_bins: str = "keep", kmax: int | None = None):
     if idle_bins == "recency":
         ik, ir = _idle_ranks(bt, kmax)
     else:
-        from tieringlab.policies._vfrm_kernels import keep_kernel  # noqa: PLC0415 (numba on first use)
+        from tieringlab.policies._vfrm_kernels import keep_kernel  # noqa: PLC0415  (numba on first use)
 
         ik, ir = keep_kernel(bt.n_epochs, nb, max(kmax, 0), bt.elig_ptr.astype(np.int64),
                              b[order].astype(np.int64), bt.pair_ptr.astype(np.int64), bt.pair_bin.astype(np.int64))
@@ -423,7 +454,8 @@ def _idle_ranks(bt: BinTrace, kmax: int):
     return np.concatenate(out_k), np.concatenate(out_r)
 
 
-def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start=None) -> xr.Dataset:
+def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start=None,
+         bins: BinTrace | None = None) -> xr.Dataset:
     """vFRM on one trace for every flash size in ``capacities`` (bytes; capacity = whole bins) in one pass.
 
     The trace contract (:mod:`tieringlab.policies.contract`): a Dataset over ``capacity_bytes`` with
@@ -434,9 +466,11 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     (Eq. 4, seconds, ``params.cost_model``). Requests of all VMs of ``ds`` (if it has ``vm``) are
     ranked together, one global ranking (vFRM Sec. 4.4.1 step 2: "in the scope of all VMDK files").
     ``params.idle_bins`` decides whether idle bins (``T_i = 0``) fill the room left in Flash (choice 3).
-    ``start``: the time epoch 0 begins (choice 1; default: the first request's time).
+    ``start``: the time epoch 0 begins (choice 1; default: the first request's time). ``bins``: the trace
+    already binned by ``bin_trace(ds, params, start=...)`` (the caller bins once for every policy that shares it;
+    :func:`binning`); None bins it here.
     """
-    bt = binned(ds, params, start=start)
+    bt = binning(ds, params, bins, policy="vFRM", start=start)
     fs, caps = capacity_bins(capacities, params.bin_bytes)
     ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
     # idle bins are ranked only up to the largest flash of the call (choice 3); a missing rank = not placed
@@ -507,6 +541,27 @@ def _lookup(keys, values, query, missing, valid=True):
     return np.where(valid & (keys[i] == query), values[i], missing)
 
 
+def example_trace(n_vms: int = 1, n: int = 240, seed: int = 0) -> xr.Dataset:
+    """A small trace for the contract's example calls: ``n`` requests over 12 epochs of 5 minutes on 8 MB per VM
+    (a hot 2 MB), 4 KB to 3 MB, 40 % writes, ``n_vms`` VMs (a ``vm`` variable when more than one)."""
+    from tieringlab.traces import make_dataset  # noqa: PLC0415  (traces sit below policies; only when asked)
+
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.uniform(0.0, 12 * 300.0, n))
+    hot = rng.random(n) < 0.6
+    off = np.where(hot, rng.integers(0, 2 << 20, n), rng.integers(0, 8 << 20, n)) // 512 * 512
+    size = rng.choice([4096, 65536, 3 << 20], n, p=[0.6, 0.35, 0.05])
+    ds = make_dataset(t, off.astype(np.int64), size.astype(np.int64), rng.random(n) < 0.4, name="example",
+                      source="test")
+    if n_vms > 1:
+        ds["vm"] = ("request", rng.integers(0, n_vms, n))
+    return ds
+
+
+def _example():
+    return (example_trace(), [1 << 20, 4 << 20]), {}
+
+
 _SOURCE = "vFRM paper Sec. 4.4 (thesis Sec. 4.2.2): Eq. 1-3 temperatures, 1 MB bins, 5-minute epochs"
-register(PolicySpec(name="vFRM", kind="trace", fn=vfrm, params_type=VfrmParams, source=_SOURCE,
+register(PolicySpec(name="vFRM", kind="trace", fn=vfrm, params_type=VfrmParams, source=_SOURCE, example=_example,
                     description="epoch placement of 1 MB bins by temperature, no admission on a miss"))

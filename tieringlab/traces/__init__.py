@@ -12,14 +12,13 @@
 """
 
 from tieringlab.traces import stats
-from tieringlab.traces.readers import TraceFormatError, check_trace, make_dataset, read_cloudphysics, read_msr
-from tieringlab.traces.twins import PAPER_NAMES, TWINS, TwinSpec, msr_twin, twin_table
-from tieringlab.traces.source import effective_scale, load
 from tieringlab.traces.mix import member_of, mix_traces
+from tieringlab.traces.readers import TraceFormatError, check_trace, make_dataset, read_cloudphysics, read_msr
+from tieringlab.traces.source import effective_scale, load
 from tieringlab.traces.split import split_arrays, split_units
+from tieringlab.traces.twins import PAPER_NAMES, TWINS, TwinSpec, msr_twin, twin_table
 from tieringlab.units import BIN_BYTES, PAGE_BYTES, SUBLUN_BYTES
 
 __all__ = ["TraceFormatError", "read_msr", "read_cloudphysics", "make_dataset", "check_trace", "split_units",
-           "split_arrays",
-           "stats", "msr_twin", "mix_traces", "member_of", "load", "effective_scale", "TWINS", "TwinSpec", "PAPER_NAMES", "twin_table", "PAGE_BYTES", "BIN_BYTES",
-           "SUBLUN_BYTES"]
+           "split_arrays", "stats", "msr_twin", "mix_traces", "member_of", "load", "effective_scale", "TWINS",
+           "TwinSpec", "PAPER_NAMES", "twin_table", "PAGE_BYTES", "BIN_BYTES", "SUBLUN_BYTES"]

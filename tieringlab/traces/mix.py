@@ -30,7 +30,7 @@ This lives in :mod:`tieringlab.traces` rather than in one experiment: it turns t
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr

@@ -106,7 +106,7 @@ class _HashingReader(io.RawIOBase):
 
 def _open_text(path: Path):
     """(binary stream for the parser, hashing reader, raw file). Gzip is detected by magic bytes, not the suffix."""
-    raw = open(path, "rb")  # noqa: SIM115  (closed by the caller)
+    raw = open(path, "rb")  # closed by the caller
     hashing = _HashingReader(raw)
     head = raw.read(2)
     raw.seek(0)

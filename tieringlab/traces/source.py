@@ -8,8 +8,9 @@ says which: ``source: twin`` (default; :func:`tieringlab.traces.msr_twin` at ``s
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from tieringlab import data, paths
 from tieringlab.traces.readers import read_cloudphysics, read_msr

@@ -28,7 +28,8 @@ def unit_span(offset, size, unit_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     offset = np.asarray(offset, dtype=np.int64)
     size = np.asarray(size, dtype=np.int64)
     if offset.size and offset.min() < 0:
-        raise ValueError(f"trace variable 'offset' must be >= 0 bytes; request {int(np.argmax(offset < 0))} is negative")
+        raise ValueError("trace variable 'offset' must be >= 0 bytes; "
+                         f"request {int(np.argmax(offset < 0))} is negative")
     if size.size and size.min() <= 0:
         raise ValueError(f"trace variable 'size' must be > 0 bytes; request {int(np.argmax(size <= 0))} is not")
     first = offset // unit_bytes

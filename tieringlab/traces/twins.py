@@ -324,15 +324,17 @@ def _scan_passes(rng, spec: TwinSpec, scale: float, scan_pages: int, scan_bins: 
     every 4 KB page is still touched by one pass only (no page re-access a day later, which Table 1's
     90.94-96.04 % of re-accesses within 5 minutes forbids), and the working set is the region's pages.
 
-    IOs: each stripe is cut into ``scan_request_bytes`` IOs from its start (the last one shorter); every IO but a stripe's first starts ``scan_misalign_bytes`` past a 4 KB boundary, so
-    it shares its first page with the previous IO's last page: a re-access within seconds that still
-    misses a 1 GB LRU (its other pages are new). This is how a trace can have 96 % of its re-accesses
-    within 5 minutes and under 3 % LRU hits (src21).
+    IOs: each stripe is cut into ``scan_request_bytes`` IOs from its start (the last one shorter); every IO
+    but a stripe's first starts ``scan_misalign_bytes`` past a 4 KB boundary, so it shares its first page
+    with the previous IO's last page: a re-access within seconds that still misses a 1 GB LRU (its other
+    pages are new). This is how a trace can have 96 % of its re-accesses within 5 minutes and under 3 % LRU
+    hits (src21).
 
     Timing (Fig. 1(c)(d)): in each period a 2-state MMPP (OFF rate 0) whose ON time is conditioned to
     what the pass needs at ``spike_epoch_bytes`` of address span (1 MB bins) per 5-minute epoch
-    (:func:`~tieringlab.models.mmpp.on_off_intervals`, ON periods of mean ``spike_on_s``); the pass's IO times are the ON-state
-    Poisson points given their count (:func:`on_off_points`), assigned in sweep order.
+    (:func:`~tieringlab.models.mmpp.on_off_intervals`, ON periods of mean ``spike_on_s``); the pass's IO
+    times are the ON-state Poisson points given their count (:func:`on_off_points`), assigned in sweep
+    order.
 
     Returns ``(offset bytes, size bytes, time s, ON intervals)`` (IOs in time order within each pass).
     """
@@ -499,7 +501,8 @@ def msr_twin(name: str, scale: float = 1.0, seed: int = 0, **overrides):
         ok = h_t < T
         h_t, hk_io, h_off = h_t[ok], hk_io[ok], h_off[ok]
     else:
-        h_t = np.zeros(0); hk_io = h_off = np.zeros(0, np.int64)
+        h_t = np.zeros(0)
+        hk_io = h_off = np.zeros(0, np.int64)
 
     t = np.concatenate([base_t, e_t, h_t])
     off = np.concatenate([base_off, e_off, h_off * PAGE_BYTES])
@@ -554,8 +557,8 @@ def fit_twin(name: str, *, scale: float | None = None, seed: int = 0, steps: int
     Deterministic nested bisection at ``scale``: for a session length ``m``, the hot share ``h*(m)`` that
     gives the published hit ratio is found by bisection (the hit ratio grows with ``h``); along that
     contour the re-access ratio grows with ``m``, which an outer bisection on ``log m`` in [0, log 200]
-    matches. ``steps`` outer and ``steps + 3`` inner halvings (about ``steps * (steps + 3)`` generations). Only the published Table 1
-    targets enter. Returns the fitted values and the achieved statistics.
+    matches. ``steps`` outer and ``steps + 3`` inner halvings (about ``steps * (steps + 3)`` generations).
+    Only the published Table 1 targets enter. Returns the fitted values and the achieved statistics.
     """
     spec = _spec(name)
     if spec.lru_hit_target is None or spec.reaccess_target is None:

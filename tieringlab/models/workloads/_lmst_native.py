@@ -8,15 +8,16 @@ only when a slot is generated.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from tieringlab import native
 
 #: indices known to be >= 0 are cast to unsigned: numba wraps a negative *signed* index (a compare and a
-#: select per index, which LLVM cannot drop for computed or loaded indices); measured on one 8 x 10^6-point
-#: slot: fill_pieces + sample_rates 9.8-10.3 -> 6.9-7.0 ns per point (fusing the two loops was slower)
+#: select per index, which LLVM cannot drop for computed or loaded indices); the two loops stay apart
+#: (fused, they ran slower)
 _U = np.uint64
 
 
-@njit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True)
 def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
     """Piece ``k = [cut[k], cut[k+1])`` holds ``counts[k]`` points: sorted times by exponential spacings
     (``U_(i) = S_i / S_{c+1}`` from the piece's ``c + 1`` unit exponentials of ``e``, consumed in order) and
@@ -87,7 +88,7 @@ def fill_pieces(e, u, cut, counts, rate, t0, time, alun):
     return time
 
 
-@njit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True)
 def sample_rates(time, size, alun, t0, dt, k, out, counts):
     """``out[i, m]`` += bytes of ALUN i's I/Os in ``[t0 + m dt, t0 + (m + 1) dt)`` (last bin closed), then / dt;
     ``counts[i]`` += ALUN i's I/Os."""

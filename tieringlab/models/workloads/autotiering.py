@@ -43,6 +43,7 @@ import xarray as xr
 
 from tieringlab.models import allflash as af
 from tieringlab.models.mmpp import MMPP2
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.units import GB, KiB, MiB
 
 __all__ = [
@@ -151,35 +152,35 @@ def check_vm_table(table, *, name: str = "VM table (AutoTiering Table V)") -> No
 class WorkloadParams:
     """Documented choices for the Table V workloads (reading notes Sec. 6.4; none is a paper number)."""
 
-    system_size_bytes: float = 40 * GB         #: a VM's system disk ("system disk", Sec. V-A); 40 GB
-    system_load_fraction: float = 0.01         #: system VMDK load, a fraction of the VM's IOPS
-    system_io_bytes: float = 4 * KiB
-    system_read_fraction: float = 0.5
-    system_window: float = 1.0
-    data_size_range_bytes: tuple[float, float] = (50 * GB, 400 * GB)  #: log-uniform data VMDK sizes
-    fill_fraction: float = 0.6                 #: all VMDKs fill 60 % of the tiers' raw capacity
-    zipf_device_fraction: float = 0.02         #: Zipf IOs' device demand = 2 % of its 1942K IOPS
-    sigma: float = 0.25                        #: epoch-to-epoch lognormal rate noise
-    spike_factor: float = 3.0                  #: rate multiplier in a spike
-    spike_probability: float = 0.05            #: share of VMDK-epochs in a spike
-    spike_mean_epochs: float = 1.0             #: mean spike length, epochs
-    epochs_per_phase: int = 10                 #: multi-phase jobs change phase every 10 epochs
+    system_size_bytes: float = param(40 * GB, "a VM's system disk ('system disk', Sec. V-A): 40 GB (documented "
+                                              "choice)", bounds=(1.0, None), unit="bytes")
+    system_load_fraction: float = param(0.01, "system VMDK load, a fraction of the VM's IOPS (documented choice)",
+                                        bounds=(0.0, 1.0))
+    system_io_bytes: float = param(4 * KiB, "system VMDK IO size (documented choice)", bounds=(1.0, None),
+                                   unit="bytes")
+    system_read_fraction: float = param(0.5, "system VMDK read fraction (documented choice)", bounds=(0.0, 1.0))
+    system_window: float = param(1.0, "system VMDK outstanding IOs (documented choice)", bounds=(0.001, None))
+    data_size_range_bytes: tuple[float, float] = param((50 * GB, 400 * GB), "log-uniform data VMDK sizes before "
+                                                       "scaling to fill_fraction (documented choice)",
+                                                       bounds=(1.0, None), unit="bytes")
+    fill_fraction: float = param(0.6, "all VMDKs fill this share of the tiers' raw capacity (documented choice)",
+                                 bounds=(0.05, 0.85))
+    zipf_device_fraction: float = param(0.02, "Zipf IOs' device demand / its printed 1942K IOPS (fio's zipf.fio "
+                                              "uses the null engine; documented choice)", bounds=(1e-4, 1.0))
+    sigma: float = param(0.25, "lognormal epoch-to-epoch rate noise (documented choice)", bounds=(0.0, 2.0))
+    spike_factor: float = param(3.0, "MMPP(2) spike rate multiplier ('I/O spikes', Sec. IV-4; documented choice)",
+                                bounds=(1.0, 100.0))
+    spike_probability: float = param(0.05, "share of VMDK-epochs in a spike (documented choice)",
+                                     bounds=(0.001, 0.5))
+    spike_mean_epochs: float = param(1.0, "mean spike length in epochs (documented choice)", bounds=(0.01, None))
+    epochs_per_phase: int = param(10, "multi-phase jobs change phase every this many epochs (documented choice)",
+                                  bounds=(1, 1000))
 
     def __post_init__(self):
-        lo, hi = self.data_size_range_bytes
-        checks = [
-            ("system_size_bytes", self.system_size_bytes > 0), ("system_load_fraction", self.system_load_fraction >= 0),
-            ("system_io_bytes", self.system_io_bytes > 0),
-            ("system_read_fraction", 0 <= self.system_read_fraction <= 1),
-            ("system_window", self.system_window > 0), ("data_size_range_bytes", 0 < lo <= hi),
-            ("fill_fraction", 0 < self.fill_fraction < 1), ("zipf_device_fraction", 0 < self.zipf_device_fraction <= 1),
-            ("sigma", self.sigma >= 0), ("spike_factor", self.spike_factor >= 1),
-            ("spike_probability", 0 < self.spike_probability < 1), ("spike_mean_epochs", self.spike_mean_epochs > 0),
-            ("epochs_per_phase", isinstance(self.epochs_per_phase, (int, np.integer)) and self.epochs_per_phase >= 1),
-        ]
-        for name, ok in checks:
-            if not ok:
-                raise ValueError(f"WorkloadParams.{name} is out of range; got {getattr(self, name)!r}")
+        cross_field(field_problems(self))
+        if len(self.data_size_range_bytes) != 2 or not self.data_size_range_bytes[0] <= self.data_size_range_bytes[1]:
+            cross_field([f"data_size_range_bytes must be (low, high) with 0 < low <= high; got "
+                         f"{self.data_size_range_bytes!r}"])
 
 
 class Vmdks(NamedTuple):

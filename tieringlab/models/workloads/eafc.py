@@ -52,8 +52,8 @@ bit-identical keys.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -221,8 +221,8 @@ def filebench_webserver(key, p: FileBenchParams, n_accesses) -> Workload:
     to its file count: the IRM over files, coarse-grained exactly). ``"rotation"``: client ``c`` owns
     files ``[c n / n_clients, (c + 1) n / n_clients)`` and reads them in order, wrapping around; the
     client of each access is drawn uniformly; one access reads its client's next unit (the
-    ``reads_per_access`` files of the rotor's next stretch). ``n_accesses`` (one phase) bounds the run (the caller computes it from
-    the largest throughput the closed loop can reach).
+    ``reads_per_access`` files of the rotor's next stretch). ``n_accesses`` (one phase) bounds the run (the caller
+    computes it from the largest throughput the closed loop can reach).
     """
     (n,) = _check_counts(n_accesses, 1)
     rng = numpy_rng(key)

@@ -58,6 +58,7 @@ import numpy as np
 
 from tieringlab.arrays import numpy_rng, thread_scratch
 from tieringlab.models.mmpp import MMPP2
+from tieringlab.params import cross_field, field_problems, param
 from tieringlab.units import GB, KB, MINUTE, MS
 
 __all__ = ["LmstWorkloadParams", "SlotIO", "SlotBuffers", "AlunLayout", "alun_layout", "burst_mmpp", "slot_states",
@@ -66,57 +67,62 @@ __all__ = ["LmstWorkloadParams", "SlotIO", "SlotBuffers", "AlunLayout", "alun_la
 
 @dataclass(frozen=True)
 class LmstWorkloadParams:
-    """The workload of thesis Sec. 4.1.3 (defaults: the 70 GB, 50 % burst case of Sec. 4.1.3.1)."""
+    """The workload of thesis Sec. 4.1.3 (defaults: the 70 GB, 50 % burst case of Sec. 4.1.3.1).
 
-    n_high_apps: int = 2            #: Num_H (Table 6: 1 / 2 / 3 at 40 / 70 / 100 GB)
-    n_low_apps: int = 5             #: Num_L (Table 6: 3 / 5 / 7)
-    aluns_per_app: int = 10         #: "each application requests 10 ALUNs, each of which has the capacity of 1GB"
-    alun_bytes: int = 1 * GB        #: the ALUN, "the minimal capacity/migration unit" (Sec. 4.1.1)
-    n_slots: int = 30               #: "an I/O trace consists of 30 time slots" (Sec. 4.1.3.1)
-    slot_s: float = 20 * MINUTE     #: "each of which lasts around 20 minutes"
-    burst_ratio: float = 0.5        #: p, "50 % of each virtual ALUN's arrival flows are bursty" (Table 7: 0.3/0.5/0.7)
-    idle_rate_high: float = 10 * KB / MS   #: 10 KB/ms, idle-slot mean of high-priority ALUNs (bytes/s)
-    idle_rate_low: float = 5 * KB / MS     #: 5 KB/ms, idle-slot mean of low-priority ALUNs (bytes/s)
-    burst_rate_factor: float = 2.0  #: "we double the mean arrival rates in bursty time slots"
-    mean_io_bytes: float = 100 * KB  #: "The mean I/O size is 100KB" (exponential sizes)
-    #: pi_H, share of a bursty slot's time in the MMPP's high phase (thesis silent; calibrated, see params.yaml)
-    burst_high_share: float = 0.1
-    #: k, high-phase rate / bursty-slot mean (thesis silent; calibrated)
-    burst_peak_ratio: float = 6.0
-    #: T_H, mean high-phase sojourn in seconds (thesis silent; calibrated)
-    burst_high_sojourn_s: float = 10.0
-    slot_persistence: float = 0.0   #: lag-1 correlation of a slot's state with the previous (A4: 0 = i.i.d.)
-    bursts_high_priority: bool = True   #: bursty slots for high-priority ALUNs too (reading A3)
-    sample_s: float = 1 * MINUTE    #: monitoring interval of the per-ALUN rate samples (Eq. 4; Fig. 14)
+    Every field is declared once with its unit and source; the MMPP(2) shape of bursty slots is not in the
+    thesis and was calibrated once to Table 5's NMST rows (:func:`tieringlab.experiments.lmst.calibration_grid`).
+    """
+
+    n_high_apps: int = param(2, "Num_H, SLA^H applications (Table 6: 1 / 2 / 3 at 40 / 70 / 100 GB)", bounds=(0, None),
+                             unit="applications")
+    n_low_apps: int = param(5, "Num_L, SLA^L applications (Table 6: 3 / 5 / 7)", bounds=(0, None), unit="applications")
+    aluns_per_app: int = param(10, "'each application requests 10 ALUNs, each of which has the capacity of 1GB' "
+                               "(Sec. 4.1.3.2)", bounds=(1, None), unit="ALUNs")
+    alun_bytes: int = param(1 * GB, "the ALUN, 'the minimal capacity/migration unit', 1 GB (Sec. 4.1.1)",
+                            bounds=(1, None), unit="bytes")
+    n_slots: int = param(30, "'an I/O trace consists of 30 time slots' (Sec. 4.1.3.1)", bounds=(1, None),
+                         unit="slots")
+    slot_s: float = param(20 * MINUTE, "'each of which lasts around 20 minutes' (Sec. 4.1.3.1), exactly 20 (A25)",
+                          bounds=(1e-6, None), unit="s")
+    burst_ratio: float = param(0.5, "p, '50 % of each virtual ALUN's arrival flows are bursty' (Sec. 4.1.3.1; "
+                               "Table 7: 0.3 / 0.5 / 0.7)", bounds=(0.0, 1.0), unit="fraction")
+    idle_rate_high: float = param(10 * KB / MS, "idle-slot mean of an SLA^H ALUN, 10 KB/ms (Sec. 4.1.3.1; per "
+                                  "ALUN, A2)", bounds=(1e-9, None), unit="bytes/s")
+    idle_rate_low: float = param(5 * KB / MS, "idle-slot mean of an SLA^L ALUN, 5 KB/ms (Sec. 4.1.3.1; per ALUN, A2)",
+                                 bounds=(1e-9, None), unit="bytes/s")
+    burst_rate_factor: float = param(2.0, "'we double the mean arrival rates in bursty time slots' (Sec. 4.1.3.1)",
+                                     bounds=(1e-9, None), unit="factor")
+    mean_io_bytes: float = param(100 * KB, "'The mean I/O size is 100KB' (exponential sizes, Sec. 4.1.3.1)",
+                                 bounds=(1e-9, None), unit="bytes")
+    burst_high_share: float = param(0.1, "pi_H, share of a bursty slot's time in the MMPP's high phase (thesis "
+                                    "silent; calibrated to Table 5 NMST)", bounds=(1e-4, 0.9999), unit="fraction")
+    burst_peak_ratio: float = param(7.0, "k, high-phase rate / bursty-slot mean (thesis silent; calibrated; "
+                                    "needs k burst_high_share < 1)", bounds=(1.0, None), unit="factor")
+    burst_high_sojourn_s: float = param(10.0, "T_H, mean high-phase sojourn (thesis silent; calibrated)",
+                                        bounds=(1e-3, None), unit="s")
+    slot_persistence: float = param(0.0, "lag-1 correlation of a slot's state with the previous (A4: 0 = i.i.d. "
+                                    "Bernoulli(p))", bounds=(0.0, 0.99), unit="fraction")
+    bursts_high_priority: bool = param(True, "bursty slots for SLA^H ALUNs too (reading A3: 'each virtual ALUN')")
+    sample_s: float = param(1 * MINUTE, "monitoring interval of the per-ALUN rate samples of Eq. 4: per minute, "
+                            "as Fig. 14 plots (A6; thesis silent); divides slot_s", bounds=(1e-6, None), unit="s")
 
     def __post_init__(self):
-        ints = dict(n_high_apps=(self.n_high_apps, 0), n_low_apps=(self.n_low_apps, 0),
-                    aluns_per_app=(self.aluns_per_app, 1), n_slots=(self.n_slots, 1), alun_bytes=(self.alun_bytes, 1))
-        for name, (v, lo) in ints.items():
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise ValueError(f"LmstWorkloadParams.{name} must be an integer >= {lo}; got {v!r}")
-        if self.n_high_apps + self.n_low_apps < 1:
-            raise ValueError("LmstWorkloadParams needs at least one application (n_high_apps + n_low_apps >= 1)")
-        pos = dict(slot_s=self.slot_s, idle_rate_high=self.idle_rate_high, idle_rate_low=self.idle_rate_low,
-                   burst_rate_factor=self.burst_rate_factor, mean_io_bytes=self.mean_io_bytes,
-                   burst_peak_ratio=self.burst_peak_ratio, burst_high_sojourn_s=self.burst_high_sojourn_s,
-                   sample_s=self.sample_s)
-        for name, v in pos.items():
-            if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"LmstWorkloadParams.{name} must be a positive finite number; got {v!r}")
-        if not 0.0 <= self.burst_ratio <= 1.0:
-            raise ValueError(f"LmstWorkloadParams.burst_ratio must lie in [0, 1]; got {self.burst_ratio!r}")
-        if not 0.0 < self.burst_high_share < 1.0:
-            raise ValueError(f"LmstWorkloadParams.burst_high_share must lie in (0, 1); got {self.burst_high_share!r}")
-        if not self.burst_peak_ratio * self.burst_high_share < 1.0 or self.burst_peak_ratio < 1.0:
-            raise ValueError("LmstWorkloadParams.burst_peak_ratio k must satisfy 1 <= k < 1 / burst_high_share "
-                             f"(the low phase needs a rate >= 0); got k={self.burst_peak_ratio!r}, "
-                             f"burst_high_share={self.burst_high_share!r}")
-        if not 0.0 <= self.slot_persistence < 1.0:
-            raise ValueError(f"LmstWorkloadParams.slot_persistence must lie in [0, 1); got {self.slot_persistence!r}")
-        n_samples = self.slot_s / self.sample_s
-        if abs(n_samples - round(n_samples)) > 1e-9 * n_samples:
-            raise ValueError(f"LmstWorkloadParams.sample_s must divide slot_s; got {self.sample_s!r} and {self.slot_s!r}")
+        """Each field against its declaration (:func:`tieringlab.params.field_problems`), then the cross-field
+        checks: at least one application, ``k pi_H < 1`` (the low phase's rate >= 0), ``sample_s`` divides
+        ``slot_s``."""
+        problems = field_problems(self)
+        if not problems:
+            if self.n_high_apps + self.n_low_apps < 1:
+                problems.append("n_low_apps: the workload needs at least one application (n_high_apps + n_low_apps "
+                                ">= 1)")
+            if not self.burst_peak_ratio * self.burst_high_share < 1.0:
+                problems.append("burst_peak_ratio k must satisfy k < 1 / burst_high_share (the low phase needs a "
+                                f"rate >= 0); got k={self.burst_peak_ratio!r}, burst_high_share="
+                                f"{self.burst_high_share!r}")
+            n_samples = self.slot_s / self.sample_s
+            if abs(n_samples - round(n_samples)) > 1e-9 * n_samples:
+                problems.append(f"sample_s must divide slot_s; got {self.sample_s!r} and {self.slot_s!r}")
+        cross_field(problems)
 
     @property
     def n_apps(self) -> int:
@@ -302,7 +308,8 @@ def generate_slot(key, wp: LmstWorkloadParams, slot: int, states: np.ndarray | N
     length = np.diff(cut)
     counts_piece = rng.poisson(total * length)
     N = int(counts_piece.sum())
-    e = rng.standard_exponential(out=thread_scratch(_SCRATCH, "e", N + counts_piece.size))      # the same draws as without out=
+    # the same draws as without out=
+    e = rng.standard_exponential(out=thread_scratch(_SCRATCH, "e", N + counts_piece.size))
     u = rng.random(out=thread_scratch(_SCRATCH, "u", N))
     time, size, alun = (np.empty(N), np.empty(N), np.empty(N, np.int32)) if out is None else out.take(N)
     _lmst_native.fill_pieces(e, u, cut, counts_piece, np.ascontiguousarray(rate), float(t0), time, alun)

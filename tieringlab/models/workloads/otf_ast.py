@@ -63,9 +63,10 @@ import jax
 import numpy as np
 
 from tieringlab.models.mmpp import on_off_intervals, on_off_points
-from tieringlab.units import GiB, KiB, MiB, MINUTE
+from tieringlab.units import MINUTE, GiB, KiB, MiB
 
-__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "arrivals", "calibration_stats", "scaled_sublun_bytes", "SIZES", "SIZE_PROBS", "fit"]
+__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "arrivals", "calibration_stats",
+           "scaled_sublun_bytes", "SIZES", "SIZE_PROBS", "fit"]
 
 #: Request sizes and their probabilities (notes Sec. 6.2, a documented MSR-like mix).
 SIZES = np.array([4, 8, 16, 32, 64], np.int64) * KiB
@@ -119,7 +120,8 @@ class OtfTwinSpec:
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"{self.name}: {f} must be > 0; got {v!r}")
         if int(self.band_width) != self.band_width or not (1 <= self.band_width <= self.n_subluns):
-            raise ValueError(f"{self.name}: band_width must be an integer in [1, {self.n_subluns}]; got {self.band_width!r}")
+            raise ValueError(f"{self.name}: band_width must be an integer in [1, {self.n_subluns}]; "
+                             f"got {self.band_width!r}")
         if int(self.region_subluns) != self.region_subluns or not (self.band_width <= self.region_subluns
                                                                      <= self.n_subluns // 2):
             raise ValueError(f"{self.name}: region_subluns must be an integer in [band_width, {self.n_subluns // 2}]; "
@@ -129,7 +131,8 @@ class OtfTwinSpec:
                              f"must fit the {self.duration_min}-minute envelope")
         for a, b in self.active_phases_min:
             if not (0 <= a < b <= self.replay_min):
-                raise ValueError(f"{self.name}: active phase ({a}, {b}) must lie in [0, replay_min={self.replay_min}] min")
+                raise ValueError(f"{self.name}: active phase ({a}, {b}) must lie in "
+                                 f"[0, replay_min={self.replay_min}] min")
 
     @property
     def n_subluns(self) -> int:
@@ -207,7 +210,8 @@ def arrivals(rng, spec: OtfTwinSpec, scale: float = 1.0):
     on = on_off_intervals(rng, T, spec.burst_on_s, spec.burst_off_s, start_on=bool(rng.random() < p_on))
     total_on = float((on[:, 1] - on[:, 0]).sum())
     base = rng.uniform(0.0, T, rng.poisson(lo * T))
-    burst = on_off_points(rng, on, int(rng.poisson(lo * (spec.burst_ratio - 1.0) * total_on))) if on.size else np.zeros(0)
+    burst = (on_off_points(rng, on, int(rng.poisson(lo * (spec.burst_ratio - 1.0) * total_on))) if on.size
+             else np.zeros(0))
     t = np.sort(np.concatenate([base, burst]))
     inside = (t >= spec.train_start_s) & (t < spec.replay_start_s + spec.replay_min * MINUTE)
     return t[inside | (rng.random(t.size) < spec.outside_rate_factor)]
@@ -347,7 +351,8 @@ def _window(t, lo, hi):
 
 
 def calibration_stats(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0, *, ssd_subluns: int = 24,
-                      cache_bytes: int = 24 * GiB, block_bytes: int = 4 * KiB, response: bool = True, key_seed: int = 0):
+                      cache_bytes: int = 24 * GiB, block_bytes: int = 4 * KiB, response: bool = True,
+                      key_seed: int = 0):
     """The twin's values of its calibration targets (module docstring), from the trace and the device model:
 
     - ``read_ratio``: reads in the replay window (C14);
@@ -393,7 +398,8 @@ def fit(name: str, *, seed: int = 0, rounds: int = 2, log=print) -> dict[str, fl
     mean response is the steepest target and the reuse knob moves the HDD load). Starts from the current
     :data:`OTF_TWINS` values. Only published trace statistics enter."""
     spec = OTF_TWINS[name]
-    ranges = {"mean_iops": (20.0, 2000.0), "background_share": (0.0, 0.29), "p_seq": (0.0, 1.0), "p_repeat": (0.0, 0.95)}
+    ranges = {"mean_iops": (20.0, 2000.0), "background_share": (0.0, 0.29), "p_seq": (0.0, 1.0),
+              "p_repeat": (0.0, 0.95)}
     items = list(TARGETS[name].items())
     plan = items * int(rounds) + [items[0]]
     for stat, (knob, target) in plan:

@@ -1,0 +1,383 @@
+"""The experiment grids of the ARA chapter: Table 1, Fig. 3, 5, 6, 8, Table 2 and the sensitivity study.
+
+Each grid runs its systems by name through :func:`tieringlab.policies.registry.run`, each configuration with its
+own :class:`AraParams` (the section's ``policy`` with the fields the configuration sets, :func:`system_run`),
+and returns a labelled Dataset whose ``config`` coordinate carries those parameters (``system``, ``k``,
+``th_s``, ``th_l``, ...): tables and claims select by coordinate, never by parsing a label.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from typing import NamedTuple
+
+import jax
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from tieringlab.claims import ara as C
+from tieringlab.experiments.ara.section import (
+    AraLoadBalancingParams,
+    AraParams,
+    _fig3_mmpps,
+    _phased_mmpp,
+    _services,
+    _streams,
+    balanced_accuracy,
+    mean_service,
+    service_scv,
+)
+from tieringlab.models import burstiness
+from tieringlab.models.mmpp import sample_with_phases
+from tieringlab.models.workloads.ara import mean_service_s
+from tieringlab.policies import registry
+from tieringlab.policies.ara import predicted_burst_state
+from tieringlab.progress import progress
+from tieringlab.stats import mean_ci
+
+# ------------------------------------------------------------------------------------------ experiments
+
+
+class Run(NamedTuple):
+    """One configuration: its ``label`` (the ``config`` coordinate), the registry ``system`` it runs and the
+    :class:`AraParams` it runs with (their fields become coordinates of the result)."""
+
+    label: str
+    system: str
+    params: AraParams
+
+
+def system_run(label: str, system: str, base: AraParams, **fields) -> Run:
+    """``system`` (a registry name) on ``base`` with ``fields`` set; the name fixes ``policy``."""
+    return Run(label, system, dataclasses.replace(base, **registry.get(system).fixed, **fields))
+
+
+def _policy_runs(arrivals, services, runs, *, key, burst_state=None, predicted=None, desc=""):
+    """Mean response per replication for each :class:`Run` -> (len(runs), R). One batched dispatcher call per
+    run (a few configurations; the replications are the batch), the run's own params."""
+    out = []
+    for run in progress(runs, total=len(runs), desc=desc):
+        res = registry.run(run.system, arrivals, services, params=run.params, key=key, burst_state=burst_state,
+                           predicted_state=predicted)
+        out.append(res["mean_response_s"].values)
+    return np.stack(out)
+
+
+def config_coords(runs) -> dict:
+    """The coordinates along ``config`` of ``runs``: the registry name (``system``) and the dispatcher
+    parameters each ran with (``policy``, ``k``, ``th_s``, ``th_l``: th_l resolved, Fig. 7 step 1a)."""
+    return {"system": ("config", [r.system for r in runs]), "policy": ("config", [r.params.policy for r in runs]),
+            "k": ("config", [int(r.params.k) for r in runs]),
+            "th_s": ("config", [int(r.params.th_s) for r in runs]),
+            "th_l": ("config", [r.params.large_threshold() for r in runs])}
+
+
+def response_dataset(resp, labels, extra_dims: dict, name="response_s", config: dict | None = None) -> xr.Dataset:
+    """``resp`` (extra dims..., config, seed) with its mean and 95 % half-width over the seeds
+    (:func:`tieringlab.stats.mean_ci`); ``config``: coordinates along ``config`` (:func:`config_coords`)."""
+    m, h = mean_ci(resp, axis=-1)
+    coords = {**extra_dims, "config": labels}
+    dims = [*extra_dims, "config"]
+    ds = xr.Dataset({name: (dims + ["seed"], resp), "mean_s": (dims, m), "ci95_s": (dims, h)},
+                    coords={**coords, "seed": np.arange(resp.shape[-1])})
+    if config:
+        ds = ds.assign_coords(config)
+    ds.attrs["units"] = "seconds (mean response time per replication; ci95 = 95 % Student-t half-width)"
+    return ds
+
+
+def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Table 1 and Fig. 5: Rand, Qlen and static ARA (K in ``p.ks``) under the three MMPP(2) workloads
+    (the three workloads' replications in one batch per configuration). Also the on/off predictor's
+    balanced accuracy against the true MMPP phase on each bursty workload (Fig. 6 (c))."""
+    base = p.policy
+    runs = ([system_run("qlen", "Qlen", base), system_run("rand", "Rand", base)]
+            + [system_run(f"ara_k{k}", "ARA", base, k=k) for k in p.ks if k <= base.n_sites])
+    nI, R = len(p.index_of_dispersion), p.n_reps
+    arr, phase = _streams(_fig3_mmpps(p), jax.random.fold_in(key, 0), p.n_jobs, R)
+    svc = _services(jax.random.fold_in(key, 1), p.n_jobs, [mean_service(p)] * (nI * R), [service_scv(p)] * (nI * R))
+    resp = _policy_runs(arr, svc, runs, key=jax.random.fold_in(key, 2), desc="Table 1 / Fig. 5")
+    resp = resp.reshape(len(runs), nI, R).transpose(1, 0, 2)
+    ds = response_dataset(resp, [r.label for r in runs], {"index_of_dispersion": list(p.index_of_dispersion)},
+                          config=config_coords(runs))
+    acc = balanced_accuracy(predicted_burst_state(arr), phase).reshape(nI, R)
+    acc[np.asarray(p.index_of_dispersion) == 1.0] = np.nan  # Poisson: no phases to follow
+    ds["predictor_balanced_accuracy"] = (("index_of_dispersion", "seed"), acc)
+    ds.attrs.update(n_sites=base.n_sites, delay_s=base.delay_s, utilization=p.utilization, service_scv=service_scv(p),
+                    mean_service_s=mean_service(p))
+    return ds
+
+
+def arrivals_per_second(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Fig. 3 (and Fig. 6 (c)): arrivals per second of the three MMPP(2) workloads over ``p.fig3_seconds``,
+    with the true burst phase and the on/off predictor's state per second."""
+    mms = _fig3_mmpps(p)
+    n = int(3 * p.fig3_seconds / p.mean_interarrival_s) + 200
+    sec = np.arange(int(p.fig3_seconds))
+    counts, true_on, pred_on = [], [], []
+    for i, mm in enumerate(mms):  # three workloads
+        t, ph = sample_with_phases(mm, jax.random.fold_in(key, i), n)
+        counts.append(np.bincount(np.floor(t[t < p.fig3_seconds]).astype(int), minlength=sec.size)[: sec.size])
+        j = np.clip(np.searchsorted(t, sec + 0.5), 0, len(t) - 1)  # the phase of the next arrival
+        true_on.append(ph[j])
+        pred_on.append(np.asarray(burstiness.burst_state_at(burstiness.predict_bursts(t), sec + 0.5)))
+    dims = ("index_of_dispersion", "second")
+    return xr.Dataset({"arrivals_per_s": (dims, np.stack(counts)), "true_burst": (dims, np.stack(true_on)),
+                       "predicted_burst": (dims, np.stack(pred_on))},
+                      coords={"index_of_dispersion": list(p.index_of_dispersion), "second": sec})
+
+
+#: Fig. 6 (a)'s five monitoring windows (seconds, thesis Sec. 3.2.2): W2 and W4 hold a change of phase.
+FIG6A_WINDOWS = ((40_000.0, 50_000.0), (50_000.0, 55_000.0), (55_000.0, 64_000.0), (64_000.0, 70_000.0),
+                 (70_000.0, 75_000.0))
+
+
+def fig6a_windows(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Fig. 6 (a): I (Eq. 2, :func:`tieringlab.models.burstiness.index_of_dispersion`) of the inter-arrival
+    times in each of W1..W5 on a reconstruction of the thesis' trace: idle, one peak, idle, Poisson within
+    each phase, the peak from the middle of W2 (52.5 Ks) to the middle of W4 (67 Ks) (our reading of the
+    figure's description), at ``p.fig6a_rates_per_s`` (default: the phased workload's phase rates)."""
+    if p.fig6a_rates_per_s is None:
+        mm = _phased_mmpp(p)
+        idle, peak = float(mm.lam2), float(mm.lam1)
+    else:
+        idle, peak = (float(x) for x in p.fig6a_rates_per_s)
+    edges = np.array([40_000.0, 52_500.0, 67_000.0, 75_000.0])
+    rates = np.array([idle, peak, idle])
+    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).astype(np.uint64).tolist())
+    counts = rng.poisson(rates * np.diff(edges))
+    seg = np.repeat(np.arange(3), counts)
+    t = np.sort(edges[seg] + rng.random(seg.size) * np.diff(edges)[seg])
+    rows = []
+    for a, b in FIG6A_WINDOWS:
+        x = np.diff(t[(t >= a) & (t < b)])
+        rows.append((float(burstiness.index_of_dispersion(x)), x.size + 1))
+    per100 = np.bincount(((t - 40_000.0) // 100).astype(int), minlength=350)[:350]
+    ds = xr.Dataset({"index_of_dispersion": ("window", [r[0] for r in rows]),
+                     "arrivals": ("window", [r[1] for r in rows]),
+                     "start_s": ("window", [w[0] for w in FIG6A_WINDOWS]),
+                     "end_s": ("window", [w[1] for w in FIG6A_WINDOWS]),
+                     "holds_change": ("window", [False, True, False, True, False]),
+                     "arrivals_per_100s": ("time_100s", per100)},
+                    coords={"window": ["W1", "W2", "W3", "W4", "W5"], "time_100s": 40_000.0 + 100.0 * np.arange(350)})
+    ds.attrs.update(idle_rate_per_s=idle, peak_rate_per_s=peak)
+    return ds
+
+
+def predictor_trace(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Fig. 6 (b): one phased run: arrivals per second, true burst phase and the predictor's on/off state
+    per second, and the predictor's index of dispersion per monitoring window."""
+    mm = _phased_mmpp(p)
+    n = int(1.5 * p.fig6_seconds / p.mean_interarrival_s) + 200
+    t, burst = sample_with_phases(mm, key, n)
+    pred = burstiness.predict_bursts(t)
+    sec = np.arange(int(p.fig6_seconds))
+    keep = t < p.fig6_seconds
+    counts = np.bincount(np.floor(t[keep]).astype(int), minlength=sec.size)[: sec.size]
+    # true phase per second: the phase of the next arrival at or after the middle of the second
+    j = np.clip(np.searchsorted(t, sec + 0.5), 0, len(t) - 1)
+    true_on = burst[j]
+    pred_on = np.asarray(burstiness.burst_state_at(pred, sec + 0.5))
+    valid = np.asarray(pred.valid) & (np.asarray(pred.decision_time) < p.fig6_seconds)
+    ds = xr.Dataset(
+        {"arrivals_per_s": ("second", counts), "true_burst": ("second", true_on),
+         "predicted_burst": ("second", pred_on),
+         "window_I": ("window", np.asarray(pred.index_of_dispersion)[valid]),
+         "window_time_s": ("window", np.asarray(pred.decision_time)[valid])},
+        coords={"second": sec})
+    ds.attrs["predictor_agreement_per_second"] = float(np.mean(true_on == pred_on))
+    ds.attrs["phased_index_of_dispersion"] = float(mm.index_of_dispersion())
+    return ds
+
+
+def _phased(p: AraLoadBalancingParams, key, *, mean_interarrival_s=None):
+    """The phased workload's ``p.n_reps`` streams: arrivals, true burst state, predicted state."""
+    arr, burst = _streams([_phased_mmpp(p, mean_interarrival_s)], key, p.n_jobs, p.n_reps)
+    return arr, burst, predicted_burst_state(arr)
+
+
+def online_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Fig. 8: ARA_PRED and ARA_OPT on the phased workload, (a) th_s = ``policy.th_s`` (1), th_l in
+    ``th_l_grid``; (b) th_l = ``policy.th_l`` (14), th_s in ``th_s_grid``; with Qlen and Rand. Coordinates along
+    ``config``: ``system``, ``k``, ``th_s``, ``th_l`` and ``fig8_part`` ("a", "b"; "" for Qlen and Rand). Also
+    the predictor's balanced accuracy per replication (Fig. 6 (b))."""
+    base = p.policy
+    N = base.n_sites
+    arr, burst, pred = _phased(p, jax.random.fold_in(key, 0))
+    svc = _services(jax.random.fold_in(key, 1), p.n_jobs, [mean_service(p)] * p.n_reps, [service_scv(p)] * p.n_reps)
+    runs, parts = [system_run("qlen", "Qlen", base), system_run("rand", "Rand", base)], ["", ""]
+    for pol, name in (("ara_pred", "ARA_PRED"), ("ara_opt", "ARA_OPT")):
+        a = [system_run(f"{pol}_a_thl{x}", name, base, th_l=x) for x in p.th_l_grid if x <= N]
+        b = [system_run(f"{pol}_b_ths{x}", name, base, th_s=x, th_l=base.large_threshold()) for x in p.th_s_grid
+             if x <= N]
+        runs += a + b
+        parts += ["a"] * len(a) + ["b"] * len(b)
+    resp = _policy_runs(arr, svc, runs, key=jax.random.fold_in(key, 2), burst_state=burst, predicted=pred,
+                        desc="Fig. 8")
+    ds = response_dataset(resp, [r.label for r in runs], {},
+                          config={**config_coords(runs), "fig8_part": ("config", parts)})
+    ds["predictor_balanced_accuracy"] = ("seed", balanced_accuracy(pred, burst))
+    ds.attrs.update(jobs_in_burst=float(burst.mean()), predictor_agreement=float((burst == pred).mean()))
+    return ds
+
+
+#: Table 2's policies, in the thesis' column order (the ``config`` labels of the default th_l reading).
+TABLE2_POLICIES = C.TABLE2_POLICIES
+#: Table 2's rules for th_l at N sites (choice 5): Fig. 8's th_l scaled with N (the default), Fig. 7's ceil(N/2).
+TH_L_RULES = ("scaled", "half")
+
+
+def table2_th_l(rule: str, n: int, base: AraParams) -> int:
+    """th_l at ``n`` sites under ``rule``: ``round(th_l n / N)`` of the base dispatcher (Fig. 8 (b)'s 14 of 16;
+    "scaled") or ceil(n / 2) (Fig. 7 step 1a; "half")."""
+    if rule == "half":
+        return int(math.ceil(n / 2))
+    return max(1, min(n, int(round(base.large_threshold() * n / base.n_sites))))
+
+
+def _table2_runs(base: AraParams, n: int, d: float) -> tuple[list[Run], list[str]]:
+    """Table 2's six configurations at ``n`` sites and delay ``d``: Rand, ARA_OPT, ARA_PRED, Qlen (th_l scaled
+    with N), then ARA_OPT and ARA_PRED with th_l = ceil(N / 2) (choice 5); th_s is the base's (1). Also each
+    one's th_l rule ("" for Qlen and Rand, which use no threshold)."""
+    cell = dataclasses.replace(base, n_sites=n, delay_s=d, th_l=table2_th_l("scaled", n, base))
+    half = table2_th_l("half", n, base)
+    runs = [system_run("rand", "Rand", cell), system_run("ara_opt", "ARA_OPT", cell),
+            system_run("ara_pred", "ARA_PRED", cell), system_run("qlen", "Qlen", cell),
+            system_run("ara_opt_half", "ARA_OPT", cell, th_l=half),
+            system_run("ara_pred_half", "ARA_PRED", cell, th_l=half)]
+    return runs, ["", "scaled", "scaled", "", "half", "half"]
+
+
+def table2_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """Table 2: Rand, ARA_OPT, ARA_PRED, Qlen on the phased workload for (a) N, (b) D, (c) load, plus the
+    side-by-side readings: ARA with th_l = ceil(N / 2) (``ara_opt_half``, ``ara_pred_half``; choice 5) and
+    (a) with the arrival rate scaled with N instead of the service time (part ``a_arrivals``; choice 6).
+
+    Cells that are the same simulation (N = 16, D = 1 s, 50 %) run once; the load cells share their
+    arrival streams and run in one batch (services scaled to the load). Every cell uses the same phased
+    arrival streams (common random numbers) except the arrival-scaled ones. Coordinates: along ``cell`` its
+    ``part``, ``n_sites``, ``delay_s``, ``utilization``, ``scaling`` ("service", "arrivals") and both th_l;
+    along ``config`` the ``system``, its ``policy`` and ``th_l_rule`` ("scaled", "half"; "" for Qlen and Rand)."""
+    P0 = p.policy
+    base = (P0.n_sites, P0.delay_s, p.utilization, "service")
+    cells = ([("a", f"N={n}", (n, P0.delay_s, p.utilization, "service")) for n in p.table2_sites]
+             + [("b", f"D={d:g}s", (P0.n_sites, d, p.utilization, "service")) for d in p.table2_delays_s]
+             + [("c", f"load={int(round(100 * u))}%", (P0.n_sites, P0.delay_s, u, "service")) for u in p.table2_loads]
+             + [("a_arrivals", f"N={n} arrivals", (n, P0.delay_s, p.utilization, "arrivals"))
+                for n in p.table2_sites if n != P0.n_sites])
+    sims = list(dict.fromkeys(c[2] for c in cells))       # unique simulations, in order
+    arr, burst, pred = _phased(p, jax.random.fold_in(key, 0))
+    R = p.n_reps
+    out = {}
+    # one batch per (N, D, scaling): the loads of one (N, D) are stacked as replications
+    groups = {}
+    for s in sims:
+        groups.setdefault((s[0], s[1], s[3]), []).append(s)
+    for gi, ((n, d, scaling), members) in enumerate(progress(list(groups.items()), desc="Table 2")):
+        if scaling == "arrivals":  # per-site arrival rate kept: E[A] scaled by N0 / N, E[S] as at N0
+            ea = p.mean_interarrival_s * P0.n_sites / n
+            a, b, pr = _phased(p, jax.random.fold_in(key, 100 + gi), mean_interarrival_s=ea)
+        else:
+            ea, a, b, pr = p.mean_interarrival_s, arr, burst, pred
+        means = np.repeat([mean_service_s(n, u, ea) for (_, _, u, _) in members], R)
+        svc = _services(jax.random.fold_in(key, 1), p.n_jobs, means, [service_scv(p)] * means.size)
+        k = len(members)
+        a, b, pr = (np.tile(x, (k, 1)) for x in (a, b, pr))
+        runs, _ = _table2_runs(P0, n, d)
+        resp = _policy_runs(a, svc, runs, key=jax.random.fold_in(key, 2), burst_state=b, predicted=pr,
+                            desc=f"N={n} D={d:g}")
+        for j, s in enumerate(members):
+            out[s] = resp[:, j * R:(j + 1) * R]
+    resp = np.stack([out[c[2]] for c in cells])
+    runs, rules = _table2_runs(P0, P0.n_sites, P0.delay_s)
+    ds = response_dataset(resp, [r.label for r in runs], {"cell": [c[1] for c in cells]},
+                          config={"system": ("config", [r.system for r in runs]),
+                                  "policy": ("config", [r.params.policy for r in runs]),
+                                  "th_l_rule": ("config", rules)})
+    ds = ds.assign_coords(part=("cell", [c[0] for c in cells]), n_sites=("cell", [c[2][0] for c in cells]),
+                          delay_s=("cell", [float(c[2][1]) for c in cells]),
+                          utilization=("cell", [float(c[2][2]) for c in cells]),
+                          scaling=("cell", [c[2][3] for c in cells]),
+                          th_l=("cell", [table2_th_l("scaled", c[2][0], P0) for c in cells]),
+                          th_l_half=("cell", [table2_th_l("half", c[2][0], P0) for c in cells]))
+    ds.attrs["base_cell"] = [c[1] for c in cells if c[2] == base][0] if any(c[2] == base for c in cells) else ""
+    return ds
+
+
+# ------------------------------------------------------------------------------------------ sensitivity
+
+
+def sensitivity_settings(p: AraLoadBalancingParams) -> pd.DataFrame:
+    """The workload settings of the sensitivity study: every (E[A], SCV, rate ratio) at the default share
+    of jobs in bursts, and every (rate ratio, share) at the default E[A] and SCV."""
+    rows = [(ea, scv, R, p.mmpp_jobs_in_burst) for ea, scv, R in
+            itertools.product(p.sens_mean_interarrival_s, p.sens_service_scv, p.sens_rate_ratio)]
+    rows += [(p.mean_interarrival_s, service_scv(p), R, f) for R, f in
+             itertools.product(p.sens_rate_ratio, p.sens_jobs_in_burst) if f != p.mmpp_jobs_in_burst]
+    rows = list(dict.fromkeys(rows))
+    df = pd.DataFrame(rows, columns=["mean_interarrival_s", "service_scv", "rate_ratio", "jobs_in_burst"])
+    df.insert(1, "mean_service_s", [mean_service_s(p.policy.n_sites, p.utilization, ea)
+                                    for ea in df.mean_interarrival_s])
+    df["default"] = ((df.mean_interarrival_s == p.mean_interarrival_s) & (df.service_scv == service_scv(p))
+                     & (df.rate_ratio == p.mmpp_rate_ratio) & (df.jobs_in_burst == p.mmpp_jobs_in_burst))
+    return df
+
+
+SENS_T1_POLICIES = ("qlen", "rand")
+SENS_F8_POLICIES = ("qlen", "rand", "ara_opt", "ara_pred")
+#: The registry name of each policy of the sensitivity study.
+SENS_SYSTEMS = {"qlen": "Qlen", "rand": "Rand", "ara_opt": "ARA_OPT", "ara_pred": "ARA_PRED"}
+
+
+def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
+    """The workload sensitivity study: for every setting of :func:`sensitivity_settings`, (i) Qlen and Rand
+    under the three Fig. 3 workloads (Table 1's orderings) and (ii) Qlen, Rand, ARA_OPT and ARA_PRED
+    (th_s = ``policy.th_s``, th_l = ``policy.th_l``) on the phased workload (Fig. 8's orderings), ``sens_n_reps`` x
+    ``sens_n_jobs`` each. All settings and replications of one policy run in ONE batched dispatcher call
+    (the settings are stacked as replications). Returns ``t1_response_s`` (setting, index_of_dispersion,
+    policy, seed) and ``f8_response_s`` (setting, policy, seed)."""
+    st = sensitivity_settings(p)
+    base = p.policy
+    S, nI, R, n = len(st), len(p.index_of_dispersion), p.sens_n_reps, p.sens_n_jobs
+    es = np.repeat(st.mean_service_s.values, R)
+    scv = np.repeat(st.service_scv.values, R)
+    # (i) Table 1: settings x I x replications, one batch
+    mms = [mm for row in st.itertuples() for mm in _fig3_mmpps(p, row.mean_interarrival_s, row.jobs_in_burst,
+                                                                  row.rate_ratio)]
+    arr, _ = _streams(mms, jax.random.fold_in(key, 0), n, R)
+    svc = _services(jax.random.fold_in(key, 1), n, np.repeat(es.reshape(S, R), nI, axis=0).ravel(),
+                    np.repeat(scv.reshape(S, R), nI, axis=0).ravel())
+    t1 = _policy_runs(arr, svc, [system_run(x, SENS_SYSTEMS[x], base) for x in SENS_T1_POLICIES],
+                      key=jax.random.fold_in(key, 2), desc="sensitivity, Table 1")
+    t1 = t1.reshape(len(SENS_T1_POLICIES), S, nI, R).transpose(1, 2, 0, 3)
+    # (ii) Fig. 8: settings x replications of the phased workload, one batch
+    mms = [_phased_mmpp(p, row.mean_interarrival_s, row.jobs_in_burst, row.rate_ratio) for row in st.itertuples()]
+    arr, burst = _streams(mms, jax.random.fold_in(key, 3), n, R)
+    svc = _services(jax.random.fold_in(key, 4), n, es, scv)
+    f8 = _policy_runs(arr, svc, [system_run(x, SENS_SYSTEMS[x], base) for x in SENS_F8_POLICIES],
+                      key=jax.random.fold_in(key, 5), burst_state=burst, predicted=predicted_burst_state(arr),
+                      desc="sensitivity, Fig. 8")
+    f8 = f8.reshape(len(SENS_F8_POLICIES), S, R).transpose(1, 0, 2)
+    coords = {c: ("setting", st[c].values) for c in st.columns}
+    return xr.Dataset({"t1_response_s": (("setting", "index_of_dispersion", "t1_policy", "seed"), t1),
+                       "f8_response_s": (("setting", "f8_policy", "seed"), f8)},
+                      coords={"setting": np.arange(S), "index_of_dispersion": list(p.index_of_dispersion),
+                              "t1_policy": list(SENS_T1_POLICIES), "f8_policy": list(SENS_F8_POLICIES),
+                              "seed": np.arange(R), **coords})
+
+
+def rate_ratio_calibration(p: AraLoadBalancingParams, key) -> pd.DataFrame:
+    """Rand on the phased workload (N, D, rho of the base) for each of ``p.calibration_rate_ratios`` (all in
+    one batch), beside Table 2's 1109.33 s: the calibration of ``mmpp_rate_ratio`` (choice 3)."""
+    Rs = list(p.calibration_rate_ratios)
+    arr, _ = _streams([_phased_mmpp(p, rate_ratio=r) for r in Rs], jax.random.fold_in(key, 0), p.n_jobs, p.n_reps)
+    svc = _services(jax.random.fold_in(key, 1), p.n_jobs, [mean_service(p)] * arr.shape[0],
+                    [service_scv(p)] * arr.shape[0])
+    resp = _policy_runs(arr, svc, [system_run("rand", "Rand", p.policy)], key=jax.random.fold_in(key, 2),
+                        desc="calibration")[0].reshape(len(Rs), p.n_reps)
+    m, h = mean_ci(resp, axis=-1)
+    return pd.DataFrame({"rate_ratio": Rs, "rand_mean_s": m, "rand_ci95_s": h, "thesis_rand_s": 1109.33,
+                         "default": [r == p.mmpp_rate_ratio for r in Rs]})
