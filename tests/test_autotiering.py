@@ -284,43 +284,104 @@ def test_bad_params_name_the_field():
 def test_unknown_knob_names_the_allowed_fields():
     """Each system takes exactly its own parameters: AutoTiering's knobs are not IDT's (an unknown knob would
     otherwise run the default silently)."""
-    with pytest.raises(ParamsError, match=r"IDT: unknown knob 'aging_factor'; GreedyTieringParams has: rank, "
-                                          r"iops_budget, cadence, monitor_epoch_s"):
+    with pytest.raises(ParamsError, match=r"IDT: unknown knob 'aging_factor'; GreedyTieringParams has: "
+                                          r"monitor_epoch_s, migration_epoch_s, gamma, gamma_s, rank, iops_budget, "
+                                          r"cadence$"):
         registry.make_params("IDT", {"aging_factor": 0.5})
     with pytest.raises(ParamsError, match=r"AutoTiering: unknown knob 'cadence'; AutoTieringParams has: "
-                                          r"monitor_epoch_s, migration_epoch_s, gamma"):
+                                          r"monitor_epoch_s, migration_epoch_s, gamma, gamma_s, spc"):
         registry.make_params("AutoTiering", {"cadence": "monitor"})
 
 
+def test_params_compose_the_shared_epochs_with_each_systems_settings():
+    """AutoTieringParams and GreedyTieringParams are the epochs (declared once, in TieringEpochs) and each system's
+    own settings; every check still runs on the composed params and on each piece alone."""
+    for cls, own in ((at.AutoTieringParams, at.AutoTieringSettings), (at.GreedyTieringParams, at.GreedySettings)):
+        assert issubclass(cls, at.TieringEpochs) and issubclass(cls, own)
+        names = [f.name for f in dataclasses.fields(cls)]
+        assert names == [f.name for f in dataclasses.fields(at.TieringEpochs)] + [f.name for f in
+                                                                                   dataclasses.fields(own)]
+    shared = {f.name for f in dataclasses.fields(at.TieringEpochs)}
+    assert shared == {"monitor_epoch_s", "migration_epoch_s", "gamma", "gamma_s"}
+    assert not shared & {f.name for f in dataclasses.fields(at.AutoTieringSettings)}
+    assert not shared & {f.name for f in dataclasses.fields(at.GreedySettings)}
+    assert at.TieringEpochs(migration_epoch_s=1800.0).every == 6 and at.AutoTieringParams().every == 3
+    assert at.GreedyTieringParams(cadence="monitor").every == 1 and at.GreedyTieringParams().every == 3
+    with pytest.raises(ValueError, match="migration_epoch_s must be a whole multiple"):
+        at.TieringEpochs(migration_epoch_s=450.0)
+    with pytest.raises(ValueError, match="migration_epoch_s must be a whole multiple"):
+        at.GreedyTieringParams(migration_epoch_s=450.0)
+    with pytest.raises(ValueError, match=r"TieringEpochs\.gamma_s: expected a number in \[0\.01, 1\.0\], got 2"):
+        at.TieringEpochs(gamma_s=2.0)
+    with pytest.raises(ValueError, match=r"sla must be > 0"):
+        at.AutoTieringSettings(sla=0.0)
+    with pytest.raises(ValueError, match=r"spc and wet must have one row per tier each"):
+        at.AutoTieringSettings(wet=((1.0, 1.0, 1.0),))
+    with pytest.raises(ValueError, match=r"levels_s must be >= 2 distinct"):
+        at.AutoTieringSettings(levels_s=(0.0, 0.0))
+    with pytest.raises(ValueError, match=r"GreedySettings\.cadence: expected one of"):
+        at.GreedySettings(cadence="daily")
+
+
 def test_section_embeds_each_systems_params():
-    """params.yaml's autotiering section sets AutoTieringParams, IDT's and EDT's GreedyTieringParams, the
-    DatacenterParams and the WorkloadParams directly; unknown keys at any level (a former top-level knob
-    included) are errors naming the allowed names; the systems share epochs and Gamma."""
+    """params.yaml's autotiering section sets the shared TieringEpochs once, AutoTiering's settings, IDT's and
+    EDT's GreedySettings, the DatacenterParams and the WorkloadParams directly; unknown keys at any level (a
+    former top-level knob included) are errors naming the allowed names; system_params puts each system's
+    parameters together."""
     import tieringlab.experiments.autotiering as X
 
     p = params.validate_section("autotiering", {"policy": {"history": "B", "levels_s": [0.0, 1e-4]},
                                                 "edt": {"rank": "iops"}, "datacenter": {"n_disks": [4, 4, 4]},
                                                 "workload": {"sigma": 0.5}})
-    assert p.policy == at.AutoTieringParams(history="B", levels_s=(0.0, 1e-4))
-    assert p.idt == at.GreedyTieringParams(rank="iops", iops_budget=False)
-    assert p.edt == at.GreedyTieringParams(rank="iops")
+    assert p.epochs == at.TieringEpochs()
+    assert p.policy == at.AutoTieringSettings(history="B", levels_s=(0.0, 1e-4))
+    assert p.idt == at.GreedySettings(rank="iops", iops_budget=False)
+    assert p.edt == at.GreedySettings(rank="iops")
     assert p.datacenter == af.DatacenterParams(n_disks=(4, 4, 4)) and p.workload == wl.WorkloadParams(sigma=0.5)
-    assert [X.system_params(p, n) for n in X.POLICIES] == [p.policy, p.idt, p.edt]
+    assert [X.system_params(p, n) for n in X.POLICIES] == [
+        at.AutoTieringParams(history="B", levels_s=(0.0, 1e-4)), at.GreedyTieringParams(rank="iops", iops_budget=False),
+        at.GreedyTieringParams(rank="iops")]
+    assert X.system_params(X.AutoTieringExperimentParams(), "IDT") == registry.make_params("IDT")
     with pytest.raises(ParamsError, match=r"autotiering\.policy\.histroy: unknown parameter; allowed: aging_factor, "
-                                          r"fallback_qd, gamma"):
+                                          r"fallback_qd, history, levels_s"):
         params.validate_section("autotiering", {"policy": {"histroy": "B"}})
-    with pytest.raises(ParamsError, match=r"autotiering\.n_disks: unknown parameter; allowed: datacenter, edt, idt, "
-                                          r"n_epochs"):
+    with pytest.raises(ParamsError, match=r"autotiering\.n_disks: unknown parameter; allowed: datacenter, edt, "
+                                          r"epochs, idt, n_epochs"):
         params.validate_section("autotiering", {"n_disks": [2, 2, 2]})
     with pytest.raises(ParamsError, match=r"notebook parameters: autotiering\.history: unknown parameter; "
                                           r"allowed: datacenter, edt"):
         params.check("autotiering", {"history": "B"})
-    with pytest.raises(ParamsError, match=r"autotiering\.idt\.gamma \(0\.8\) must equal policy\.gamma \(0\.9\)"):
-        params.validate_section("autotiering", {"idt": {"gamma": 0.8}})
     with pytest.raises(ParamsError, match=r"autotiering\.idt\.rank must be 'iops'"):
         params.validate_section("autotiering", {"idt": {"rank": "density"}})
     with pytest.raises(ParamsError, match=r"autotiering\.datacenter\.n_disks needs one count per Table IV tier"):
         params.validate_section("autotiering", {"datacenter": {"n_disks": [2, 2]}})
+
+
+def test_the_epochs_are_declared_and_set_once_for_the_three_systems():
+    """The epochs and Gamma live in ``autotiering.epochs`` only: one setting reaches AutoTiering, IDT and EDT (a
+    reading of the epoch length is one override), and the systems' own mappings refuse them, naming what they
+    have."""
+    import tieringlab.experiments.autotiering as X
+
+    p = params.validate_section("autotiering", {"epochs": {"migration_epoch_s": 1800.0, "gamma": 0.8}})
+    for name in X.POLICIES:
+        q = X.system_params(p, name)
+        assert (q.monitor_epoch_s, q.migration_epoch_s, q.gamma, q.gamma_s, q.every) == (300.0, 1800.0, 0.8, 0.9, 6)
+    hourly = readings.Reading("hourly", {"epochs.monitor_epoch_s": 3600.0, "epochs.migration_epoch_s": 10800.0})
+    h = hourly.apply(params.validate_section("autotiering", {}))
+    assert {X.system_params(h, n).monitor_epoch_s for n in X.POLICIES} == {3600.0}
+    assert {X.system_params(h, n).migration_epoch_s for n in X.POLICIES} == {10800.0}
+    with pytest.raises(ParamsError, match=r"autotiering\.idt\.monitor_epoch_s: unknown parameter; allowed: cadence, "
+                                          r"iops_budget, rank$"):
+        params.validate_section("autotiering", {"idt": {"monitor_epoch_s": 60.0}})
+    with pytest.raises(ParamsError, match=r"autotiering\.policy\.gamma: unknown parameter; allowed: aging_factor, "
+                                          r"fallback_qd, history"):
+        params.validate_section("autotiering", {"policy": {"gamma": 0.8}})
+    with pytest.raises(ParamsError, match=r"autotiering\.epochs\.migration_epoch_s must be a whole multiple"):
+        params.validate_section("autotiering", {"epochs": {"migration_epoch_s": 450.0}})
+    with pytest.raises(ParamsError, match=r"autotiering\.epochs\.rank: unknown parameter; allowed: gamma, gamma_s, "
+                                          r"migration_epoch_s, monitor_epoch_s$"):
+        params.validate_section("autotiering", {"epochs": {"rank": "iops"}})
 
 
 def test_readings_go_through_tieringlab_readings(monkeypatch):

@@ -9,9 +9,11 @@ whether the paper's orderings and rough magnitudes follow from the algorithm und
 and workload model, not reproduce the testbed's numbers.
 
 Grid: ``n_seeds`` seeds (one scenario each: VMDK sizes, demand dynamics, initial placement, the same for
-every policy) x the three policies, one vmapped call per policy, each with its own parameters embedded in the
-section (``policy``, ``idt``, ``edt``; the model's ``datacenter`` and ``workload``); then the readings of the
-reading notes' Sec. 6.6 side by side (:data:`READINGS`, :mod:`tieringlab.readings`, chosen by ``sensitivity``).
+every policy) x the three policies, one vmapped call per policy, each with its own settings embedded in the
+section (``policy``, ``idt``, ``edt``) and the epochs and Gamma the three share embedded once (``epochs``;
+:func:`system_params` puts each system's parameters together), beside the model's ``datacenter`` and
+``workload``; then the readings of the reading notes' Sec. 6.6 side by side (:data:`READINGS`,
+:mod:`tieringlab.readings`, chosen by ``sensitivity``).
 Intervals are 95 % Student-t intervals over seeds (:mod:`tieringlab.stats`). Epochs before ``warmup_epochs`` (the
 paper's "warming up periods from 0-3 epochs", Sec. V-C) are left out of every comparison.
 
@@ -33,6 +35,7 @@ Documented choices (the paper is silent; reading notes ``autotiering.md`` Sec. 6
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import jax
@@ -46,7 +49,7 @@ from tieringlab.models.devices import autotiering_ssd_table, autotiering_tier_ta
 from tieringlab.models.workloads import autotiering as wl
 from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
-from tieringlab.policies.autotiering import SPC_DEFAULT, AutoTieringParams, GreedyTieringParams
+from tieringlab.policies.autotiering import SPC_DEFAULT, AutoTieringSettings, GreedySettings, TieringEpochs
 from tieringlab.readings import Reading
 from tieringlab.stats import fmt_ci, mean_ci, relative_separation
 from tieringlab.units import GB, MB, US
@@ -57,7 +60,8 @@ BASELINES = ("IDT", "EDT")
 _SPC_T1, _, _SPC_T3 = SPC_DEFAULT
 
 #: The readings run side by side (reading notes Sec. 6.6): the parameters each sets (key paths into the section)
-#: and why it is plausible. The default reading is the section's documented defaults.
+#: and why it is plausible. The default reading is the section's documented defaults. A reading of the epochs or
+#: Gamma sets ``epochs.<field>`` once: the three systems decide on it together.
 READINGS = (
     Reading("n_disks_1", {"datacenter.n_disks": (1, 1, 1)}, "1 disk per tier (instead of 2)"),
     Reading("n_disks_4", {"datacenter.n_disks": (4, 4, 4)}, "4 disks per tier"),
@@ -83,23 +87,27 @@ _BY_NAME = {r.name: r for r in READINGS}
 @section("autotiering")
 @dataclass(frozen=True)
 class AutoTieringExperimentParams:
-    """The notebook's section: the run's size, the three systems' parameters (embedded: ``params.yaml`` and
-    papermill set their fields, ``autotiering: {policy: {history: "B"}}``), the simulated testbed and workloads,
-    and the readings run side by side. IDT, EDT and AutoTiering share the epochs and Gamma (a fair comparison:
-    the cross-field checks hold them equal)."""
+    """The notebook's section: the run's size, the epochs and Gamma the three systems share (``epochs``, set
+    once for all three: a fair comparison), each system's own settings (embedded: ``params.yaml`` and papermill
+    set their fields, ``autotiering: {policy: {history: "B"}, epochs: {migration_epoch_s: 1800.0}}``), the
+    simulated testbed and workloads, and the readings run side by side. :func:`system_params` gives each system
+    its parameters (``epochs`` + its settings)."""
 
     n_seeds: int = param(10, "seeds (scenarios) per policy; the paper reports no repetitions (notes 6.1: >= 10)",
                          bounds=(2, 256))
     n_epochs: int = param(60, "monitor epochs per run (not printed; notes 6.1: 20 migration epochs)",
                           bounds=(6, 10_000))
     warmup_epochs: int = param(4, "epochs 0-3 left out of comparisons (Sec. V-C: warm-up 0-3 epochs)", bounds=(0, 1000))
-    policy: AutoTieringParams = param(AutoTieringParams(), "AutoTiering (Alg. 1-2, Eq. 5-7; no value printed: "
-                                                           "notes 6.1-6.3)")
-    idt: GreedyTieringParams = param(GreedyTieringParams(rank="iops", iops_budget=False),
-                                     "IDT (Sec. V-A: greedy by measured IOPS, storage cap only; the name fixes "
-                                     "rank = 'iops' and iops_budget = false)")
-    edt: GreedyTieringParams = param(GreedyTieringParams(), "EDT (Sec. V-A, after Guerra et al.: IOPS density under "
-                                                            "an IOPS budget; the name fixes iops_budget = true)")
+    epochs: TieringEpochs = param(TieringEpochs(), "the monitor and migration epochs and Eq. 5's Gamma that "
+                                                   "AutoTiering, IDT and EDT all decide on (notes 6.1; one value "
+                                                   "for the three)")
+    policy: AutoTieringSettings = param(AutoTieringSettings(), "AutoTiering's own settings (Alg. 1-2, Eq. 6-7; no "
+                                                               "value printed: notes 6.1-6.3)")
+    idt: GreedySettings = param(GreedySettings(rank="iops", iops_budget=False),
+                                "IDT (Sec. V-A: greedy by measured IOPS, storage cap only; the name fixes "
+                                "rank = 'iops' and iops_budget = false)")
+    edt: GreedySettings = param(GreedySettings(), "EDT (Sec. V-A, after Guerra et al.: IOPS density under an IOPS "
+                                                  "budget; the name fixes iops_budget = true)")
     datacenter: af.DatacenterParams = param(af.DatacenterParams(), "the simulated testbed of Table IV's tiers "
                                                                    "(notes 6.1, 6.5)")
     workload: wl.WorkloadParams = param(wl.WorkloadParams(), "the Table V workloads (notes 6.4)")
@@ -118,11 +126,6 @@ class AutoTieringExperimentParams:
         if len(self.policy.spc) != 3 or len(self.policy.wet) != 3:
             problems.append(f"policy.spc and policy.wet need one (P, B, S) row per Table IV tier (3); got "
                             f"{self.policy.spc!r} and {self.policy.wet!r}")
-        for name in ("idt", "edt"):
-            g = getattr(self, name)
-            problems += [f"{name}.{f} ({getattr(g, f)}) must equal policy.{f} ({getattr(self.policy, f)}): the three "
-                         f"systems run on the same epochs and Eq. 5 caps" for f in _SHARED
-                         if getattr(g, f) != getattr(self.policy, f)]
         if self.idt.rank != "iops" or self.idt.iops_budget:
             problems.append(f"idt.rank must be 'iops' and idt.iops_budget false (IDT: 'greedy IOPS-only', Sec. V-A); "
                             f"got {self.idt.rank!r} and {self.idt.iops_budget!r}")
@@ -130,10 +133,6 @@ class AutoTieringExperimentParams:
             problems.append("edt.iops_budget must be true (EDT: 'based on both VM capacity and IOPS requirements', "
                             "Sec. V-A)")
         cross_field(problems)
-
-
-#: The fields AutoTiering, IDT and EDT share (one value for all three).
-_SHARED = ("monitor_epoch_s", "migration_epoch_s", "gamma", "gamma_s")
 
 
 # ------------------------------------------------------------------------------------------ inputs
@@ -149,7 +148,7 @@ def table_i() -> pd.DataFrame:
 def table_iv(p: AutoTieringExperimentParams) -> pd.DataFrame:
     """Table IV per disk in the paper's units, with our disks per tier and the Eq. 5 caps."""
     t = autotiering_tier_table()
-    caps = af.capacity_caps(af.tier_arrays(t, p.datacenter.n_disks), p.policy.gamma, p.policy.gamma_s)
+    caps = af.capacity_caps(af.tier_arrays(t, p.datacenter.n_disks), p.epochs.gamma, p.epochs.gamma_s)
     return pd.DataFrame({
         "model": t["model"], "protocol": t["protocol"],
         "read IOPS": t["read_iops"], "write IOPS": t["write_iops"],
@@ -171,14 +170,17 @@ def table_v() -> pd.DataFrame:
 
 
 def system_params(p: AutoTieringExperimentParams, name: str):
-    """The parameters the section gives system ``name`` (one of :data:`POLICIES`): each its own."""
-    return {"AutoTiering": p.policy, "IDT": p.idt, "EDT": p.edt}[name]
+    """The parameters the section gives system ``name`` (one of :data:`POLICIES`): the shared ``epochs`` and the
+    system's own settings (``policy``, ``idt`` or ``edt``), with the fields its name fixes from the registry."""
+    own = {"AutoTiering": p.policy, "IDT": p.idt, "EDT": p.edt}[name]
+    knobs = {f.name: getattr(part, f.name) for part in (p.epochs, own) for f in dataclasses.fields(part)}
+    return registry.make_params(name, knobs)
 
 
 def scenarios(p: AutoTieringExperimentParams, key) -> xr.Dataset:
     """One scenario per seed (dimension ``seed``): the observations every policy gets."""
     per = [wl.scenario(jax.random.fold_in(key, s), tier_table=autotiering_tier_table(), n_disks=p.datacenter.n_disks,
-                       n_epochs=p.n_epochs, epoch_s=p.policy.monitor_epoch_s, gamma_s=p.policy.gamma_s, wp=p.workload)
+                       n_epochs=p.n_epochs, epoch_s=p.epochs.monitor_epoch_s, gamma_s=p.epochs.gamma_s, wp=p.workload)
            for s in range(p.n_seeds)]  # a loop over seeds (scenario assembly), never over VMDKs
     return xr.concat(per, dim="seed", data_vars="all", coords="minimal", compat="override").assign_coords(
         seed=np.arange(p.n_seeds))
@@ -475,7 +477,7 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
     ratios = {b: float(np.mean(sel(lat_area, at)) / np.mean(sel(lat_area, b))) for b in BASELINES}
     out[C.C12_LATENCY] = (max(ratios.values()), f"AT latency area / IDT {ratios['IDT']:.3g}, / EDT {ratios['EDT']:.3g}")
     # C13: first AT migration at the first migration epoch; more even per-tier IOPS shares after warm-up
-    every = p.policy.every
+    every = p.epochs.every
     started_at = res["started"].sel(policy=at).any("vmdk").values                   # (seed, epoch)
     first = np.where(started_at.any(axis=1), np.argmax(started_at, axis=1), -1)
     share = s["t_iops"].sum("direction") / s["t_iops"].sum(["direction", "tier"])

@@ -68,7 +68,7 @@ from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.units import MB, US, KiB
 
 __all__ = [
-    "AutoTieringParams", "GreedyTieringParams", "AtScores",
+    "TieringEpochs", "AutoTieringSettings", "AutoTieringParams", "GreedySettings", "GreedyTieringParams", "AtScores",
     "autotiering_scores", "tier_major_greedy", "place_leftovers", "autotiering_monitor",
     "greedy_baseline_decide", "run_autotiering", "run_idt", "run_edt", "simulate",
 ]
@@ -101,14 +101,26 @@ def _triples(name: str, m) -> list[str]:
 SPC_DEFAULT = ((1.0, 1.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0))
 
 
+def _settings_problems(p) -> list[str]:
+    """AutoTiering's checks across its own fields (Eq. 6 needs one (P, B, S) row of spc and wet per tier)."""
+    problems = _triples("spc", p.spc) + _triples("wet", p.wet)
+    if not problems and np.shape(p.spc) != np.shape(p.wet):
+        problems.append("spc and wet must have one row per tier each")
+    if not problems and np.any(np.asarray(p.wet, float).sum(axis=1) <= 0):
+        problems.append("wet: every tier needs a positive weight sum (Eq. 6 divides by it)")
+    if p.sla <= 0:
+        problems.append(f"sla must be > 0 (Eq. 6 multiplies every score by it); got {p.sla!r}")
+    if len(set(p.levels_s)) < 2:
+        problems.append(f"levels_s must be >= 2 distinct injected latencies >= 0 s (Sec. IV-2: several "
+                        f"latencies per session); got {p.levels_s!r}")
+    return problems
+
+
 @dataclass(frozen=True)
-class AutoTieringParams:
-    """AutoTiering's knobs. The paper prints none of their values (Sec. V-A gives the specialties in
-    words only); every default is a documented choice of the reading notes (Sec. 6.1-6.3), stated at its
-    field. ``spc`` and ``wet`` hold one (P, B, S) row per tier; the tier latency ``L_t`` of A1.35 is the
-    IO-weighted latency the tier's VMDKs measured ("measured") or the tier's unloaded 4 KiB datasheet
-    latency ``qd / IOPS + 4 KiB / BW`` at the measured read mix ("datasheet", Table II's "original" latency read
-    as the device's own; also the fallback of a tier that served no IO)."""
+class TieringEpochs:
+    """The monitor and migration epochs and Eq. 5's Gamma that AutoTiering, IDT and EDT all decide on (Sec. V-A
+    compares them on the same testbed: one value for the three, declared here once). ``every``: monitor epochs
+    per migration epoch."""
 
     monitor_epoch_s: float = param(300.0, "monitorEpoch (Alg. 1 line 3); no value printed: documented choice "
                                           "(notes 6.1)", bounds=(1.0, None), unit="s")
@@ -118,6 +130,26 @@ class AutoTieringParams:
     gamma: float = param(0.9, "Gamma_k of Eq. 5 for throughput and bandwidth ('preset percentage'; documented "
                               "choice)", bounds=(0.01, 1.0))
     gamma_s: float = param(0.9, "Gamma of Eq. 5 for storage (documented choice)", bounds=(0.01, 1.0))
+
+    def __post_init__(self):
+        cross_field(field_problems(self))
+        cross_field(_epoch_problems(self))
+
+    @property
+    def every(self) -> int:
+        """Monitor epochs per migration epoch."""
+        return int(round(self.migration_epoch_s / self.monitor_epoch_s))
+
+
+@dataclass(frozen=True)
+class AutoTieringSettings:
+    """AutoTiering's own knobs. The paper prints none of their values (Sec. V-A gives the specialties in
+    words only); every default is a documented choice of the reading notes (Sec. 6.1-6.3), stated at its
+    field. ``spc`` and ``wet`` hold one (P, B, S) row per tier; the tier latency ``L_t`` of A1.35 is the
+    IO-weighted latency the tier's VMDKs measured ("measured") or the tier's unloaded 4 KiB datasheet
+    latency ``qd / IOPS + 4 KiB / BW`` at the measured read mix ("datasheet", Table II's "original" latency read
+    as the device's own; also the fallback of a tier that served no IO)."""
+
     spc: tuple[tuple[float, float, float], ...] = param(
         SPC_DEFAULT, "spc[t] (P, B, S) per tier, Eq. 6: Sec. V-A's words T1 (1,1,0), T2 (1,1,1), T3 (0,0,1)",
         bounds=(0.0, None))
@@ -146,28 +178,23 @@ class AutoTieringParams:
 
     def __post_init__(self):
         cross_field(field_problems(self))
-        problems = _epoch_problems(self) + _triples("spc", self.spc) + _triples("wet", self.wet)
-        if not problems and np.shape(self.spc) != np.shape(self.wet):
-            problems.append("spc and wet must have one row per tier each")
-        if not problems and np.any(np.asarray(self.wet, float).sum(axis=1) <= 0):
-            problems.append("wet: every tier needs a positive weight sum (Eq. 6 divides by it)")
-        if self.sla <= 0:
-            problems.append(f"sla must be > 0 (Eq. 6 multiplies every score by it); got {self.sla!r}")
-        if len(set(self.levels_s)) < 2:
-            problems.append(f"levels_s must be >= 2 distinct injected latencies >= 0 s (Sec. IV-2: several "
-                            f"latencies per session); got {self.levels_s!r}")
-        cross_field(problems)
-
-    @property
-    def every(self) -> int:
-        """Monitor epochs per migration epoch."""
-        return int(round(self.migration_epoch_s / self.monitor_epoch_s))
+        cross_field(_settings_problems(self))
 
 
 @dataclass(frozen=True)
-class GreedyTieringParams:
-    """IDT and EDT (Sec. V-A), per VMDK. The paper gives only one sentence each; the readings are the
-    reading notes' Sec. 3 (documented choices, at each field). The names fix what makes them IDT or EDT:
+class AutoTieringParams(AutoTieringSettings, TieringEpochs):
+    """AutoTiering: the epochs and Gamma it shares with IDT and EDT (:class:`TieringEpochs`) and its own
+    settings (:class:`AutoTieringSettings`)."""
+
+    def __post_init__(self):
+        cross_field(field_problems(self))
+        cross_field(_epoch_problems(self) + _settings_problems(self))
+
+
+@dataclass(frozen=True)
+class GreedySettings:
+    """IDT's and EDT's own knobs (Sec. V-A), per VMDK. The paper gives only one sentence each; the readings are
+    the reading notes' Sec. 3 (documented choices, at each field). The names fix what makes them IDT or EDT:
     "IDT" ranks by ``iops`` without the IOPS budget, "EDT" has the budget (registry ``fixed``)."""
 
     rank: str = param("density", "EDT: measured IOPS per byte of VMDK, descending ('capacity and IOPS'); IDT: "
@@ -178,13 +205,15 @@ class GreedyTieringParams:
     cadence: str = param("migration", "decide every migration epoch, as AutoTiering (the fair default), or every "
                                       "monitor epoch (EDT 'updates VM-tier assignment for every epoch')",
                          choices=("migration", "monitor"))
-    monitor_epoch_s: float = param(300.0, "monitor epoch, as AutoTiering's (documented choice)", bounds=(1.0, None),
-                                   unit="s")
-    migration_epoch_s: float = param(900.0, "migration epoch, as AutoTiering's (documented choice)",
-                                     bounds=(1.0, None), unit="s")
-    gamma: float = param(0.9, "Gamma_k of Eq. 5, as AutoTiering's (documented choice)", bounds=(0.01, 1.0))
-    gamma_s: float = param(0.9, "Gamma of Eq. 5 for storage, as AutoTiering's (documented choice)",
-                           bounds=(0.01, 1.0))
+
+    def __post_init__(self):
+        cross_field(field_problems(self))
+
+
+@dataclass(frozen=True)
+class GreedyTieringParams(GreedySettings, TieringEpochs):
+    """IDT and EDT: the epochs and Gamma they share with AutoTiering (:class:`TieringEpochs`) and their own
+    settings (:class:`GreedySettings`)."""
 
     def __post_init__(self):
         cross_field(field_problems(self))
@@ -192,7 +221,8 @@ class GreedyTieringParams:
 
     @property
     def every(self) -> int:
-        return 1 if self.cadence == "monitor" else int(round(self.migration_epoch_s / self.monitor_epoch_s))
+        """Monitor epochs per decision: 1 at the monitor cadence, else per migration epoch."""
+        return 1 if self.cadence == "monitor" else super().every
 
 
 # ============================================================================ what a controller sees
