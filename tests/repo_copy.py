@@ -14,9 +14,11 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-# A commit needs an author; DVC's experiment commits take it from the environment like git.
+# A commit needs an author; DVC's experiment commits take it from the environment like git. The dates are
+# fixed too, so two copies of the same files are the same commit (the metrics record it, results.provenance).
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                "GIT_COMMITTER_EMAIL": "t@t"}
+                "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+                "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00"}
 
 
 def sh(cmd: list[str], cwd: Path, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -26,7 +26,7 @@ from tieringlab.claims import (
     within_abs,
     within_rel,
 )
-from tieringlab.results import Outputs
+from tieringlab.results import PROVENANCE_KEYS, Outputs
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):
@@ -63,11 +63,15 @@ def test_outputs_write_figures_tables_metrics(tmp_path):
     out.metric("n", 3)
     out.metric("arr", np.array([1.5, np.nan]))
     data = json.loads((tmp_path / "metrics/99_demo.json").read_text())
-    assert data == {"notebook": "99_demo", "values": {"n": 3, "arr": [1.5, None]}, "claims": {}}
-    # wall-clock times go to the log, never into the DVC outputs (figures, tables, metrics)
+    prov = data["provenance"]  # the old call (no params): recorded, with no parameters' hash and no scale
+    assert tuple(prov) == tuple(sorted(PROVENANCE_KEYS)) and (prov["params_hash"], prov["scale"]) == (None, "unknown")
+    assert data == {"notebook": "99_demo", "values": {"n": 3, "arr": [1.5, None]}, "claims": {}, "provenance": prov}
+    # wall-clock times go to the log, never into the DVC outputs (figures, tables, metrics); so does the run's date
     out.timing("sweep", pd.Series({"lru": 1.25, "arc": 2.5}))
-    assert json.loads((tmp_path / "logs/99_demo.json").read_text()) == {
-        "notebook": "99_demo", "timings": {"sweep": {"lru": 1.25, "arc": 2.5}}}
+    log = json.loads((tmp_path / "logs/99_demo.json").read_text())
+    run_date = log["provenance"].pop("run_date")
+    assert log == {"notebook": "99_demo", "timings": {"sweep": {"lru": 1.25, "arc": 2.5}}, "provenance": prov}
+    assert isinstance(run_date, str) and run_date[:4].isdigit() and "T" in run_date
     assert json.loads((tmp_path / "metrics/99_demo.json").read_text()) == data
 
 

@@ -1,7 +1,9 @@
 """The claims ledger: gather every notebook's metrics into ``results/REPORT.md`` and ``results/report.csv``.
 
 One row per claim defined in :mod:`tieringlab.claims`, with paper, table or figure, claim, paper
-value, reproduced value, tolerance and a computed verdict. Run as ``python -m tieringlab.report``
+value, reproduced value, tolerance, a computed verdict and the provenance of the run it comes from
+(:func:`notebook_provenance`: a metrics file without provenance, committed to git or written before
+provenance existed, gives no verdict). Run as ``python -m tieringlab.report``
 (the ``report`` stage of ``dvc.yaml``) or ``tieringlab report``, which also write the results site
 ``results/index.html`` (:mod:`tieringlab.site`).
 """
@@ -18,11 +20,13 @@ from pathlib import Path
 import pandas as pd
 
 from tieringlab import fileio, paths
-from tieringlab.claims import DIFFERS, HOLDS, MISSING, registry
-from tieringlab.results import complete_installs
+from tieringlab.claims import DIFFERS, HOLDS, MISSING, UNTESTABLE, registry, verdict_given
+from tieringlab.results import complete_installs, current_params_hash, provenance_status
 
 COLUMNS = ["paper", "where", "claim", "paper_value", "reproduced", "tolerance", "verdict", "kind", "note", "source",
-           "id"]
+           "id", "provenance"]
+#: The note of a claim whose metrics file has no provenance: its value is not taken (no verdict).
+NO_PROVENANCE = "metrics without provenance (not run here)"
 
 
 class ReportError(ValueError):
@@ -52,8 +56,28 @@ def _read_metrics(metrics_dir: Path) -> dict[str, dict]:
                 raise ReportError(f"{path}: claim {cid!r} is not defined in tieringlab/claims/")
             if cid in found:
                 raise ReportError(f"{path}: claim {cid!r} also reported by {found[cid]['file']}")
-            found[cid] = {**entry, "file": path.name}
+            found[cid] = {**entry, "file": path.name, "provenance": data.get("provenance")}
     return found
+
+
+def _metrics_files(metrics_dir: Path) -> list[Path]:
+    return sorted(p for p in metrics_dir.glob("*.json") if not p.name.startswith(".")) if metrics_dir.is_dir() else []
+
+
+def notebook_provenance(results: str | Path | None = "results") -> dict[str, dict]:
+    """``{stem: provenance}`` of every metrics file under ``results/metrics/``: its ``provenance`` entry (empty
+    when it has none) plus ``status``, :func:`tieringlab.results.provenance_status` against the hash
+    ``params.yaml`` gives the notebook now ("no run here", "reduced scale", "stale (...)", "paper scale", ...)."""
+    out: dict[str, dict] = {}
+    for path in _metrics_files(paths.results_dir(results) / "metrics"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            data = None  # the ledger names an unreadable file (_read_metrics)
+        prov = data.get("provenance") if isinstance(data, dict) else None
+        prov = prov if isinstance(prov, dict) else None
+        out[path.stem] = {**(prov or {}), "status": provenance_status(prov, current_params_hash(path.stem))}
+    return out
 
 
 def _fmt(value, unit: str) -> str:
@@ -90,16 +114,32 @@ def build(results: str | Path | None = "results") -> pd.DataFrame:
     a missing ``metrics/`` folder in it means no stage has reported yet (every claim not reproduced)."""
     root = _results_root(results)
     found = _read_metrics(root / "metrics") if (root / "metrics").is_dir() else {}
-    rows = []
-    for cid, claim in registry().items():
+    status = {stem: prov["status"] for stem, prov in notebook_provenance(root).items()}
+    defined = registry()
+
+    def value_of(cid: str):
         entry = found.get(cid, {})
-        value = entry.get("value")
+        # a metrics file without provenance is not a run of this checkout: no verdict from it
+        return (None, True) if entry and not isinstance(entry.get("provenance"), dict) else (entry.get("value"), False)
+
+    # the preconditions as measured on the run: a claim whose mechanism the run cannot exercise is untestable
+    pre = {cid: (c, value_of(cid)[0]) for cid, c in defined.items() if c.kind == "precondition"}
+    rows = []
+    for cid, claim in defined.items():
+        entry = found.get(cid, {})
+        value, unrun = value_of(cid)
         notes = [n for n in (claim.note, entry.get("note")) if n]
+        if unrun:
+            notes.append(NO_PROVENANCE)
+        verdict, why = verdict_given(claim, value, pre)
+        if why:
+            notes.append(why)
         rows.append({
             "paper": claim.paper, "where": claim.where, "claim": claim.text,
             "paper_value": claim.paper_value, "reproduced": _fmt(value, claim.unit),
-            "tolerance": claim.check.describe(claim.unit), "verdict": claim.verdict(value), "kind": claim.kind,
+            "tolerance": claim.check.describe(claim.unit), "verdict": verdict, "kind": claim.kind,
             "note": " ".join(notes), "source": f"notebooks/{claim.source}.ipynb", "id": cid,
+            "provenance": status.get(claim.source, ""),
         })
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -108,13 +148,35 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+#: The verdicts a paper's claim rows are counted by, in the order the ledger's first table shows them.
+COUNTED = (HOLDS, DIFFERS, UNTESTABLE, MISSING)
+
+
+def counts_by_paper(ledger: pd.DataFrame) -> pd.DataFrame:
+    """Per paper (rows, in ledger order), over its rows of kind ``claim``: ``claims`` and the count of each verdict
+    of :data:`COUNTED` (``untestable``: a precondition of the claim's mechanism fails on our run)."""
+    claims = ledger[ledger["kind"] == "claim"]
+    papers = list(dict.fromkeys(ledger["paper"]))
+    out = pd.DataFrame(0, index=pd.Index(papers, name="paper"), columns=["claims", *COUNTED])
+    for paper, group in claims.groupby("paper", sort=False):
+        c = Counter(group["verdict"])
+        out.loc[paper] = [len(group), *(c.get(v, 0) for v in COUNTED)]
+    return out[out["claims"] > 0]
+
+
 def summary(ledger: pd.DataFrame) -> str:
-    """``"N claims: a hold, b differ, c not reproduced yet"`` over the rows of kind "claim", then the
-    calibration and sanity rows, which are not counted as evidence about the papers."""
+    """``"N claims: a hold, b differ, u untestable, c not reproduced yet"`` over the rows of kind "claim", then the
+    other kinds, which are not counted as evidence about the papers (preconditions: how many hold and fail)."""
     claims = ledger[ledger["kind"] == "claim"]
     counts = Counter(claims["verdict"])
     text = (f"{len(claims)} claims: {counts.get(HOLDS, 0)} hold, {counts.get(DIFFERS, 0)} differ, "
-            f"{counts.get(MISSING, 0)} not reproduced yet")
+            + (f"{counts.get(UNTESTABLE, 0)} untestable, " if counts.get(UNTESTABLE, 0) else "")
+            + f"{counts.get(MISSING, 0)} not reproduced yet")
+    pre = ledger[ledger["kind"] == "precondition"]
+    if len(pre):
+        c = Counter(pre["verdict"])
+        text += (f"; {len(pre)} preconditions of our runs ({c.get(HOLDS, 0)} hold, {c.get(DIFFERS, 0)} fails, "
+                 f"{c.get(MISSING, 0)} not measured yet)")
     for kind, label in (("calibration", "calibration checks"), ("sanity", "simulator sanity checks"),
                         ("extension", "statements of our own (no paper's)")):
         rows = ledger[ledger["kind"] == kind]
@@ -136,6 +198,14 @@ def render_markdown(ledger: pd.DataFrame) -> str:
         + (", `extension` rows are statements of our own." if (ledger["kind"] == "extension").any() else "."),
         "",
         f"**{summary(ledger)}.**",
+        "",
+        "| paper | claims | hold | differ | untestable | not reproduced yet |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *(f"| {_md_cell(p)} | " + " | ".join(str(int(v)) for v in row) + " |"
+          for p, row in counts_by_paper(ledger).iterrows()),
+        "",
+        "`untestable`: a precondition of the claim's mechanism (a `precondition` row, measured on the run) fails, "
+        "so the run says nothing about the paper's system; the row names it.",
         "",
     ]
     for paper, group in ledger.groupby("paper", sort=False):

@@ -20,15 +20,35 @@ our own). Both are recorded, in the order the notebook saves them, in a small ma
 files (``figures/<notebook>/manifest.json``, ``tables/<notebook>/manifest.json``) that the results
 site (:mod:`tieringlab.site`) reads. A figure saved without a caption gets its matplotlib title
 (its suptitle, or the title of its only titled panel).
+
+Provenance. ``Outputs("00_quickstart", results_dir, params=P, seed=seed)`` (plus ``shared={"traces": TR}``
+for a notebook whose section ``uses = ("traces",)``) records in the metrics JSON, under ``provenance``,
+where the numbers come from: ``commit`` (HEAD of the git checkout at the repository root), ``dirty``
+(whether a tracked file differs from it, not counting ``results/``, ``build/`` and ``dvc.lock``, which
+the pipeline itself writes), ``params_hash`` (:func:`params_hash` of the notebook's parameters: its
+section, the shared sections it uses and the seed), ``scale`` (``"paper"`` when those parameters are the
+ones ``params.yaml`` gives the notebook, else ``"reduced"``) and ``commit_date`` (the commit's date).
+``commit`` and ``dirty`` are None outside a git checkout. Only what is fixed for a given tree and
+parameters goes there, so a rerun with the same parameters, seed and code still writes the same bytes:
+the *commit's* date, not the run's. The wall-clock date of the run goes, with the same provenance, to
+``logs/<notebook>.json`` (``provenance.run_date``). The old call ``Outputs(stem, results_dir)`` still
+works and records ``params_hash`` None and ``scale`` ``"unknown"``. The ledger and the site show each
+notebook's :func:`provenance_status` (a reduced-scale or stale run is marked as such; a metrics file
+without provenance, such as one committed to git, gives no verdict: see :mod:`tieringlab.report`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import datetime
+import hashlib
 import json
 import math
 import os
+import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +56,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from tieringlab import fileio, paths
+from tieringlab import fileio, params, paths
 
 matplotlib.rcParams["svg.hashsalt"] = "tieringlab"  # deterministic SVG element ids
 
@@ -76,12 +96,154 @@ def _check_caption(kind: str, name: str, caption, reproduces) -> None:
             raise TypeError(f"{kind} {name!r}: {what} must be a string or None, got {type(text).__name__}")
 
 
-class Outputs:
-    """Saves one notebook's figures, tables, metrics and claim values under a results directory."""
+#: Where the numbers of a metrics file come from (module docstring): what :class:`Outputs` records.
+PROVENANCE_KEYS = ("commit", "dirty", "params_hash", "scale", "commit_date")
+#: What the repository's own runs write and so never make a tree "dirty" (pathspecs from the repository root).
+_NOT_DIRTY = ("results", "build", "dvc.lock")
 
-    def __init__(self, notebook: str, results_dir: str | os.PathLike | None = None):
+
+def params_hash(values: Mapping[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON of a notebook's parameters (``{field: value, ..., shared_section:
+    {...}, "seed": seed}``, as :func:`tieringlab.pipeline.parameters_from` gives them without ``results_dir``):
+    plain values, sorted keys, no spaces, a whole float written as the integer it equals (``params.yaml``'s
+    ``160000000`` and a notebook's ``160000000.0`` are one parameter value: validation may give either). The one
+    hash both a run (:class:`Outputs`) and the current ``params.yaml`` (:func:`current_params_hash`) are given."""
+    def canonical(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: canonical(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [canonical(x) for x in v]
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    text = json.dumps(canonical(plain(dict(values))), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def notebook_values(section_obj: Any, *, shared: Mapping[str, Any] | None = None, seed: Any = None) -> dict:
+    """A notebook's parameters as :func:`tieringlab.pipeline.parameters_from` passes them: the validated section
+    (``P``), each shared section it ``uses`` (``shared["traces"]``: a dict, validated here, or the section
+    instance) and the seed. A shared section the section uses and ``shared`` lacks, or one it does not use, is
+    an error: the hash would not be the one ``params.yaml`` gives."""
+    if not dataclasses.is_dataclass(section_obj) or isinstance(section_obj, type):
+        raise TypeError(f"params must be the notebook's validated section (P = params.check(...)), "
+                        f"got {type(section_obj).__name__}")
+    shared = dict(shared or {})
+    uses = tuple(getattr(type(section_obj), "uses", ()))
+    name = getattr(type(section_obj), "section_name", type(section_obj).__name__)
+    missing, extra = [u for u in uses if u not in shared], sorted(set(shared) - set(uses))
+    if missing or extra:
+        raise ValueError(f"section {name!r} uses the shared sections {list(uses)}: pass shared= with exactly "
+                         f"those (missing {missing}, not used {extra})")
+    values = plain(dataclasses.asdict(section_obj))
+    for key in uses:
+        obj = shared[key]
+        if not dataclasses.is_dataclass(obj):
+            obj = params.validate_section(key, obj, source="notebook parameters")
+        values[key] = plain(dataclasses.asdict(obj))
+    values["seed"] = plain(seed)
+    return values
+
+
+def current_params_hash(stem: str, root: str | os.PathLike | None = None) -> str | None:
+    """:func:`params_hash` of the parameters ``params.yaml`` (at ``root``, default the repository root) gives
+    notebook ``stem`` now; None when it has no section for it or cannot be read or validated."""
+    from tieringlab import pipeline  # noqa: PLC0415  (same layer; pipeline imports this module)
+
+    root = Path(root) if root is not None else paths.repo_root()
+    try:
+        values = pipeline.parameters_from(params.load(root / "params.yaml"), stem, None)
+    except (ValueError, OSError):  # ParamsError is a ValueError, as is a stem that names no notebook
+        return None
+    return params_hash(values)
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """``git args`` run in ``root``: its stdout, or None when git is missing or fails (not a checkout)."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        proc = subprocess.run(["git", "--no-optional-locks", *args], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def git_state(root: str | os.PathLike | None = None) -> dict[str, Any]:
+    """``{"commit", "dirty", "commit_date"}`` of the git checkout at ``root`` (default the repository root):
+    HEAD's hash, whether a tracked file differs from it (outside ``results/``, ``build/`` and ``dvc.lock``;
+    read without taking git's index lock) and HEAD's committer date (ISO 8601). All None outside a checkout,
+    without git, or in a repository with no commit."""
+    root = Path(root) if root is not None else paths.repo_root()
+    head = _git(root, "show", "-s", "--format=%H%n%cI", "HEAD")
+    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                  *(f":(exclude){p}" for p in _NOT_DIRTY)) if head else None
+    if not head or status is None:
+        return {"commit": None, "dirty": None, "commit_date": None}
+    commit, date = (head.splitlines() + ["", ""])[:2]
+    return {"commit": commit.strip() or None, "dirty": bool(status.strip()), "commit_date": date.strip() or None}
+
+
+def provenance(notebook: str, section_obj: Any = None, *, shared: Mapping[str, Any] | None = None,
+               seed: Any = None, root: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The ``provenance`` entry of ``notebook``'s metrics (module docstring) for a run with ``section_obj``
+    (None: not known, ``params_hash`` None and ``scale`` ``"unknown"``), ``shared`` and ``seed``."""
+    root = Path(root) if root is not None else paths.repo_root()
+    prov: dict[str, Any] = {**git_state(root), "params_hash": None, "scale": "unknown"}
+    if section_obj is not None:
+        prov["params_hash"] = params_hash(notebook_values(section_obj, shared=shared, seed=seed))
+        current = current_params_hash(notebook, root)
+        prov["scale"] = "unknown" if current is None else "paper" if current == prov["params_hash"] else "reduced"
+    return {k: prov[k] for k in PROVENANCE_KEYS}
+
+
+#: :func:`provenance_status`'s first words, one per case.
+NO_RUN, REDUCED, STALE, PAPER, UNKNOWN_SCALE = ("no run here", "reduced scale",
+                                                 "stale (params.yaml changed since the run)", "paper scale",
+                                                 "unknown scale")
+
+
+def provenance_kind(prov: Mapping[str, Any] | None, current_hash: str | None) -> str:
+    """Which of :data:`NO_RUN`, :data:`REDUCED`, :data:`UNKNOWN_SCALE`, :data:`STALE`, :data:`PAPER` a metrics
+    file's ``provenance`` is, given the hash ``params.yaml`` gives its notebook now (:func:`current_params_hash`).
+    No provenance (a metrics file committed to git, or written before provenance existed): no run here. A run
+    recorded at paper scale whose parameters are no longer ``params.yaml``'s: stale."""
+    if not isinstance(prov, Mapping):
+        return NO_RUN
+    if prov.get("scale") == "reduced":
+        return REDUCED
+    if prov.get("scale") != "paper" or not prov.get("params_hash"):
+        return UNKNOWN_SCALE
+    return PAPER if prov["params_hash"] == current_hash else STALE
+
+
+def provenance_status(prov: Mapping[str, Any] | None, current_hash: str | None) -> str:
+    """A short label for a metrics file's ``provenance``: :func:`provenance_kind`, then the commit's short hash
+    and date and "(dirty tree)" when the tree differed from it, e.g. ``"paper scale, commit 7f05e7c of
+    2026-11-24 (dirty tree)"``; ``"no run here"`` alone when there is no provenance."""
+    kind = provenance_kind(prov, current_hash)
+    if kind == NO_RUN:
+        return kind
+    commit, date = prov.get("commit"), prov.get("commit_date")
+    where = f"commit {str(commit)[:7]}" if commit else "no git commit"
+    if commit and date:
+        where += f" of {str(date)[:10]}"
+    if prov.get("dirty"):
+        where += " (dirty tree)"
+    return f"{kind}, {where}"
+
+
+class Outputs:
+    """Saves one notebook's figures, tables, metrics and claim values under a results directory.
+
+    ``params`` (the notebook's validated section, ``P``), ``seed`` and ``shared`` (the shared sections the
+    section ``uses``, e.g. ``{"traces": TR}``) are recorded as the metrics' provenance (module docstring)."""
+
+    def __init__(self, notebook: str, results_dir: str | os.PathLike | None = None, *, params: Any = None,
+                 seed: Any = None, shared: Mapping[str, Any] | None = None):
         if not notebook or "/" in notebook or notebook.endswith(".ipynb"):
             raise ValueError(f"notebook must be a stem like '00_quickstart', got {notebook!r}")
+        prov = provenance(notebook, params, shared=shared, seed=seed)  # a bad params/shared stops here
         self.notebook = notebook
         self.root = paths.results_dir(results_dir)
         self.figures_dir = self.root / "figures" / notebook
@@ -94,8 +256,11 @@ class Outputs:
             fileio.remove_stale_temps(d)
         fileio.remove_stale_temps(self.metrics_path.parent, names=(self.metrics_path.name,))
         fileio.remove_stale_temps(self.log_path.parent, names=(self.log_path.name,))
-        self._metrics: dict[str, Any] = {"notebook": notebook, "values": {}, "claims": {}}
+        self._metrics: dict[str, Any] = {"notebook": notebook, "values": {}, "claims": {}, "provenance": prov}
         self._timings: dict[str, Any] = {}
+        # the run's wall-clock date goes to the log (not a DVC output), beside the same provenance
+        run_date = datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
+        update_log(self.log_path, {"notebook": notebook, "provenance": {**prov, "run_date": run_date}})
         # Caption manifests, written on the first save of each kind (so a run replaces the last run's).
         self._manifests: dict[str, list[dict[str, Any]]] = {"figures": [], "tables": []}
         self._write_metrics()

@@ -6,7 +6,9 @@ Written by the ``report`` stage (``python -m tieringlab.report``) after the ledg
   listing the folders, so a new notebook appears without touching this module): its title (the first
   heading of the notebook), the papers its claims come from, a link to the executed notebook, every
   figure (the PNG embedded) and every table (the CSV rendered) with its caption and the paper figure or
-  table it reproduces, and its scalar metrics;
+  table it reproduces, its scalar metrics, and the provenance of its metrics
+  (:func:`tieringlab.report.notebook_provenance`: the commit and date of the run, and whether it is at
+  paper scale, reduced, stale or not run here);
 - the claims ledger (:func:`tieringlab.report.build`) with filters by paper, verdict and kind.
 
 Captions come from the manifests :class:`tieringlab.results.Outputs` writes beside the files (the
@@ -181,7 +183,7 @@ def _scalars(root: Path, stem: str) -> list[tuple[str, Any]]:
             if isinstance(v, (int, float, bool)) or v is None]
 
 
-def _notebook_section(root: Path, stem: str, papers: list[str]) -> str:
+def _notebook_section(root: Path, stem: str, papers: list[str], provenance: dict | None = None) -> str:
     title = notebook_title(root, stem)
     parts = [f'<section class="notebook" id="nb-{_esc(stem)}"><h2>{_esc(title)}</h2>']
     meta = [f"<code>notebooks/{_esc(stem)}.ipynb</code>"]
@@ -191,6 +193,9 @@ def _notebook_section(root: Path, stem: str, papers: list[str]) -> str:
                     f'(<a href="notebooks/{_esc(stem)}.ipynb">.ipynb</a>)')
     if papers:
         meta.append("papers: " + "; ".join(_esc(p) for p in papers))
+    if provenance is not None:
+        kind = re.sub(r"[^a-z]+", "-", provenance["status"].split(",")[0].split("(")[0].lower()).strip("-")
+        meta.append(f'<span class="provenance {kind}">{_esc(provenance["status"])}</span>')
     parts.append(f'<p class="meta">{" · ".join(meta)}</p>')
     figures = items(root / "figures" / stem, "figures", (".png", ".svg"))
     for item in figures:
@@ -246,9 +251,10 @@ figcaption{margin:.5em 0;color:#374151}.ref{font-weight:600;color:#23364d}.infer
 .scroll{overflow-x:auto}table.data{border-collapse:collapse;font-size:.88em}
 table.data th,table.data td{border:1px solid #dde2e7;padding:.25em .5em;text-align:left;vertical-align:top}
 table.data th{background:#f1f4f7;position:sticky;top:0}td.verdict{font-weight:600;white-space:nowrap}
-td.holds{color:#166534;background:#ecfdf3}td.differs{color:#991b1b;background:#fef2f2}
+td.holds{color:#166534;background:#ecfdf3}td.differs{color:#991b1b;background:#fef2f2}td.untestable{color:#92400e;background:#fffbeb}
 td.not-reproduced-yet{color:#6b7280}#ledger-filters{margin:.6em 0}#ledger-filters label{margin-right:1em}
 #ledger-count{color:#4b5563}details.metrics{margin:.6em 0}
+.provenance{font-weight:600}.provenance.reduced-scale,.provenance.stale,.provenance.no-run-here{color:#92400e}
 """
 
 _SCRIPT = """
@@ -283,7 +289,8 @@ def build(results: str | Path | None = "results") -> str:
             papers_of[claim.source].append(claim.paper)
     stems = notebooks(root)
     nav = "".join(f'<a href="#nb-{_esc(s)}">{_esc(s)}</a>' for s in stems) + '<a href="#ledger">claims ledger</a>'
-    sections = [_notebook_section(root, s, papers_of.get(s, [])) for s in stems]
+    provenance = report.notebook_provenance(root)
+    sections = [_notebook_section(root, s, papers_of.get(s, []), provenance.get(s)) for s in stems]
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -13,7 +13,13 @@ our run could contradict: the only kind counted in the ledger's verdicts), ``cal
 our synthetic inputs were fitted to: a "holds" confirms the fit, not the paper) and ``sanity`` (a
 property the simulator has by construction: a check of the code, not of the paper) and ``extension`` (a
 statement of ours about something no paper claims, e.g. an extra cache policy beside a paper's baselines:
-checked like a claim, listed under its own paper name, never counted as evidence about the papers).
+checked like a claim, listed under its own paper name, never counted as evidence about the papers) and
+``precondition`` (a property of our workload or plant that a claim's mechanism needs, measured on the run, with
+its threshold and reason fixed from the paper before the first run: "the footprint exceeds the cache", "copies
+finish within the warm-up"). A claim lists the preconditions it needs (``requires``); when one of them fails
+on the run, the claim's verdict is ``untestable`` (:func:`verdict_given`), naming it, and is counted apart:
+the run could not exercise the mechanism, which says nothing about the paper's system. A precondition is never
+a calibration target: no twin or scenario is tuned to pass one by looking at a policy's result.
 """
 
 from __future__ import annotations
@@ -26,10 +32,10 @@ from functools import lru_cache
 
 Number = float | int
 
-HOLDS, DIFFERS, MISSING = "holds", "differs", "not reproduced yet"
+HOLDS, DIFFERS, MISSING, UNTESTABLE = "holds", "differs", "not reproduced yet", "untestable"
 
 #: What kind of evidence a row is; only "claim" rows enter the verdict counts.
-KINDS = ("claim", "calibration", "sanity", "extension")
+KINDS = ("claim", "calibration", "sanity", "extension", "precondition")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,16 +121,42 @@ class Claim:
     source: str        # notebook stem whose metrics carry the reproduced value
     unit: str = ""
     note: str = ""     # standing caveat (data used, known reason for a difference)
-    kind: str = "claim"  # "claim" | "calibration" | "sanity" (see KINDS): only claims are counted
+    kind: str = "claim"  # one of KINDS: only "claim" rows are counted as evidence about the papers
+    requires: tuple[str, ...] = ()  # ids of the precondition rows this claim's mechanism needs
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id!r}: kind must be one of {list(KINDS)}; got {self.kind!r}")
+        if not isinstance(self.requires, tuple) or not all(isinstance(r, str) for r in self.requires):
+            raise ValueError(f"claim {self.id!r}: requires must be a tuple of precondition ids; got {self.requires!r}")
+        if self.kind == "precondition" and self.requires:
+            raise ValueError(f"claim {self.id!r}: a precondition requires nothing (it is measured on the run)")
 
     def verdict(self, value: float | bool | None) -> str:
         if value is None:
             return MISSING
         return HOLDS if self.check.passes(value) else DIFFERS
+
+
+def verdict_given(claim: Claim, value, preconditions: dict[str, tuple[Claim, object]]) -> tuple[str, str]:
+    """``(verdict, why)`` of ``claim`` for ``value`` given the measured preconditions it ``requires``
+    (``{id: (precondition claim, its value)}``): ``untestable`` with the failing preconditions named when one of
+    them fails on the run, else :meth:`Claim.verdict` (``why`` then says which preconditions were not measured,
+    if any: an unmeasured precondition neither passes nor fails a claim)."""
+    failed, unmeasured = [], []
+    for pid in claim.requires:
+        if pid not in preconditions:
+            raise KeyError(f"claim {claim.id!r} requires {pid!r}, which is not a defined precondition row")
+        pre, pv = preconditions[pid]
+        v = pre.verdict(pv)
+        if v == DIFFERS:
+            failed.append(f"{pid} ({pre.text}: {pv!r}, needs {pre.check.describe(pre.unit)})")
+        elif v == MISSING:
+            unmeasured.append(pid)
+    if failed and value is not None:
+        return UNTESTABLE, "precondition fails: " + "; ".join(failed)
+    why = f"precondition not measured: {', '.join(unmeasured)}" if unmeasured else ""
+    return claim.verdict(value), why
 
 
 @lru_cache(maxsize=1)
@@ -137,4 +169,8 @@ def registry() -> dict[str, Claim]:
             if claim.id in out:
                 raise ValueError(f"duplicate claim id {claim.id!r} in {module.__name__}")
             out[claim.id] = claim
+    for claim in out.values():
+        for pid in claim.requires:
+            if pid not in out or out[pid].kind != "precondition":
+                raise ValueError(f"claim {claim.id!r} requires {pid!r}, which is not a precondition row")
     return out
