@@ -34,6 +34,7 @@ sweep --params`` go through; :func:`loads` reads a ``sweep -p`` value the same w
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -48,7 +49,7 @@ import yaml
 
 __all__ = ["ParamsError", "NotYamlError", "param", "section", "sections", "load", "read_yaml", "loads", "check",
            "validate_section", "build", "field_problems", "is_params", "cross_field", "increasing", "GLOBAL_KEYS",
-           "NOTEBOOK_NAMES", "MAX_FILE_BYTES"]
+           "NOTEBOOK_NAMES", "MAX_FILE_BYTES", "field_types"]
 
 
 class ParamsError(ValueError):
@@ -111,6 +112,13 @@ def param(default: Any, doc: str, *, bounds: tuple[float | None, float | None] |
     """
     meta = {"doc": doc, "bounds": bounds, "choices": choices, "unit": unit}
     return dataclasses.field(default=default, metadata=meta)
+
+
+@functools.cache
+def field_types(cls: type) -> dict[str, Any]:
+    """The resolved annotations of the dataclass ``cls`` (``typing.get_type_hints``, evaluated once per class:
+    every params construction checks its fields against them)."""
+    return typing.get_type_hints(cls)
 
 
 def is_params(tp: Any) -> bool:
@@ -268,10 +276,15 @@ def _hint(value: Any, tp: Any) -> str:
     return f"; YAML 1.1 reads {value} as a string, not a number: write {number!r}"
 
 
+def _expected(where: str, tp: Any, meta: Mapping[str, Any], value: Any, detail: str = "") -> ParamsError:
+    """The error of a value that is not what ``tp``/``meta`` declare (the description is built only here, on
+    failure: every params construction runs :func:`_coerce` on every field)."""
+    return ParamsError(f"{where}: expected {_describe(tp, meta)}, got {_short(value)}{detail}")
+
+
 def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
     """Check ``value`` against type ``tp`` and ``meta`` (bounds/choices); return it normalised."""
     origin = typing.get_origin(tp)
-    want = _describe(tp, meta)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None and type(None) in typing.get_args(tp):
@@ -283,15 +296,15 @@ def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
                 return _coerce(value, a, meta, where)
             except ParamsError:
                 pass
-        raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
+        raise _expected(where, tp, meta, value)
     if origin is Literal:
         if value not in typing.get_args(tp):
-            raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
+            raise _expected(where, tp, meta, value)
         return value
     if origin is tuple:
         inner = typing.get_args(tp)[0]
         if not isinstance(value, (list, tuple)) or len(value) == 0:
-            raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
+            raise _expected(where, tp, meta, value)
         return tuple(_coerce(v, inner, {"bounds": meta.get("bounds"), "choices": meta.get("choices")},
                              f"{where}[{i}]") for i, v in enumerate(value))
     if is_params(tp):
@@ -303,30 +316,29 @@ def _coerce(value: Any, tp: Any, meta: Mapping[str, Any], where: str) -> Any:
     elif tp is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
         if ok and not INT64_MIN <= value <= INT64_MAX:
-            raise ParamsError(f"{where}: expected {want}, got {_short(value)} (outside the int64 range "
-                              f"[-2^63, 2^63 - 1])")
+            raise _expected(where, tp, meta, value, " (outside the int64 range [-2^63, 2^63 - 1])")
     elif tp is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if ok:
             try:
                 value = float(value)
             except OverflowError:  # a many-digit YAML integer
-                raise ParamsError(f"{where}: expected {want}, got {_short(value)} (too large for a float64)") from None
+                raise _expected(where, tp, meta, value, " (too large for a float64)") from None
             ok = math.isfinite(value)
     elif tp is str:
         ok = isinstance(value, str)
     else:  # pragma: no cover - schema author error
         raise TypeError(f"{where}: unsupported parameter type {tp!r}")
     if not ok:
-        raise ParamsError(f"{where}: expected {want}, got {_short(value)} ({type(value).__name__}){_hint(value, tp)}")
+        raise _expected(where, tp, meta, value, f" ({type(value).__name__}){_hint(value, tp)}")
     choices = meta.get("choices")
     if choices and value not in choices:
-        raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
+        raise _expected(where, tp, meta, value)
     bounds = meta.get("bounds")
     if bounds and tp in (int, float):
         lo, hi = bounds
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ParamsError(f"{where}: expected {want}, got {_short(value)}")
+            raise _expected(where, tp, meta, value)
     return value
 
 
@@ -359,7 +371,7 @@ def build(cls: type, values: Mapping[str, Any], where: str, *, partial: bool = T
     if not isinstance(values, Mapping):
         raise ParamsError(f"{where}: expected a mapping of parameters (key: value lines), got "
                           f"{_short(values)} ({type(values).__name__})")
-    hints = typing.get_type_hints(cls)
+    hints = field_types(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     errors: list[str] = []
     allowed = ", ".join(sorted(fields))
@@ -401,7 +413,7 @@ def field_problems(obj: Any) -> list[str]:
     under ``vmap``) and fields typed ``Any`` are left to the class's own checks."""
     from tieringlab.arrays import is_concrete  # noqa: PLC0415  (arrays imports jax: only when a policy asks)
 
-    hints = typing.get_type_hints(type(obj))
+    hints = field_types(type(obj))
     out = []
     for f in dataclasses.fields(obj):
         tp, v = hints.get(f.name, Any), getattr(obj, f.name)
@@ -731,7 +743,7 @@ def check(name: str, namespace: Mapping[str, Any]) -> Any:
 
 
 def _schema_rows(prefix: str, cls: type, default: Any = None) -> list[str]:
-    hints = typing.get_type_hints(cls)
+    hints = field_types(cls)
     rows = []
     for f in dataclasses.fields(cls):
         value = getattr(default, f.name) if default is not None else f.default

@@ -117,8 +117,7 @@ def grid(*axes: Iterable[Reading]) -> tuple[Reading, ...]:
             merged.update(r.overrides)
         names = [r.name for r in combo if not r.is_default]
         why = "; ".join(r.why for r in combo if not r.is_default) or DEFAULT.why
-        out.append(Reading(".".join(names) if names else DEFAULT.name, merged, why) if names
-                   else Reading(DEFAULT.name, {}, why))
+        out.append(Reading(".".join(names) if names else DEFAULT.name, merged, why))
     return tuple(out)
 
 

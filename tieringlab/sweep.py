@@ -79,7 +79,6 @@ import re
 import shutil
 import sys
 import tempfile
-import typing
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -187,7 +186,7 @@ def _label(values: Sequence[tuple[str, Any]]) -> str:
 
 def _embedded_path(cls: type, path: str) -> bool:
     """Whether the dotted ``path`` names a field inside a params dataclass embedded in ``cls`` (``policy.e``)."""
-    hints = typing.get_type_hints(cls)
+    hints = params.field_types(cls)
     head, _, tail = path.partition(".")
     if not tail or head not in hints or not params.is_params(hints[head]):
         return False
@@ -213,7 +212,7 @@ def _resolve(name: str, section: str, cls: type) -> tuple[str, str, str]:
         shared_fields = [f.name for f in dataclasses.fields(params.sections()[head])]
         if tail in shared_fields:
             return name, head, tail
-    hints = typing.get_type_hints(cls)
+    hints = params.field_types(cls)
     embedded = [f"{f}.<field>" for f in fields if params.is_params(hints[f])]
     allowed = [*params.GLOBAL_KEYS, *fields, *embedded, *(f"{s}.<field>" for s in shared)]
     raise params.ParamsError(f"sweep: -p {name}: not a parameter of section {section!r}; allowed: "

@@ -197,7 +197,7 @@ def queue_result(response, *, policy: str, source: str, extra: Mapping[str, Any]
     return ds
 
 
-def _missing(res: xr.Dataset, what: str, dims: tuple[str, ...], variables: tuple[str, ...]) -> list[str]:
+def _missing(res: xr.Dataset, dims: tuple[str, ...], variables: tuple[str, ...]) -> list[str]:
     out = [f"dimension {d!r}" for d in dims if d not in res.dims]
     out += [f"variable {v!r}" for v in variables if v not in res.variables]
     out += [f"attrs[{a!r}]" for a in ("policy", "source") if a not in res.attrs]
@@ -207,7 +207,7 @@ def _missing(res: xr.Dataset, what: str, dims: tuple[str, ...], variables: tuple
 def check_controller_result(res: xr.Dataset) -> xr.Dataset:
     """``res`` when it has a controller's shape (dim ``epoch``; attrs ``policy``, ``source``), else a
     ``ValueError`` naming what is missing."""
-    bad = _missing(res, "controller", ("epoch",), ())
+    bad = _missing(res, ("epoch",), ())
     if bad:
         raise ValueError(f"a controller result needs {', '.join(bad)}; got dims {dict(res.sizes)}")
     return res
@@ -216,7 +216,7 @@ def check_controller_result(res: xr.Dataset) -> xr.Dataset:
 def check_scenario_result(res: xr.Dataset) -> xr.Dataset:
     """``res`` when it has a scenario system's shape (dims ``replication`` and ``config``, ``mean_response_s``
     over both; attrs ``policy``, ``source``), else a ``ValueError`` naming what is missing."""
-    bad = _missing(res, "scenario", ("replication", "config"), ("mean_response_s",))
+    bad = _missing(res, ("replication", "config"), ("mean_response_s",))
     if not bad and set(res["mean_response_s"].dims) != {"replication", "config"}:
         bad = [f"mean_response_s over (replication, config), not {res['mean_response_s'].dims}"]
     if bad:

@@ -105,8 +105,10 @@ def _same(a: Any, b: Any) -> bool:
 
 def _field_types(params_type: type) -> dict[str, Any]:
     """The resolved annotations of a params dataclass (``{}`` where they cannot be resolved)."""
+    from tieringlab.params import field_types  # noqa: PLC0415  (keeps the registry free of the yaml layer)
+
     try:
-        return typing.get_type_hints(params_type)
+        return field_types(params_type)
     except Exception:  # noqa: BLE001  (an unresolvable annotation: leave the type unchecked)
         return {}
 
