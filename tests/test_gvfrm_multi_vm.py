@@ -180,10 +180,14 @@ def test_g2_aging_readings_go_through_tieringlab_readings():
     assert [r.name for r in rs] == ["aging_288", "aging_12", "aging_1"] and [r.is_default for r in rs] == [1, 0, 0]
     assert all(isinstance(r, readings.Reading) for r in rs)
     assert [r.apply(p).policy.aging_period for r in rs] == [288, 12, 1]
-    assert C.rid(C.g2_threshold("cf4"), 1) == readings.claim_id(C.g2_threshold("cf4"), C.aging_axis()[1])
-    assert C.rid(C.g2_cost_below_g1("all8"), 1, "sequential_runs") == \
-        "gvfrm.fig25.all8.g2_cost_below_g1.aging_1.sequential_runs"
-    assert C.rid(C.g2_cost_below_g1("all8")) == "gvfrm.fig25.all8.g2_cost_below_g1"
+    # the ledger's reading names (one row per claim, the other readings recorded on it): grid names of the axes
+    grid = readings.grid(C.aging_axis((288, 12, 1)), C.pricing_axis())
+    assert [C.reading_name(a, pr) for a in (288, 12, 1) for pr in C.PRICINGS] == [r.name for r in grid]
+    assert C.reading_name() == "default" and C.reading_name(1, "sequential_runs") == "aging_1.sequential_runs"
+    with pytest.raises(ValueError, match="unknown reading"):
+        C.reading_name(288, "burst")
+    # no reading-suffixed ids are left in the ledger
+    assert not any(".aging_" in c.id or c.id.endswith(".sequential_runs") for c in C.CLAIMS)
 
 
 # ------------------------------------------------------------------------------------------ sweep
@@ -229,6 +233,18 @@ def test_sweep_shapes_and_lru_normalization(tiny_sweep):
     assert np.all(res["hit_ratio"].sel(policy="LRU").diff("flash_gb") >= 0)
     df = G.table(res)
     assert len(df) == 2 * 4 * 2 and {"hit_ratio_pct", "io_cost_norm"} <= set(df.columns)
+    # the precondition counts are bin_reuse of the mix as built (each VM's bins apart); every row is recorded
+    from tieringlab.experiments.vfrm_single_vm import bin_reuse
+
+    b = bin_reuse(G.build_mix(p, "cuf4", TINY, 0), p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+    by_vm = b["reusable_bins_by_vm"]
+    assert [int(full[k].sel(mix="cuf4")) for k in G.PRE_VARS] == [
+        b["heatings"], b["heatings_never_reused"], by_vm.sum(), by_vm.min(), by_vm.max()]
+    assert full.attrs["pre_reusable_bins_by_vm_cuf4"] == by_vm.tolist() and by_vm.size == 4
+    vals = G.claim_values(full)
+    pre = {c.id for c in C.CLAIMS if c.kind == "precondition" and c.id.split(".")[2] in p.mixes}
+    assert pre <= set(vals["default"]) and set(vals) == {"default", "sequential_runs", "aging_1",
+                                                          "aging_1.sequential_runs"}
 
 
 def test_sweep_matches_direct_engine_calls(tiny_sweep):
@@ -326,15 +342,27 @@ def test_claim_values_paper_shaped_results_hold():
           "CAR": np.array([.91, .925, .93, .93, .93, .93])}
     cost = {"G1-vFRM": np.array([.45, .42, .4, .38, .36, .35]), "G2-vFRM": np.array([.4, .38, .36, .34, .3, .3]),
             "LRU": np.full(6, 1.0), "ARC": np.full(6, 1.1), "CAR": np.full(6, 1.1)}
-    vals = G.claim_values(_fake(hr, cost))
+    by = G.claim_values(_fake(hr, cost))
     reg = registry()
-    # a plain sweep counts as the default reading: every row's base id, no .aging_* / .sequential_runs ids
-    assert set(vals) == {c.id for c in C.CLAIMS if ".aging_" not in c.id and not c.id.endswith(".sequential_runs")}
-    # a sweep with both readings of each choice gives every row
+    claims_only = {c.id for c in C.CLAIMS if c.kind != "precondition"}
+    # a plain sweep counts as the default reading: every claim row (no precondition counts in a fake sweep)
+    assert set(by) == {"default"} and set(by["default"]) == claims_only
+    vals = by["default"]
+    # a sweep with both readings of each choice gives every row under the default reading and, on the same row,
+    # its values under the readings it depends on (pricing: G1 cost rows; aging: G2 hit rows; both: G2 cost rows)
     both = xr.concat([xr.concat([_fake(hr, cost)] * 2, dim="io_pricing")] * 2, dim="aging_period").assign_coords(
         aging_period=[288, 1], io_pricing=["random", "sequential_runs"])
     both.attrs.update(aging_period=288, io_pricing="random")
-    assert set(G.claim_values(both)) == {c.id for c in C.CLAIMS}
+    b = G.claim_values(both)
+    assert set(b) == {"default", "sequential_runs", "aging_1", "aging_1.sequential_runs"}
+    assert set(b["default"]) == claims_only
+    g1_cost = {C.CUF4_G1_MAX_REDUCTION, C.CUF4_G1_REDUCTION_GROWS} | {C.g1_cost_below_lru(m) for m in C.MIXES} | {
+        C.g1_cost_much_lower(m) for m in C.UNFRIENDLY_MIXES}
+    g2_hit = {f(m) for m in C.MIXES for f in (C.g2_threshold, C.g2_hit_above_g1)}
+    g2_cost = {C.g2_cost_below_g1(m) for m in C.MIXES}
+    assert set(b["sequential_runs"]) == g1_cost | g2_cost
+    assert set(b["aging_1"]) == g2_hit | g2_cost
+    assert set(b["aging_1.sequential_runs"]) == g2_cost
     assert all(reg[k].source == C.SOURCE for k in vals)
     assert vals[C.CF4_G1_TOP][0] == pytest.approx(99.0)
     assert vals[C.CUF4_G1_MAX_REDUCTION][0] == pytest.approx(65.0)
@@ -345,7 +373,7 @@ def test_claim_values_paper_shaped_results_hold():
     worse = {"G1-vFRM": np.array([.5, .55, .6, .58, .63, .64]), "G2-vFRM": np.array([.5, .95, .5, .5, .5, .5]),
              "LRU": np.full(6, .9), "ARC": np.full(6, .9), "CAR": np.full(6, .9)}
     cost2 = {"G1-vFRM": np.array([1.0, 0.9, 1.2, 1.1, 1.3, 1.4]), "G2-vFRM": np.full(6, 2.0)}
-    vals = G.claim_values(_fake(worse, cost2))
+    vals = G.claim_values(_fake(worse, cost2))["default"]
     verdicts = {k: reg[k].verdict(v) for k, (v, _) in vals.items()}
     assert verdicts == {k: DIFFERS for k in vals}
 
@@ -365,7 +393,7 @@ def test_g2_threshold_and_cost_reduction_closed_form():
 
 def test_claim_values_skip_what_the_sweep_lacks():
     res = _fake({}, {}, mixes=("cuf4",)).sel(policy=["LRU", "ARC"])
-    assert G.claim_values(res) == {}
+    assert G.claim_values(res) == {"default": {}}
     with pytest.raises(ValueError, match="conventional"):
         G.g2_threshold_gb(_fake({}, {}).sel(policy=["G1-vFRM", "G2-vFRM"]), "cf4")
 

@@ -65,13 +65,14 @@ def test_the_ledger_counts_untestable_claims_apart(tmp_path, monkeypatch):
     (tmp_path / "metrics" / "08_otf_ast.json").write_text(json.dumps({**metrics, **_provenance()}))
     ledger = report.build(tmp_path)
     row = ledger.set_index("id").loc[CLAIM.id]
-    assert row["verdict"] == UNTESTABLE and "precondition fails: x.pre.footprint" in row["note"]
+    assert row["verdict"] == UNTESTABLE
     text = report.summary(ledger)
     assert text.startswith("1 claims: 0 hold, 0 differ, 1 untestable, 0 not reproduced yet")
     assert "2 preconditions" in text and "1 fails" in text
     md = report.render_markdown(ledger)
     first_table = md.split("| paper |", 1)[1].split("\n\n", 1)[0]
-    assert "| X | 1 | 0 | 0 | 1 | 0 |" in first_table
+    assert "| X | 1 | 0 | 0 | 0 | 1 | 0 |" in first_table
+    assert row["diagnosis"].startswith("precondition fails: x.pre.footprint")
 
 
 def _provenance() -> dict:
@@ -82,8 +83,12 @@ def _provenance() -> dict:
 
 def test_counts_table_is_computed_from_the_rows():
     ledger = pd.DataFrame([
-        {"paper": "A", "kind": "claim", "verdict": HOLDS}, {"paper": "A", "kind": "claim", "verdict": DIFFERS},
-        {"paper": "A", "kind": "calibration", "verdict": HOLDS}, {"paper": "B", "kind": "claim", "verdict": MISSING},
-        {"paper": "B", "kind": "claim", "verdict": UNTESTABLE}])
+        {"paper": "A", "kind": "claim", "diagnosis": "holds"},
+        {"paper": "A", "kind": "claim", "diagnosis": "differs under every reading tried (2)"},
+        {"paper": "A", "kind": "claim", "diagnosis": "reading-dependent: holds under e_0; differs under default"},
+        {"paper": "A", "kind": "calibration", "diagnosis": "holds"},
+        {"paper": "B", "kind": "claim", "diagnosis": MISSING},
+        {"paper": "B", "kind": "claim", "diagnosis": "precondition fails: b.pre.x (...)"}])
     t = report.counts_by_paper(ledger)
-    assert t.loc["A"].tolist() == [2, 1, 1, 0, 0] and t.loc["B"].tolist() == [2, 0, 0, 1, 1]
+    assert list(t.columns) == ["claims", "hold", "differ", "reading-dependent", "untestable", "not reproduced yet"]
+    assert t.loc["A"].tolist() == [3, 1, 1, 1, 0, 0] and t.loc["B"].tolist() == [2, 0, 0, 0, 1, 1]

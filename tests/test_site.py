@@ -213,6 +213,9 @@ def test_site_in_headless_chromium(results, tmp_path):
         assert [r.get_attribute("id") for r in shown] == [f"claim-{CLAIM}"]
         assert count.text == f"1 of {len(rows)} rows"
         Select(driver.find_element(By.NAME, "verdict")).select_by_value("")
+        Select(driver.find_element(By.NAME, "category")).select_by_value("holds")  # the diagnosis filter
+        assert [r.get_attribute("id") for r in rows if r.is_displayed()] == [f"claim-{CLAIM}"]
+        Select(driver.find_element(By.NAME, "category")).select_by_value("")
         paper = registry()[CLAIM].paper
         Select(driver.find_element(By.NAME, "paper")).select_by_value(paper)
         shown = [r for r in rows if r.is_displayed()]

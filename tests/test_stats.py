@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tieringlab import stats
 
 # t_{0.975} quantiles with 1, 2 and 4 degrees of freedom (printed tables: 12.706, 4.303, 2.776)
-T975 = {1: 12.706204736174698, 2: 4.302652729749464, 4: 2.7764451051977934}
+T975 = {1: 12.706204736174698, 2: 4.302652729749464, 4: 2.7764451051977934, 7: 2.3646242515927849}
 
 
 def test_mean_ci_is_the_student_t_interval():
@@ -90,3 +90,57 @@ def test_a_shift_beyond_both_widths_separates(xs, gap):
     b = a + 2 * h + gap  # the same spread, moved past both half-widths
     assert stats.separated(b, a) and not stats.separated(a, b)
     assert stats.paired_above(b - a)
+
+
+# ---------------------------------------------------------------- power, replications, "up to" noise floors
+
+
+@pytest.mark.parametrize(("d", "n"), [(1.0, 10), (0.8, 15), (0.5, 34)])
+def test_replications_match_published_sample_sizes(d, n):
+    """The one-sample (paired) two-sided t-test at alpha 0.05 and power 0.8: n = 10 for d = 1, 15 for d = 0.8,
+    34 for d = 0.5 (Cohen 1988, Table 2.4.1; G*Power gives the same)."""
+    assert stats.replications_for(d, 1.0) == n
+    assert stats.power(d, 1.0, n) >= 0.8 > stats.power(d, 1.0, n - 1)
+    assert stats.replications_for(2 * d, 2.0) == n  # only effect / sd matters
+
+
+def test_power_agrees_with_simulated_t_tests():
+    rng = np.random.default_rng(7)
+    n, d, sims = 8, 0.9, 20_000
+    x = rng.normal(d, 1.0, (sims, n))
+    t = x.mean(axis=1) / (x.std(axis=1, ddof=1) / math.sqrt(n))
+    crit = T975[n - 1]
+    simulated = float(np.mean(np.abs(t) > crit))
+    assert stats.power(d, 1.0, n) == pytest.approx(simulated, abs=0.01)
+
+
+def test_replications_refuse_what_cannot_be_detected():
+    with pytest.raises(ValueError, match="effect of 0"):
+        stats.replications_for(0.0, 1.0)
+    with pytest.raises(ValueError, match="more than 50 replications"):
+        stats.replications_for(0.01, 1.0, n_max=50)
+    assert stats.power(1.0, 1.0, 1) == 0.0
+
+
+def test_an_up_to_statistic_between_identical_systems_does_not_beat_its_noise_floor():
+    rng = np.random.default_rng(3)
+    base = rng.normal(100.0, 5.0, (6, 10))     # 6 conditions, 10 seeds: A and B differ by noise only
+    a, b = base + rng.normal(0, 3, base.shape), base + rng.normal(0, 3, base.shape)
+    fwd, rev = stats.best_case(a, b)
+    assert fwd > 0 and rev > 0  # "up to" is positive both ways between identical systems
+    ok, nums = stats.beats_noise_floor(a, b)
+    assert not ok and nums["forward"] == fwd and nums["reverse"] == rev
+    # a real gain of 20 % in one condition clears it
+    a2 = a.copy()
+    a2[2] *= 1.2
+    ok, nums = stats.beats_noise_floor(a2, b)
+    assert ok and nums["forward"] > nums["null_q95"] > 0
+
+
+def test_best_case_is_the_maximum_relative_gain_and_the_null_is_deterministic():
+    a = np.array([[110.0, 110.0], [100.0, 100.0]])
+    b = np.array([[100.0, 100.0], [125.0, 125.0]])
+    assert stats.best_case(a, b) == (pytest.approx(10.0), pytest.approx(25.0))
+    assert stats.sign_flip_null(a, b, n=200, seed=5) == stats.sign_flip_null(a, b, n=200, seed=5)
+    with pytest.raises(ValueError, match="paired"):
+        stats.best_case(a, b[:1])

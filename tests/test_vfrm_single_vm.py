@@ -137,13 +137,15 @@ def test_the_readings_go_through_tieringlab_readings():
     assert all(isinstance(r, readings.Reading) for r in rs)
     assert rs[1].apply(p).policy == dataclasses.replace(p.policy, idle_bins="keep", io_pricing="sequential_runs")
     assert rs[2].apply(p) == p  # the primary reading sets nothing
-    # claim ids: the ledger's default (keep, random) keeps the bare id, whatever the run's primary reading
-    assert C.rid(C.CATCHES_UP) == C.CATCHES_UP
-    assert C.rid(C.COST_FRACTION_OF_LRU, "recency", "sequential_runs") == \
-        "vfrm.fig7.cost_fraction_of_lru.every_trace.idle_recency.sequential_runs"
-    assert C.rid(C.MDS0_COST_REL_LRU, "disk") == readings.claim_id(C.MDS0_COST_REL_LRU, *C.idle_axis()[2:])
+    # the ledger's reading names follow its own default (keep, random), whatever the run's primary reading
+    assert C.reading_name() == "default"
+    assert C.reading_name("recency", "sequential_runs") == "idle_recency.sequential_runs"
+    assert [C.reading_name(i, pr) for i in C.IDLE_READINGS for pr in C.PRICINGS] == [
+        r.name for r in readings.grid(C.idle_axis(), C.pricing_axis())]
     with pytest.raises(ValueError, match="unknown reading"):
-        C.rid(C.CATCHES_UP, "lru")
+        C.reading_name("lru")
+    # one row per paper claim: no reading-suffixed ids are left
+    assert not any(".idle_" in c.id or c.id.endswith(".sequential_runs") for c in C.CLAIMS)
 
 
 def test_flash_bytes_scale_with_the_twin():
@@ -302,7 +304,9 @@ def test_fig6_summary_and_claim_values_by_hand(one):
     assert not s.loc["stg_1", "catches_up"] and not s.loc["stg_1", "gap_narrows"]
     assert not X.fig6_summary(res, 0.4).set_index("trace").loc["mds_0", "catches_up"]
 
-    vals = X.claim_values(res)
+    by = X.claim_values(res)
+    assert set(by) == {"default"}  # a plain one-reading sweep gives the default reading only
+    vals = by["default"]
     known = claims_registry()
     for cid, (_value, note) in vals.items():
         assert known[cid].source == "02_vfrm_single_vm" and isinstance(note, str)
@@ -318,8 +322,6 @@ def test_fig6_summary_and_claim_values_by_hand(one):
     assert "vfrm.fig7.cost_fraction_of_lru.cloudphysics" not in vals
     # Sec. 4.3: 28 bytes per 1 MB bin (8 x 2-byte counts + 8 + 4 bytes), by hand
     assert vals["vfrm.sec43.heat_map_overhead_pct"][0] == pytest.approx(100 * 28 / MB)
-    # a plain one-reading sweep gives the default reading's ids only (no .idle_* / .sequential_runs rows)
-    assert not any(".idle_" in c or c.endswith(".sequential_runs") for c in vals)
 
 
 def test_every_single_vm_claim_is_produced_by_claim_values():
@@ -327,8 +329,10 @@ def test_every_single_vm_claim_is_produced_by_claim_values():
     import tieringlab.claims.vfrm as cv
 
     assert ours == {c.id for c in cv.CLAIMS}
-    # 3 Fig. 6 rows x 3 idle rules + 5 Fig. 7 rows x 3 idle rules x 2 pricings + 2 Sec. 5.1 rows + 1 Sec. 4.3 row
-    assert len(ours) == 3 * 3 + 5 * 3 * 2 + 2 + 1
+    # 3 Fig. 6 rows + 5 Fig. 7 rows (each once: its readings are recorded on it) + 2 Sec. 5.1 rows + 1 Sec. 4.3 row
+    # + 5 preconditions
+    assert len(ours) == 3 + 5 + 2 + 1 + 5
+    assert {c.id for c in cv.CLAIMS if c.kind == "precondition"} == set(cv.PRECONDITIONS)
     assert {c.kind for c in cv.CLAIMS if c.id == cv.HEAT_MAP_OVERHEAD} == {"sanity"}
 
 
@@ -349,8 +353,16 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     assert np.all(res.hit_ratio.values >= 0) and np.all(res.hit_ratio.values <= 1)
     ep = X.epoch_sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
     assert ep.trace.values.tolist() == ["mds_0"] and ep.epoch_s.values.tolist() == list(p.epoch_sweep_s)
-    vals = X.claim_values(res, ep)
-    assert set(vals) == {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
+    from tieringlab.claims import vfrm as C
+
+    by = X.claim_values(res, ep)
+    # every row (claims and preconditions) under the default reading; each row's other readings recorded by name
+    assert set(by["default"]) == {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
+    cost_names = {C.reading_name(i, pr) for i in C.IDLE_READINGS for pr in C.PRICINGS} - {"default"}
+    assert set(by) == {"default"} | cost_names
+    for name in cost_names:
+        expect = set(C.COST_ROWS) | (set(C.IDLE_ROWS) if "sequential_runs" not in name else set())
+        assert set(by[name]) == expect, name
     # every reading of the sweep is the same run as a sweep with that reading as the primary one
     r1 = X.reading(res, "disk", "sequential_runs")
     one_rule = X.sweep(dataclasses.replace(p, policy=dataclasses.replace(p.policy, idle_bins="disk",

@@ -97,10 +97,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ds.attrs['points']} points ran" + (f"; failed: {', '.join(failed)}" if failed else ""))
             return 1 if failed else 0
         elif args.cmd == "report":
-            from tieringlab import paths, report  # noqa: PLC0415
+            from tieringlab import report  # noqa: PLC0415
 
-            ledger = report.write(args.results)
-            print(f"{report.summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
+            report.announce(report.write(args.results), args.results)
             from tieringlab import site  # noqa: PLC0415  (the results site reads the ledger just written)
 
             print(f"results site -> {site.write(args.results)}")

@@ -19,12 +19,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from tieringlab import fileio, paths
+from tieringlab import audit, fileio, paths
 from tieringlab.claims import DIFFERS, HOLDS, MISSING, UNTESTABLE, registry, verdict_given
 from tieringlab.results import complete_installs, current_params_hash, provenance_status
 
-COLUMNS = ["paper", "where", "claim", "paper_value", "reproduced", "tolerance", "verdict", "kind", "note", "source",
-           "id", "provenance"]
+COLUMNS = ["paper", "where", "claim", "paper_value", "reproduced", "tolerance", "verdict", "diagnosis", "readings",
+           "kind", "note", "source", "id", "provenance"]
+#: The reading a row's ``value`` is recorded under (its other readings' values are in ``readings``).
+DEFAULT_READING = "default"
+#: A row's diagnosis category (``diagnose``): the claims of a paper are counted by these in REPORT.md's first table.
+HOLDS_ALL, DIFFERS_ALL, READING_DEPENDENT = "holds", "differs", "reading-dependent"
+CATEGORIES = (HOLDS_ALL, DIFFERS_ALL, READING_DEPENDENT, UNTESTABLE, MISSING)
 #: The note of a claim whose metrics file has no provenance: its value is not taken (no verdict).
 NO_PROVENANCE = "metrics without provenance (not run here)"
 
@@ -109,6 +114,69 @@ def _results_root(results: str | Path | None) -> Path:
     return root
 
 
+def _verdicts_by_reading(claim, entry: dict, value, pre_values: dict[str, dict]) -> dict[str, tuple[str, str]]:
+    """``{reading: (verdict, why)}`` of ``claim`` under the default reading (its ``value``) and every other reading
+    its metrics entry records. A precondition is taken under the same reading when its own entry records one,
+    else at its default value (the reading does not change what it measures)."""
+    values = {DEFAULT_READING: value, **(entry.get("readings") or {} if value is not None else {})}
+    defined = registry()
+    out = {}
+    for name, v in values.items():
+        pre = {pid: (defined[pid], pre_values.get(pid, {}).get(name, pre_values.get(pid, {}).get(DEFAULT_READING)))
+               for pid in claim.requires}
+        out[name] = verdict_given(claim, v, pre)
+    return out
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def readings_text(by_reading: dict[str, tuple[str, str]]) -> str:
+    """``"holds under: a, b; differs under: c; untestable under: d"`` over every reading of a row (empty when only
+    the default reading was run)."""
+    if len(by_reading) < 2:
+        return ""
+    parts = []
+    for verdict in (HOLDS, DIFFERS, UNTESTABLE, MISSING):
+        names = [n for n, (v, _) in by_reading.items() if v == verdict]
+        if names:
+            parts.append(f"{verdict} under: {_names(names)}")
+    return "; ".join(parts)
+
+
+def diagnose(by_reading: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """``(category, text)`` of a row from its verdict under each reading (the default first):
+
+    - ``not reproduced yet``: no value under the default reading;
+    - ``untestable``: a precondition fails under the default reading: ``"precondition fails: X"`` (and what the
+      readings under which it is testable give);
+    - ``holds`` / ``differs``: every testable reading agrees (``"holds"``, ``"differs under every reading tried
+      (n)"``);
+    - ``reading-dependent``: the testable readings disagree: ``"reading-dependent: holds under Y; differs under
+      Z"``.
+    """
+    default, why = by_reading[DEFAULT_READING]
+    if default == MISSING:
+        return MISSING, MISSING
+    testable = {n: v for n, (v, _) in by_reading.items() if v in (HOLDS, DIFFERS)}
+    holds = [n for n, v in testable.items() if v == HOLDS]
+    differs = [n for n, v in testable.items() if v == DIFFERS]
+    if default == UNTESTABLE:
+        text = why  # "precondition fails: ..."
+        if testable:
+            text += ("; testable under " + _names(list(testable)) + ": "
+                     + "; ".join(p for p in (f"holds under {_names(holds)}" if holds else "",
+                                             f"differs under {_names(differs)}" if differs else "") if p))
+        return UNTESTABLE, text
+    if holds and differs:
+        return READING_DEPENDENT, f"reading-dependent: holds under {_names(holds)}; differs under {_names(differs)}"
+    if holds:
+        return HOLDS_ALL, "holds" if len(holds) == 1 else f"holds under every reading tried ({len(holds)})"
+    return DIFFERS_ALL, ("differs" if len(differs) == 1 and len(by_reading) == 1
+                         else f"differs under every reading tried ({len(differs)})")
+
+
 def build(results: str | Path | None = "results") -> pd.DataFrame:
     """The ledger as a DataFrame (one row per defined claim, in registry order). ``results`` must exist;
     a missing ``metrics/`` folder in it means no stage has reported yet (every claim not reproduced)."""
@@ -122,8 +190,22 @@ def build(results: str | Path | None = "results") -> pd.DataFrame:
         # a metrics file without provenance is not a run of this checkout: no verdict from it
         return (None, True) if entry and not isinstance(entry.get("provenance"), dict) else (entry.get("value"), False)
 
-    # the preconditions as measured on the run: a claim whose mechanism the run cannot exercise is untestable
-    pre = {cid: (c, value_of(cid)[0]) for cid, c in defined.items() if c.kind == "precondition"}
+    # the preconditions as measured on the run, per reading: a claim whose mechanism the run cannot exercise
+    # is untestable
+    pre_values = {}
+    for cid, c in defined.items():
+        if c.kind == "precondition":
+            v = value_of(cid)[0]
+            pre_values[cid] = {DEFAULT_READING: v, **((found.get(cid, {}).get("readings") or {}) if v is not None
+                                                      else {})}
+    # the honesty audit over the runs' recorded values (tieringlab.audit): flagged rows say so in their note
+    findings = audit.audit({cid: e for cid, e in found.items() if not value_of(cid)[1]}, defined)
+    flagged: dict[str, list[str]] = {}
+    for f in findings:
+        for cid in f.ids:
+            others = [o for o in f.ids if o != cid]
+            flagged.setdefault(cid, []).append(f"audit: {f.kind}" + (f" as {', '.join(others)}" if others else "")
+                                               + f" ({f.why})")
     rows = []
     for cid, claim in defined.items():
         entry = found.get(cid, {})
@@ -131,36 +213,59 @@ def build(results: str | Path | None = "results") -> pd.DataFrame:
         notes = [n for n in (claim.note, entry.get("note")) if n]
         if unrun:
             notes.append(NO_PROVENANCE)
-        verdict, why = verdict_given(claim, value, pre)
-        if why:
+        notes += flagged.get(cid, [])
+        by_reading = _verdicts_by_reading(claim, entry, value, pre_values)
+        verdict, why = by_reading[DEFAULT_READING]
+        if why and verdict != UNTESTABLE:
             notes.append(why)
+        diagnosis = diagnose(by_reading)[1]
         rows.append({
             "paper": claim.paper, "where": claim.where, "claim": claim.text,
             "paper_value": claim.paper_value, "reproduced": _fmt(value, claim.unit),
-            "tolerance": claim.check.describe(claim.unit), "verdict": verdict, "kind": claim.kind,
+            "tolerance": claim.check.describe(claim.unit), "verdict": verdict, "diagnosis": diagnosis,
+            "readings": readings_text(by_reading), "kind": claim.kind,
             "note": " ".join(notes), "source": f"notebooks/{claim.source}.ipynb", "id": cid,
             "provenance": status.get(claim.source, ""),
         })
-    return pd.DataFrame(rows, columns=COLUMNS)
+    ledger = pd.DataFrame(rows, columns=COLUMNS)
+    ledger.attrs["audit"] = [str(f) for f in findings]
+    return ledger
+
+
+def category(ledger: pd.DataFrame) -> pd.Series:
+    """Each row's diagnosis category (:data:`CATEGORIES`), from the ``diagnosis`` text :func:`diagnose` wrote."""
+    def cat(text: str) -> str:
+        if text == MISSING:
+            return MISSING
+        if text.startswith("precondition fails"):
+            return UNTESTABLE
+        if text.startswith("reading-dependent"):
+            return READING_DEPENDENT
+        return HOLDS_ALL if text.startswith("holds") else DIFFERS_ALL
+    return ledger["diagnosis"].map(cat)
 
 
 def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-#: The verdicts a paper's claim rows are counted by, in the order the ledger's first table shows them.
-COUNTED = (HOLDS, DIFFERS, UNTESTABLE, MISSING)
+#: The first table's columns: a paper's claim rows counted by diagnosis (:func:`diagnose`), which partitions them.
+COUNT_LABELS = {HOLDS_ALL: "hold", DIFFERS_ALL: "differ", READING_DEPENDENT: "reading-dependent",
+                UNTESTABLE: "untestable", MISSING: "not reproduced yet"}
 
 
 def counts_by_paper(ledger: pd.DataFrame) -> pd.DataFrame:
-    """Per paper (rows, in ledger order), over its rows of kind ``claim``: ``claims`` and the count of each verdict
-    of :data:`COUNTED` (``untestable``: a precondition of the claim's mechanism fails on our run)."""
+    """Per paper (rows, in ledger order), over its rows of kind ``claim``: ``claims`` and the count of each
+    diagnosis category (:data:`COUNT_LABELS`): ``hold`` / ``differ`` under every reading tried, ``reading-dependent``
+    (the readings disagree), ``untestable`` (a precondition of the claim's mechanism fails on our run under the
+    default reading) and ``not reproduced yet``. The counts add up to ``claims``."""
     claims = ledger[ledger["kind"] == "claim"]
+    cats = category(claims)
     papers = list(dict.fromkeys(ledger["paper"]))
-    out = pd.DataFrame(0, index=pd.Index(papers, name="paper"), columns=["claims", *COUNTED])
-    for paper, group in claims.groupby("paper", sort=False):
-        c = Counter(group["verdict"])
-        out.loc[paper] = [len(group), *(c.get(v, 0) for v in COUNTED)]
+    out = pd.DataFrame(0, index=pd.Index(papers, name="paper"), columns=["claims", *COUNT_LABELS.values()])
+    for paper, group in cats.groupby(claims["paper"], sort=False):
+        c = Counter(group)
+        out.loc[paper] = [len(group), *(c.get(k, 0) for k in COUNT_LABELS)]
     return out[out["claims"] > 0]
 
 
@@ -172,6 +277,9 @@ def summary(ledger: pd.DataFrame) -> str:
     text = (f"{len(claims)} claims: {counts.get(HOLDS, 0)} hold, {counts.get(DIFFERS, 0)} differ, "
             + (f"{counts.get(UNTESTABLE, 0)} untestable, " if counts.get(UNTESTABLE, 0) else "")
             + f"{counts.get(MISSING, 0)} not reproduced yet")
+    dependent = int((category(claims) == READING_DEPENDENT).sum())
+    if dependent:
+        text += f" ({dependent} of them reading-dependent)"
     pre = ledger[ledger["kind"] == "precondition"]
     if len(pre):
         c = Counter(pre["verdict"])
@@ -199,23 +307,29 @@ def render_markdown(ledger: pd.DataFrame) -> str:
         "",
         f"**{summary(ledger)}.**",
         "",
-        "| paper | claims | hold | differ | untestable | not reproduced yet |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| paper | claims | " + " | ".join(COUNT_LABELS.values()) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in COUNT_LABELS) + " |",
         *(f"| {_md_cell(p)} | " + " | ".join(str(int(v)) for v in row) + " |"
           for p, row in counts_by_paper(ledger).iterrows()),
         "",
-        "`untestable`: a precondition of the claim's mechanism (a `precondition` row, measured on the run) fails, "
-        "so the run says nothing about the paper's system; the row names it.",
+        "Claims are counted by their diagnosis. `hold` / `differ`: the verdict is the same under every reading of "
+        "what the paper leaves open that the experiment ran; `reading-dependent`: it holds under some readings and "
+        "differs under others (the row says which); `untestable`: a precondition of the claim's mechanism (a "
+        "`precondition` row, measured on the run) fails under the default reading, so the run says nothing about "
+        "the paper's system (the row names it). The `verdict` column is the default reading's.",
+        "",
+        "**Audit** (`tieringlab.audit`: two claim rows computing the same quantity; a claim row no reading or seed "
+        "moves): " + ("; ".join(ledger.attrs.get("audit") or []) or "nothing flagged") + ".",
         "",
     ]
     for paper, group in ledger.groupby("paper", sort=False):
         lines += [f"## {paper}", "",
-                  "| where | claim | paper | reproduced | tolerance | verdict | kind | note |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "| where | claim | paper | reproduced | tolerance | verdict | diagnosis | kind | note |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for _, r in group.iterrows():
             lines.append("| " + " | ".join(_md_cell(r[c]) for c in
                                          ("where", "claim", "paper_value", "reproduced", "tolerance",
-                                          "verdict", "kind", "note")) + " |")
+                                          "verdict", "diagnosis", "kind", "note")) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -230,6 +344,13 @@ def write(results: str | Path | None = "results") -> pd.DataFrame:
     return ledger
 
 
+def announce(ledger: pd.DataFrame, results: str | Path | None) -> None:
+    """Print the ledger's summary, where REPORT.md went and the audit's findings (one line each)."""
+    print(f"{summary(ledger)} -> {paths.results_dir(results) / 'REPORT.md'}")
+    for finding in ledger.attrs.get("audit") or []:
+        print(f"audit: {finding}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tieringlab.report", description=__doc__.splitlines()[0])
     ap.add_argument("--results", default="results", help="results directory (default: results/ at the repo root)")
@@ -239,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as exc:
         print(f"python -m tieringlab.report: error: {exc}", file=sys.stderr)
         return 2
-    print(f"{summary(ledger)} -> {paths.results_dir(args.results) / 'REPORT.md'}")
+    announce(ledger, args.results)
     from tieringlab import site  # noqa: PLC0415  (site builds on this module)
 
     try:

@@ -233,6 +233,18 @@ def provenance_status(prov: Mapping[str, Any] | None, current_hash: str | None) 
     return f"{kind}, {where}"
 
 
+def _claim_value(what: str, value: Any) -> float | bool | None:
+    """A claim's value as the metrics store it: a bool, a float or None."""
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"claim {what}: expected a number, a bool or None, got {value!r}") from None
+
+
 class Outputs:
     """Saves one notebook's figures, tables, metrics and claim values under a results directory.
 
@@ -311,8 +323,15 @@ class Outputs:
         self._metrics["values"][key] = plain(value)
         self._write_metrics()
 
-    def claim(self, claim_id: str, value: float | bool | None, note: str | None = None) -> None:
-        """Record the reproduced value of a ledger claim (see :mod:`tieringlab.claims`)."""
+    def claim(self, claim_id: str, value: float | bool | None, note: str | None = None, *,
+              readings: Mapping[str, float | bool | None] | None = None, samples=None) -> None:
+        """Record the reproduced value of a ledger claim (see :mod:`tieringlab.claims`) under the default reading.
+
+        ``readings``: the same claim's value under each other reading the notebook ran (``{reading name: value}``,
+        names as :class:`tieringlab.readings.Reading` gives them; the ledger shows the verdict under each and a
+        diagnosis). ``samples``: the default reading's value per replication (seed), when the value is a statistic
+        over replications: the ledger's audit compares rows by them (two rows computing the same quantity).
+        """
         from tieringlab.claims import registry  # noqa: PLC0415
 
         known = registry()
@@ -321,12 +340,33 @@ class Outputs:
         if known[claim_id].source != self.notebook:
             raise ValueError(f"claim {claim_id!r} belongs to notebook {known[claim_id].source!r}, "
                              f"not {self.notebook!r}")
-        if isinstance(value, (np.bool_, bool)):
-            value = bool(value)
-        elif value is not None:
-            value = float(value)
-        self._metrics["claims"][claim_id] = {"value": value, "note": note}
+        entry: dict[str, Any] = {"value": _claim_value(claim_id, value), "note": note}
+        if readings:
+            bad = [name for name in readings if not isinstance(name, str) or name == "default"
+                   or not name.replace("_", "").replace("-", "").replace(".", "").isalnum()]
+            if bad:
+                raise ValueError(f"claim {claim_id!r}: readings must be named by the non-default readings' names "
+                                 f"(letters, digits, '_', '-', '.'); got {bad!r}")
+            entry["readings"] = {name: _claim_value(f"{claim_id} under {name}", v) for name, v in readings.items()}
+        if samples is not None:
+            entry["samples"] = [float(x) for x in np.asarray(samples, np.float64).ravel()]
+        self._metrics["claims"][claim_id] = entry
         self._write_metrics()
+
+    def claims_by_reading(self, values: Mapping[str, Mapping[str, Any]], default: str = "default") -> None:
+        """Record every claim of ``values = {reading name: {claim id: value or (value, note)}}``: the ``default``
+        reading's value (and note) as the claim's value, the other readings' as its ``readings``. A claim the
+        default reading does not give is not recorded."""
+        if default not in values:
+            raise KeyError(f"no values under the default reading {default!r}; readings: {list(values)}")
+
+        def split(v):
+            return (v[0], v[1] if len(v) > 1 else None) if isinstance(v, tuple) else (v, None)
+
+        for cid, v in values[default].items():
+            value, note = split(v)
+            others = {name: split(vals[cid])[0] for name, vals in values.items() if name != default and cid in vals}
+            self.claim(cid, value, note, readings=others or None)
 
     def timing(self, name: str, seconds: Any) -> Path:
         """Record wall-clock seconds (a number, or a pandas/xarray object or dict of them) under ``name`` in

@@ -9,7 +9,7 @@ Written by the ``report`` stage (``python -m tieringlab.report``) after the ledg
   table it reproduces, its scalar metrics, and the provenance of its metrics
   (:func:`tieringlab.report.notebook_provenance`: the commit and date of the run, and whether it is at
   paper scale, reduced, stale or not run here);
-- the claims ledger (:func:`tieringlab.report.build`) with filters by paper, verdict and kind.
+- the claims ledger (:func:`tieringlab.report.build`) with filters by paper, verdict, diagnosis and kind.
 
 Captions come from the manifests :class:`tieringlab.results.Outputs` writes beside the files (the
 ``caption=`` and ``reproduces=`` arguments of ``Outputs.figure``/``Outputs.table``). Results written
@@ -215,14 +215,18 @@ def _notebook_section(root: Path, stem: str, papers: list[str], provenance: dict
 
 
 def _ledger_section(ledger: pd.DataFrame, summary: str) -> str:
+    ledger = ledger.assign(category=report.category(ledger))
+
     def options(col: str) -> str:
         values = list(dict.fromkeys(ledger[col]))
         return "".join(f'<option value="{_esc(v)}">{_esc(v)}</option>' for v in values)
 
     filters = "".join(
         f'<label>{label} <select name="{col}" data-filter="{col}"><option value="">all</option>{options(col)}'
-        f"</select></label>" for col, label in (("paper", "paper"), ("verdict", "verdict"), ("kind", "kind")))
-    cols = ("paper", "where", "claim", "paper_value", "reproduced", "tolerance", "verdict", "kind", "note")
+        f"</select></label>" for col, label in (("paper", "paper"), ("verdict", "verdict"), ("category", "diagnosis"),
+                                                 ("kind", "kind")))
+    cols = ("paper", "where", "claim", "paper_value", "reproduced", "tolerance", "verdict", "diagnosis", "readings",
+            "kind", "note")
     head = "".join(f"<th>{_esc(c.replace('_', ' '))}</th>" for c in cols)
     rows = []
     for _, r in ledger.iterrows():
@@ -231,7 +235,8 @@ def _ledger_section(ledger: pd.DataFrame, summary: str) -> str:
             f'<td class="verdict {verdict_cls}">{_esc(r[c])}</td>' if c == "verdict" else f"<td>{_esc(r[c])}</td>"
             for c in cols)
         rows.append(f'<tr data-paper="{_esc(r["paper"])}" data-verdict="{_esc(r["verdict"])}" '
-                    f'data-kind="{_esc(r["kind"])}" id="claim-{_esc(r["id"])}">{cells}</tr>')
+                    f'data-kind="{_esc(r["kind"])}" data-category="{_esc(r["category"])}" '
+                    f'id="claim-{_esc(r["id"])}">{cells}</tr>')
     return (f'<section id="ledger"><h2>Claims ledger</h2><p class="summary">{_esc(summary)}.</p>'
             f'<form id="ledger-filters" onsubmit="return false">{filters} <span id="ledger-count"></span></form>'
             f'<div class="scroll"><table class="data ledger"><thead><tr>{head}</tr></thead>'

@@ -42,7 +42,7 @@ KINDS = ("claim", "calibration", "sanity", "extension", "precondition")
 class Check:
     """How a reproduced value is compared with the paper's. Build with the helpers below."""
 
-    kind: str  # "abs" | "rel" | "ge" | "le" | "between" | "true" | "false"
+    kind: str  # "abs" | "rel" | "ge" | "gt" | "le" | "between" | "true" | "false"
     target: Number | None = None
     tol: Number = 0.0
     hi: Number | None = None
@@ -59,6 +59,8 @@ class Check:
             return abs(v - self.target) <= self.tol * abs(self.target)
         if self.kind == "ge":
             return v >= self.target - self.tol
+        if self.kind == "gt":
+            return v > self.target
         if self.kind == "le":
             return v <= self.target + self.tol
         if self.kind == "between":
@@ -73,6 +75,8 @@ class Check:
             return f"±{self.tol * 100:g} % relative"
         if self.kind == "ge":
             return f"≥ {self.target - self.tol:g}{u}"
+        if self.kind == "gt":
+            return f"> {self.target:g}{u}"
         if self.kind == "le":
             return f"≤ {self.target + self.tol:g}{u}"
         if self.kind == "between":
@@ -90,6 +94,12 @@ def within_rel(target: Number, tol: Number) -> Check:
 
 def at_least(bound: Number, tol: Number = 0.0) -> Check:
     return Check("ge", bound, tol)
+
+
+def above(bound: Number) -> Check:
+    """Strictly above ``bound``: for a value that is a rule's margin (the lower end of a paired interval), where the
+    bound itself (two identical runs: 0 +- 0) does not pass."""
+    return Check("gt", bound)
 
 
 def at_most(bound: Number, tol: Number = 0.0) -> Check:

@@ -50,10 +50,11 @@ equal to 10s"; the phased workload has 51 % of its jobs in bursts (Sec. 3.2.3) o
 Where the code is (this module re-exports it; the notebook imports only this module): the params section and
 the workloads in :mod:`tieringlab.experiments.ara.section` (the dispatcher's :class:`AraParams` embedded as
 ``policy``), the grids in :mod:`~tieringlab.experiments.ara.grids` (results carry each configuration's
-parameters as coordinates), the interval comparisons in :mod:`~tieringlab.experiments.ara.compare`
-(:mod:`tieringlab.stats`), the tables in :mod:`~tieringlab.experiments.ara.tables` and the claims' values and
-their verdicts under Table 2's readings (choices 5 and 6, :mod:`tieringlab.readings`) in
-:mod:`~tieringlab.experiments.ara.ledger`.
+parameters as coordinates), the comparisons in :mod:`~tieringlab.experiments.ara.compare` (paired
+per-replication gaps decide every ordering; the unpaired interval rule is kept as the ``unpaired`` reading;
+:mod:`tieringlab.stats`), the preconditions in :mod:`~tieringlab.experiments.ara.preconditions`, the tables in
+:mod:`~tieringlab.experiments.ara.tables` and the claims' values and their verdicts under Table 2's readings
+(choices 5 and 6, :mod:`tieringlab.readings`) in :mod:`~tieringlab.experiments.ara.ledger`.
 
 The sensitivity study (:func:`sensitivity`) sweeps E[A] (0.1, 1, 10 s; E[S] = rho N E[A] follows at
 the thesis' 50 %, so the same axis sweeps E[S] over 0.8, 8, 80 s), the service SCV (1 = exponential, 20,
@@ -90,8 +91,11 @@ from tieringlab.experiments.ara.grids import (
 from tieringlab.experiments.ara.ledger import (
                                               READINGS,
                                               Table2Reading,
+                                              claim_records,
                                               claim_values,
                                               claim_verdicts,
+                                              ledger_entries,
+                                              ordering_power,
                                               reading_label,
                                               values_by_reading,
                                               verdicts_by_reading,
@@ -111,4 +115,5 @@ __all__ = ["AraLoadBalancingParams", "AraParams", "mean_service", "service_scv",
            "table2_th_l", "table2_experiment", "sensitivity_settings", "SENS_T1_POLICIES", "SENS_F8_POLICIES",
            "SENS_SYSTEMS", "sensitivity", "rate_ratio_calibration", "verdict", "note", "sensitivity_table",
            "orderings_never_reproduced", "table1", "table2_frame", "fig5_table", "fig8_table", "Table2Reading",
-           "READINGS", "reading_label", "claim_values", "claim_verdicts", "values_by_reading", "verdicts_by_reading"]
+           "READINGS", "reading_label", "claim_values", "claim_verdicts", "values_by_reading", "verdicts_by_reading",
+           "ledger_entries", "claim_records", "ordering_power"]

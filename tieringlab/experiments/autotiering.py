@@ -14,8 +14,12 @@ section (``policy``, ``idt``, ``edt``) and the epochs and Gamma the three share 
 :func:`system_params` puts each system's parameters together), beside the model's ``datacenter`` and
 ``workload``; then the readings of the reading notes' Sec. 6.6 side by side (:data:`READINGS`,
 :mod:`tieringlab.readings`, chosen by ``sensitivity``).
-Intervals are 95 % Student-t intervals over seeds (:mod:`tieringlab.stats`). Epochs before ``warmup_epochs`` (the
-paper's "warming up periods from 0-3 epochs", Sec. V-C) are left out of every comparison.
+Intervals are 95 % Student-t intervals over seeds (:mod:`tieringlab.stats`); the three policies share scenarios and
+seeds, so their comparisons are paired per seed (:func:`paired_gap_lo`). Epochs before ``warmup_epochs`` (the
+paper's "warming up periods from 0-3 epochs", Sec. V-C) are left out of every comparison. The ledger's
+preconditions (:func:`precondition_values`: copies that end within the warm-up, :func:`copy_stats`; the spread of the
+fitted TSSCS slopes, :func:`slope_spread`; tiers not all saturated, :func:`all_saturated_share`; C1/C2's "up to"
+against its noise floor, :func:`up_to_noise_floor`) are measured on the same runs, under every reading.
 
 Documented choices (the paper is silent; reading notes ``autotiering.md`` Sec. 6; each is a parameter):
 
@@ -51,7 +55,7 @@ from tieringlab.params import cross_field, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.autotiering import SPC_DEFAULT, AutoTieringSettings, GreedySettings, TieringEpochs
 from tieringlab.readings import Reading
-from tieringlab.stats import fmt_ci, mean_ci, relative_separation
+from tieringlab.stats import beats_noise_floor, fmt_ci, mean_ci, paired_diff, paired_gap_pct
 from tieringlab.units import GB, MB, US
 
 POLICIES = ("AutoTiering", "IDT", "EDT")
@@ -354,6 +358,202 @@ def tsscs_example(p: AutoTieringExperimentParams, res: xr.Dataset, seed: int = 0
         coords={"vmdk": [str(x) for x in res["label"].values[chosen]], "level": res["level"].values, "tier": [1, 2, 3]})
 
 
+# ------------------------------------------------------------------------------------------ preconditions
+
+
+def copy_in_flight(tier_of, dst) -> np.ndarray:
+    """Whether a VMDK's copy is in flight during each epoch: ``tier_of`` / ``dst`` ``(..., epoch, vmdk)`` as the run
+    records them (the tier serving the VMDK in the epoch; its destination after the epoch's decision). A copy is in
+    flight in epoch ``e`` exactly when the destination set at the end of ``e - 1`` is not the tier serving in ``e``
+    (a copy that ends switches tier at the end of the epoch it ends in; none is in flight in epoch 0)."""
+    tier_of, dst = np.asarray(tier_of), np.asarray(dst)
+    out = np.zeros(tier_of.shape, bool)
+    out[..., 1:, :] = dst[..., :-1, :] != tier_of[..., 1:, :]
+    return out
+
+
+def copy_durations(started, tier_of, dst) -> tuple[np.ndarray, np.ndarray]:
+    """The copies of one run (``(epoch, vmdk)`` arrays): ``(start, epochs)``, the epoch at whose end each copy was
+    decided and the monitor epochs it took (it serves from the source meanwhile; 1 = ended in the next epoch), ``inf``
+    for a copy that had not ended when the run did. Ordered by (epoch, vmdk)."""
+    started, tier_of, dst = np.asarray(started, bool), np.asarray(tier_of), np.asarray(dst)
+    s_i, v_i = np.nonzero(started)
+    epochs = np.full(s_i.shape, np.inf)
+    for k, (s, v) in enumerate(zip(s_i, v_i)):   # a loop over the copies (a few hundred per run), for a diagnostic
+        later = np.flatnonzero(tier_of[s + 1:, v] == dst[s, v])
+        if later.size:
+            epochs[k] = float(later[0])
+    return s_i, epochs
+
+
+def copy_stats(p: AutoTieringExperimentParams, res: xr.Dataset, within: int | None = None) -> xr.Dataset:
+    """Per policy and seed: copies started, those that had not ended by the end of the run, those started at least
+    ``within + 1`` epochs before the end (``eligible``: they could be seen ending within ``within`` epochs) and of
+    those the ones that did (``finished_within``); the median and 90th percentile copy duration in monitor epochs
+    (unfinished copies count as infinitely long, so these are lower bounds when many are unfinished), and the share
+    of post-warm-up VMDK-epochs with a copy in flight; per policy, the same quantiles pooled over seeds
+    (``pooled_*``). ``within``: default the ledger's ``COPY_WITHIN_EPOCHS``."""
+    from tieringlab.claims import autotiering as C  # noqa: PLC0415
+
+    within = C.COPY_WITHIN_EPOCHS if within is None else within
+    n_e = res.sizes["epoch"]
+    pols, seeds = list(res.policy.values), list(res.seed.values)
+    names = ("copies", "unfinished", "eligible", "finished_within", "median_epochs", "p90_epochs", "in_flight_share")
+    data = {k: np.zeros((len(pols), len(seeds))) for k in names}
+    pooled = np.full((2, len(pols)), np.nan)
+    for i, pol in enumerate(pols):
+        r = res.sel(policy=pol)
+        tier_of, dst, started = (r[v].transpose("seed", "epoch", "vmdk").values for v in ("tier_of", "dst", "started"))
+        flight = copy_in_flight(tier_of, dst)[:, p.warmup_epochs:, :]
+        all_ep = []
+        for j in range(len(seeds)):
+            start, ep = copy_durations(started[j], tier_of[j], dst[j])
+            all_ep.append(ep)
+            ok = start + within + 1 <= n_e - 1
+            data["copies"][i, j] = start.size
+            data["unfinished"][i, j] = np.sum(~np.isfinite(ep))
+            data["eligible"][i, j] = ok.sum()
+            data["finished_within"][i, j] = np.sum(ep[ok] <= within)
+            data["median_epochs"][i, j] = np.median(ep) if ep.size else np.nan
+            data["p90_epochs"][i, j] = np.quantile(ep, 0.9, method="higher") if ep.size else np.nan
+            data["in_flight_share"][i, j] = flight[j].mean()
+        ep = np.concatenate(all_ep)
+        if ep.size:
+            pooled[:, i] = np.median(ep), np.quantile(ep, 0.9, method="higher")
+    out = {k: (("policy", "seed"), v) for k, v in data.items()}
+    out.update(pooled_median_epochs=("policy", pooled[0]), pooled_p90_epochs=("policy", pooled[1]))
+    return xr.Dataset(out, coords={"policy": pols, "seed": seeds}, attrs={"within_epochs": within})
+
+
+def copy_table(p: AutoTieringExperimentParams, res: xr.Dataset) -> pd.DataFrame:
+    """:func:`copy_stats` per policy, pooled over seeds: copies, unfinished, the share finishing within the warm-up
+    (of those that could), the pooled median and 90th percentile copy duration (monitor epochs; inf: not ended by the
+    end of the run) and the share of post-warm-up VMDK-epochs with a copy in flight."""
+    st = copy_stats(p, res)
+    rows = []
+    for pol in st.policy.values:
+        c = st.sel(policy=pol)
+        elig = float(c["eligible"].sum())
+        rows.append({"policy": str(pol), "copies": int(c["copies"].sum()), "unfinished": int(c["unfinished"].sum()),
+                     f"finished within {st.attrs['within_epochs']} epochs":
+                         float(c["finished_within"].sum()) / elig if elig else np.nan,
+                     "median copy (epochs)": float(c["pooled_median_epochs"]),
+                     "p90 copy (epochs)": float(c["pooled_p90_epochs"]),
+                     "in-flight share (post warm-up)": float(c["in_flight_share"].mean())})
+    return pd.DataFrame(rows)
+
+
+def slope_spread(p: AutoTieringExperimentParams, res: xr.Dataset) -> np.ndarray:
+    """Per seed: the 90th minus the 10th percentile, across the data VMDKs, of each VMDK's median fitted TSSCS slope
+    ``m`` (A1.20) over AutoTiering's post-warm-up epochs."""
+    m = _post(p, res)["slope"].sel(policy="AutoTiering").isel(vmdk=np.flatnonzero(res["is_data"].values))
+    med = m.median("epoch").transpose("seed", "vmdk").values
+    return np.quantile(med, 0.9, axis=1) - np.quantile(med, 0.1, axis=1)
+
+
+def offered_utilisation(p: AutoTieringExperimentParams, res: xr.Dataset) -> xr.DataArray:
+    """Per policy, seed, epoch and tier: the device time the VMDKs the tier serves offer it (offered IO/s x device
+    time per IO at the VMDK's read/write mix, :func:`tieringlab.models.allflash.device_time`), per disk: a tier with
+    ``>= rho_max`` cannot serve what it is offered."""
+    tiers = af.tier_arrays(autotiering_tier_table(), p.datacenter.n_disks)
+    io = res["io_bytes"].transpose("seed", "vmdk").values
+    u = np.stack([np.asarray(af.device_time(tiers, io[s])) for s in range(io.shape[0])])    # (S, T, 2, V)
+    f = res["read_fraction"].transpose("seed", "epoch", "vmdk").values[:, :, None, :]          # (S, E, 1, V)
+    u_mix = f * u[:, None, :, 0, :] + (1.0 - f) * u[:, None, :, 1, :]                         # (S, E, T, V)
+    lam = res["offered_iops"].transpose("seed", "epoch", "vmdk").values[:, :, None, :]
+    n_t = u.shape[1]
+    nd = np.asarray(tiers.n_disks, float)
+    out = []
+    for pol in res.policy.values:
+        tier_of = res["tier_of"].sel(policy=pol).transpose("seed", "epoch", "vmdk").values
+        oh = tier_of[:, :, None, :] == np.arange(n_t)[None, None, :, None]
+        out.append((oh * lam * u_mix).sum(-1) / nd)
+    return xr.DataArray(np.stack(out), dims=("policy", "seed", "epoch", "tier"),
+                        coords={"policy": res.policy.values, "seed": res.seed.values, "epoch": res.epoch.values,
+                                "tier": res.tier.values})
+
+
+def all_saturated_share(p: AutoTieringExperimentParams, res: xr.Dataset) -> xr.DataArray:
+    """Per policy and seed: the share of post-warm-up epochs in which every tier is offered at least ``rho_max`` of
+    its device time (:func:`offered_utilisation`)."""
+    rho = offered_utilisation(p, res).isel(epoch=slice(p.warmup_epochs, None))
+    return (rho >= p.datacenter.rho_max).all("tier").mean("epoch")
+
+
+def up_to_noise_floor(p: AutoTieringExperimentParams, res: xr.Dataset, base: str) -> tuple[bool, dict[str, float]]:
+    """:func:`tieringlab.stats.beats_noise_floor` of AutoTiering's post-warm-up all-tier IOPS over ``base``'s:
+    conditions = epochs, replications = seeds (paired: the same scenario per seed)."""
+    tot = all_tier(_post(p, res))["iops"].sum("direction")
+    a, b = (tot.sel(policy=pol).transpose("epoch", "seed").values for pol in ("AutoTiering", base))
+    return beats_noise_floor(a, b)
+
+
+def precondition_values(p: AutoTieringExperimentParams, res: xr.Dataset) -> dict[str, tuple]:
+    """``{precondition id: (value, note, per-seed samples)}`` for the ``autotiering.pre.*`` rows of
+    :mod:`tieringlab.claims.autotiering` (definitions, thresholds and reasons there)."""
+    from tieringlab.claims import autotiering as C  # noqa: PLC0415
+
+    out = {}
+    st = copy_stats(p, res)
+    # copies finish within the warm-up: the smallest share over the policies that had copies to judge
+    elig = st["eligible"].sum("seed")
+    share = st["finished_within"].sum("seed") / elig.where(elig > 0)
+    per_pol = "; ".join(
+        f"{pol}: {int(st['finished_within'].sel(policy=pol).sum())}/{int(elig.sel(policy=pol))} within "
+        f"{C.COPY_WITHIN_EPOCHS} epochs, {int(st['unfinished'].sel(policy=pol).sum())} of "
+        f"{int(st['copies'].sel(policy=pol).sum())} unfinished at the end of the run, copy duration median "
+        f"{float(st['pooled_median_epochs'].sel(policy=pol)):.3g} / p90 "
+        f"{float(st['pooled_p90_epochs'].sel(policy=pol)):.3g} monitor epochs (inf: not ended)"
+        for pol in st.policy.values)
+    if bool((elig > 0).any()):
+        worst = str(share.idxmin().values)
+        e_w = st["eligible"].sel(policy=worst).values
+        per_seed = np.where(e_w > 0, st["finished_within"].sel(policy=worst).values / np.maximum(e_w, 1), np.nan)
+        out[C.PRE_COPIES_FINISH] = (float(share.min()), f"worst {worst}. {per_pol}", per_seed)
+    else:
+        out[C.PRE_COPIES_FINISH] = (None, f"no copy could be judged (none started early enough). {per_pol}", None)
+    # AutoTiering's copies in flight after the warm-up
+    fl = st["in_flight_share"]
+    out[C.PRE_IN_FLIGHT] = (float(fl.sel(policy="AutoTiering").mean()),
+                            "post-warm-up VMDK-epochs with a copy in flight: " + "; ".join(
+                                f"{pol} {fmt_ci(fl.sel(policy=pol).values)}" for pol in fl.policy.values),
+                            fl.sel(policy="AutoTiering").values)
+    # tier sensitivity: spread of the fitted slopes
+    spread = slope_spread(p, res)
+    m = _post(p, res)["slope"].sel(policy="AutoTiering").isel(vmdk=np.flatnonzero(res["is_data"].values))
+    med = m.median("epoch").values.ravel()
+    out[C.PRE_SLOPE_SPREAD] = (float(np.mean(spread)),
+                               f"per seed {fmt_ci(spread)}; per-VMDK median slopes (all seeds) range "
+                               f"{np.min(med):.3g} to {np.max(med):.3g}, "
+                               f"{np.mean(np.abs(med - 1) <= 0.1):.0%} within 1 ± 0.1", spread)
+    # tiers not all saturated
+    sat = all_saturated_share(p, res)
+    worst = str(sat.mean("seed").idxmax().values)
+    rho = offered_utilisation(p, res).isel(epoch=slice(p.warmup_epochs, None))
+    r = _post(p, res)
+    offered = r["offered_iops"].sum("vmdk").mean(["seed", "epoch"])
+    served = r["vmdk_iops"].sum(["vmdk", "direction"]).mean(["seed", "epoch"])
+    out[C.PRE_NOT_SATURATED] = (
+        float(sat.sel(policy=worst).mean()),
+        f"worst {worst}; all tiers saturated in: " + ", ".join(f"{pol} {float(sat.sel(policy=pol).mean()):.2f}"
+                                                               for pol in sat.policy.values)
+        + "; mean offered utilisation per tier (T1, T2, T3): " + "; ".join(
+            f"{pol} ({', '.join(f'{x:.2f}' for x in rho.sel(policy=pol).mean(['seed', 'epoch']).values)})"
+            for pol in rho.policy.values)
+        + "; offered / served all-tier IOPS: " + ", ".join(
+            f"{pol} {float(offered / served.sel(policy=pol)):.3g}" for pol in served.policy.values)
+        + f" (rho_max {p.datacenter.rho_max:g})",
+        sat.sel(policy=worst).values)
+    # C1/C2: the best-case gain against its reverse and its paired sign-flip null
+    for cid, base in ((C.PRE_C1_FLOOR, "IDT"), (C.PRE_C2_FLOOR, "EDT")):
+        ok, v = up_to_noise_floor(p, res, base)
+        out[cid] = (ok, f"max over post-warm-up epochs of the seed-mean gain: forward (AT over {base}) "
+                        f"{v['forward']:.3g} %, reverse ({base} over AT) {v['reverse']:.3g} %, paired sign-flip null "
+                        f"q95 {v['null_q95']:.3g} % ({res.sizes['seed']} seeds); margin forward - max(reverse, null) "
+                        f"{v['forward'] - max(v['reverse'], v['null_q95']):.3g} %", None)
+    return out
+
+
 # ------------------------------------------------------------------------------------------ claims
 
 
@@ -370,10 +570,33 @@ def per_seed_metrics(p: AutoTieringExperimentParams, res: xr.Dataset) -> dict:
                 mig=migration_totals(res))
 
 
+def paired_gap_lo(a, b, higher: bool = True) -> float:
+    """The end, on the claimed side, of the 95 % interval of the paired per-seed relative gap of ``a`` against ``b``
+    (%): ``100 (a - b) / b`` when ``a`` should be higher, ``100 (b - a) / b`` when lower (> 0: the paired test puts
+    ``a`` ahead). Seeds where either value is not finite or ``b`` is 0 are left out; NaN with fewer than 2 left."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ok = np.isfinite(a) & np.isfinite(b) & (b != 0)
+    if ok.sum() < 2:
+        return float("nan")
+    m, h = paired_gap_pct(a[ok], b[ok])
+    return m - h if higher else -m - h
+
+
+def paired_diff_lo(a, b, higher: bool = True) -> float:
+    """As :func:`paired_gap_lo` for quantities that may be 0 in a seed (migration totals): the end of the 95 %
+    interval of the per-seed difference (``a - b``, or ``b - a`` when ``a`` should be lower) over ``b``'s mean (%)."""
+    m, h = paired_diff(a, b)
+    mb = float(np.mean(b))
+    if mb == 0:
+        return float("nan")
+    return 100 * ((m - h) if higher else (-m - h)) / abs(mb)
+
+
 def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
                  example: xr.Dataset | None = None) -> dict[str, tuple[float, str]]:
-    """``{claim_id: (value, note)}`` for :mod:`tieringlab.claims.autotiering` (definitions and tolerances
-    there). ``example``: :func:`tsscs_example`'s Dataset, for C18's note."""
+    """``{claim_id: (value, note, per-seed samples or None)}`` for :mod:`tieringlab.claims.autotiering`, its
+    preconditions included (:func:`precondition_values`; definitions and tolerances there). ``example``:
+    :func:`tsscs_example`'s Dataset, for C18's note."""
     from tieringlab.claims import autotiering as C  # noqa: PLC0415
 
     s = per_seed_metrics(p, res)
@@ -395,44 +618,48 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
         up, mean_gain = gain.max(axis=1), gain.mean(axis=1)
         m, hw = mean_ci(mean_gain, axis=0)
         rev = (100 * (b_ - a_) / a_).max(axis=1)       # the same statistic with the roles swapped: its noise floor
+        _, floor = up_to_noise_floor(p, res, base)
         d_up = {d: float(np.mean((100 * (sel(per_dir, at, direction=d) - sel(per_dir, base, direction=d))
                                   / sel(per_dir, base, direction=d)).max(axis=1))) for d in ("read", "write")}
         out[cid_up] = (float(np.mean(up)),
                        f"max over epochs {fmt_ci(up, unit=' %', axis=0)} (seeds); read {d_up['read']:.3g} %, write "
                        f"{d_up['write']:.3g} %; mean gain {m:.3g} ± {hw:.2g} %; the same 'up to' with {base} over AT: "
-                       f"{np.mean(rev):.3g} %")
-        out[cid_mean] = (float(m - hw), f"mean over epochs {m:.3g} ± {hw:.2g} % over {n_seeds} seeds; "
-                                        f"{int(np.sum(mean_gain > 0))}/{n_seeds} seeds > 0")
+                       f"{np.mean(rev):.3g} %; best case of the seed-mean series: forward {floor['forward']:.3g} %, "
+                       f"reverse {floor['reverse']:.3g} %, sign-flip null q95 {floor['null_q95']:.3g} %", up)
+        out[cid_mean] = (float(m - hw), f"mean over epochs {m:.3g} ± {hw:.2g} % over {n_seeds} seeds (paired); "
+                                        f"{int(np.sum(mean_gain > 0))}/{n_seeds} seeds > 0", mean_gain)
 
     # C3: all-tier bandwidth (time mean); C4: IO-weighted all-tier latency, read and write
     bw_mean = s["bw"].mean("epoch")
-    out[C.C3] = (100 * min(relative_separation(sel(bw_mean, at), sel(bw_mean, b), True, axis=0) for b in BASELINES),
-                 each(bw_mean, 1 / MB, " MB/s"))
-    out[C.C4] = (100 * min(relative_separation(sel(s["lat_dir"], at, direction=d), sel(s["lat_dir"], b, direction=d),
-                                               False, axis=0)
-                           for b in BASELINES for d in ("read", "write")),
-                 " | ".join(f"{d}: " + each(s["lat_dir"], 1 / US, " µs", direction=d) for d in ("read", "write")))
+    gaps = {b: paired_gap_lo(sel(bw_mean, at), sel(bw_mean, b)) for b in BASELINES}
+    out[C.C3] = (min(gaps.values()), each(bw_mean, 1 / MB, " MB/s") + "; paired gap lower ends: "
+                 + ", ".join(f"vs {b} {g:.3g} %" for b, g in gaps.items()), None)
+    gaps = {(b, d): paired_gap_lo(sel(s["lat_dir"], at, direction=d), sel(s["lat_dir"], b, direction=d), False)
+            for b in BASELINES for d in ("read", "write")}
+    out[C.C4] = (min(gaps.values()),
+                 " | ".join(f"{d}: " + each(s["lat_dir"], 1 / US, " µs", direction=d) for d in ("read", "write"))
+                 + " | paired reduction lower ends: "
+                 + ", ".join(f"{d} vs {b} {g:.3g} %" for (b, d), g in gaps.items()), None)
 
     # C5: tier 1, 3 quantities x 2 directions x 2 baselines with separated intervals
     failed = [f"T1 {d} {name} vs {b}"
               for name, da, higher in (("IOPS", s["t_iops"], True), ("MB/s", s["t_bw"], True),
                                        ("latency", s["t_lat"], False))
               for d in ("read", "write") for b in BASELINES
-              if not relative_separation(sel(da, at, tier=1, direction=d), sel(da, b, tier=1, direction=d), higher,
-                                         axis=0) > 0]
-    out[C.C5] = (12 - len(failed), "not separated: " + (", ".join(failed) if failed else "none"))
+              if not paired_gap_lo(sel(da, at, tier=1, direction=d), sel(da, b, tier=1, direction=d), higher) > 0]
+    out[C.C5] = (12 - len(failed), "not ahead in the paired test: " + (", ".join(failed) if failed else "none"), None)
     # C6: a baseline's interval above AT's in some T2/T3 x direction x {IOPS, MB/s} cell
     cells = [f"T{t} {d} {name}: {b} > AT"
              for name, da in (("IOPS", s["t_iops"]), ("MB/s", s["t_bw"])) for t in (2, 3) for d in ("read", "write")
              for b in BASELINES
-             if relative_separation(sel(da, b, tier=t, direction=d), sel(da, at, tier=t, direction=d), True,
-                                    axis=0) > 0]
-    out[C.C6] = (len(cells), "; ".join(cells) if cells else "no cell where a baseline's interval lies above AT's")
+             if paired_gap_lo(sel(da, b, tier=t, direction=d), sel(da, at, tier=t, direction=d)) > 0]
+    out[C.C6] = (len(cells), "; ".join(cells) if cells else "no cell where a baseline is ahead in the paired test",
+                 None)
     # C7: EDT > AT on T3 write IOPS
     e3, a3 = (sel(s["t_iops"], pol, tier=3, direction="write") for pol in ("EDT", at))
-    out[C.C7] = (100 * relative_separation(e3, a3, True, axis=0),
+    out[C.C7] = (paired_gap_lo(e3, a3),
                  f"T3 write IOPS: EDT {fmt_ci(e3, axis=0)}, AT {fmt_ci(a3, axis=0)}; "
-                 f"EDT/AT = {np.mean(e3) / np.mean(a3):.3g}")
+                 f"EDT/AT = {np.mean(e3) / np.mean(a3):.3g}", None)
     # C8: lowest latency in every cell but T2 write, and not the lowest there
     ok, notes = 0, []
     for t in (1, 2, 3):
@@ -442,12 +669,11 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
                 lowest = all(np.nanmean(at_l) <= np.nanmean(sel(s["t_lat"], b, tier=t, direction=d)) for b in BASELINES)
                 ok += int(not lowest)
                 notes.append(f"T2 write: AT {'is' if lowest else 'is not'} the lowest")
-            elif all(relative_separation(at_l, sel(s["t_lat"], b, tier=t, direction=d), False, axis=0) > 0
-                     for b in BASELINES):
+            elif all(paired_gap_lo(at_l, sel(s["t_lat"], b, tier=t, direction=d), False) > 0 for b in BASELINES):
                 ok += 1
             else:
-                notes.append(f"T{t} {d}: AT not separated below both")
-    out[C.C8] = (ok, "; ".join(notes))
+                notes.append(f"T{t} {d}: AT not below both in the paired test")
+    out[C.C8] = (ok, "; ".join(notes), None)
 
     # C9-C11 on the pooled post-warm-up samples, scale-free; the literal thresholds in the notes
     tot = {pol: sel(s["tot"], pol).ravel() for pol in POLICIES}
@@ -456,41 +682,42 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
     out[C.C9] = (100 * min((med - p90[b]) / p90[b] for b in BASELINES),
                  f"AT median {med / 1e3:.4g}K IOPS; 90th percentiles IDT {p90['IDT'] / 1e3:.4g}K, EDT "
                  f"{p90['EDT'] / 1e3:.4g}K. Literal: P(AT > 100K) = {np.mean(tot[at] > 100e3):.2f}, "
-                 f"AT median >= 125K: {med >= 125e3}")
+                 f"AT median >= 125K: {med >= 125e3}", None)
     below = {b: float(np.mean(tot[b] < med)) for b in BASELINES}
     out[C.C10] = (min(below.values()), f"P(baseline < AT median): IDT {below['IDT']:.2f}, EDT {below['EDT']:.2f}. "
                                        f"Literal P(< 100K): IDT {np.mean(tot['IDT'] < 100e3):.2f}, "
-                                       f"EDT {np.mean(tot['EDT'] < 100e3):.2f}")
+                                       f"EDT {np.mean(tot['EDT'] < 100e3):.2f}", None)
     med_bw, p90bw = np.median(bw[at]), {b: np.quantile(bw[b], 0.9) for b in BASELINES}
     out[C.C11] = (100 * min((med_bw - p90bw[b]) / p90bw[b] for b in BASELINES),
                   f"AT median {med_bw:.4g} MB/s; 90th percentiles IDT {p90bw['IDT']:.4g}, EDT {p90bw['EDT']:.4g}. "
                   f"Literal: P(< 1200 MB/s) IDT {np.mean(bw['IDT'] < 1200):.2f}, EDT {np.mean(bw['EDT'] < 1200):.2f}; "
-                  f"P(AT > 1200) {np.mean(bw[at] > 1200):.2f}")
+                  f"P(AT > 1200) {np.mean(bw[at] > 1200):.2f}", None)
 
     # C12: areas over time (post warm-up)
     areas = {"IOPS": s["tot"].sum("epoch"), "MB/s": s["bw"].sum("epoch")}
-    n_sep = sum(relative_separation(sel(da, at), sel(da, b), True, axis=0) > 0
-                for da in areas.values() for b in BASELINES)
+    n_sep = sum(paired_gap_lo(sel(da, at), sel(da, b)) > 0 for da in areas.values() for b in BASELINES)
     out[C.C12_AREAS] = (n_sep, "; ".join(f"{k} area AT/{b} {np.mean(sel(da, at)) / np.mean(sel(da, b)):.3g}"
-                                         for k, da in areas.items() for b in BASELINES))
+                                         for k, da in areas.items() for b in BASELINES), None)
     lat_area = _post(p, res)["latency_s"].fillna(0.0).sum(["epoch", "tier", "direction"])
     ratios = {b: float(np.mean(sel(lat_area, at)) / np.mean(sel(lat_area, b))) for b in BASELINES}
-    out[C.C12_LATENCY] = (max(ratios.values()), f"AT latency area / IDT {ratios['IDT']:.3g}, / EDT {ratios['EDT']:.3g}")
+    out[C.C12_LATENCY] = (max(ratios.values()),
+                          f"AT latency area / IDT {ratios['IDT']:.3g}, / EDT {ratios['EDT']:.3g}", None)
     # C13: first AT migration at the first migration epoch; more even per-tier IOPS shares after warm-up
     every = p.epochs.every
     started_at = res["started"].sel(policy=at).any("vmdk").values                   # (seed, epoch)
     first = np.where(started_at.any(axis=1), np.argmax(started_at, axis=1), -1)
     share = s["t_iops"].sum("direction") / s["t_iops"].sum(["direction", "tier"])
     min_share = share.min("tier")
-    n_even = sum(relative_separation(sel(min_share, at), sel(min_share, b), True, axis=0) > 0 for b in BASELINES)
+    n_even = sum(paired_gap_lo(sel(min_share, at), sel(min_share, b)) > 0 for b in BASELINES)
     out[C.C13] = (int(np.all(first == every - 1)) + n_even,
                   f"first AT migration decided at the end of epoch {sorted(set(first.tolist()))} (expected {every - 1})"
-                  f"; smallest per-tier IOPS share: " + each(min_share))
+                  f"; smallest per-tier IOPS share: " + each(min_share), None)
     # C14: tier 3 holds the largest share of AT's latency area
     lat_t = _post(p, res)["latency_s"].sel(policy=at).fillna(0.0).sum(["epoch", "direction"])    # (seed, tier)
     sh = lat_t / lat_t.sum("tier")
-    out[C.C14] = (float(np.mean(sh.argmax("tier").values == 2)), "AT latency-area share per tier: " + ", ".join(
-        f"T{t} {fmt_ci(sh.sel(tier=t).values, axis=0)}" for t in (1, 2, 3)))
+    top3 = sh.argmax("tier").values == 2
+    out[C.C14] = (float(np.mean(top3)), "AT latency-area share per tier: " + ", ".join(
+        f"T{t} {fmt_ci(sh.sel(tier=t).values, axis=0)}" for t in (1, 2, 3)), top3.astype(float))
     # C15: after warm-up, AT's T3 VMDKs have a higher mean read fraction and size than its T1+T2 VMDKs
     r = _post(p, res)
     on3 = r["tier_of"].sel(policy=at) == 2                                          # (seed, epoch, vmdk)
@@ -503,12 +730,13 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
     both = (rf3 > rf12).values & (sz3 > sz12).values
     out[C.C15] = (float(np.mean(both)),
                   f"T3 vs T1+T2: read fraction {fmt_ci(rf3.values, axis=0)} vs {fmt_ci(rf12.values, axis=0)}; size "
-                  f"{fmt_ci(sz3.values, 1 / GB, ' GB', axis=0)} vs {fmt_ci(sz12.values, 1 / GB, ' GB', axis=0)}")
+                  f"{fmt_ci(sz3.values, 1 / GB, ' GB', axis=0)} vs {fmt_ci(sz12.values, 1 / GB, ' GB', axis=0)}",
+                  both.astype(float))
     # C16, C17: migration totals
     mig = s["mig"]
     for cid, v, scale, unit in ((C.C16, "moved_bytes", 1 / GB, " GB"), (C.C17, "vms_migrated", 1.0, " VMs")):
-        out[cid] = (100 * min(relative_separation(sel(mig[v], at), sel(mig[v], b), False, axis=0) for b in BASELINES),
-                    each(mig[v], scale, unit))
+        out[cid] = (min(paired_diff_lo(sel(mig[v], at), sel(mig[v], b), False) for b in BASELINES),
+                    each(mig[v], scale, unit), None)
     # C18 (sanity): linearity of the TSSCS lines, and the prediction error after real moves
     err = prediction_errors(res)
     note = (f"mean R² of the per-VMDK lines over post-warm-up epochs; |predicted - measured| / measured latency "
@@ -517,7 +745,9 @@ def claim_values(p: AutoTieringExperimentParams, res: xr.Dataset,
     if example is not None:
         e = np.abs(example["predicted_s"] - example["true_s"]) / example["true_s"]
         note += f"; Fig. 2 example, predicted vs true on every tier: median error {100 * float(np.median(e)):.3g} %"
-    out[C.C18] = (float(res["r2"].sel(policy=at).isel(epoch=slice(p.warmup_epochs, None)).mean()), note)
+    r2 = res["r2"].sel(policy=at).isel(epoch=slice(p.warmup_epochs, None))
+    out[C.C18] = (float(r2.mean()), note, r2.mean(["epoch", "vmdk"]).values)
+    out.update(precondition_values(p, res))
     return out
 
 
@@ -544,21 +774,45 @@ def prediction_errors(res: xr.Dataset) -> np.ndarray:
 # ------------------------------------------------------------------------------------------ sensitivity
 
 
-def sensitivity(p: AutoTieringExperimentParams, key, base_values: dict | None = None) -> pd.DataFrame:
-    """The claims' verdicts under each reading of :data:`READINGS` named in ``p.sensitivity``, beside the default
-    (same seeds and key; ``base_values``: the default reading's :func:`claim_values`, when already computed).
-    Returns one row per (claim, reading): value, verdict and whether it flips against the default's."""
-    from tieringlab.claims import autotiering as C  # noqa: PLC0415
-
+def reading_values(p: AutoTieringExperimentParams, key, base_values: dict | None = None) -> dict[str, dict]:
+    """:func:`claim_values` (preconditions included) under the default reading and each reading of :data:`READINGS`
+    named in ``p.sensitivity`` (same seeds and key): ``{reading name: {claim id: (value, note, ...)}}``, the default
+    first (``base_values``: the default reading's, when already computed)."""
     chosen = [_BY_NAME[name] for name in p.sensitivity if name != "none"]
     values = {readings.DEFAULT.name: base_values} if base_values is not None else {}
     values.update(readings.run_each(chosen if base_values is not None else (readings.DEFAULT, *chosen), p,
                                     lambda q: claim_values(q, run(q, key))))
+    return values
+
+
+def other_readings(values: dict[str, dict], cid: str) -> dict[str, float | None] | None:
+    """The value of ``cid`` under every non-default reading of ``values`` (:func:`reading_values`), for
+    ``Outputs.claim(..., readings=...)``; None when no other reading ran."""
+    other = {rd: vals[cid][0] for rd, vals in values.items() if rd != readings.DEFAULT.name and cid in vals}
+    return other or None
+
+
+def sensitivity_table(values: dict[str, dict]) -> pd.DataFrame:
+    """One row per (ledger row of AutoTiering, reading) of :func:`reading_values`' ``values``: value, verdict (given
+    the preconditions measured under the same reading: ``untestable`` when one fails,
+    :func:`tieringlab.claims.verdict_given`) and whether it flips against the default's."""
+    from tieringlab.claims import autotiering as C  # noqa: PLC0415
+    from tieringlab.claims import verdict_given  # noqa: PLC0415
+
+    pre = {c.id: c for c in C.CLAIMS if c.kind == "precondition"}
     rows = []
     for c in C.CLAIMS:
         value = {rd: vals.get(c.id, (None, ""))[0] for rd, vals in values.items()}
-        by_reading = readings.verdicts(c, value)
+        by_reading = {rd: verdict_given(c, v, {pid: (pre[pid], values[rd].get(pid, (None,))[0])
+                                               for pid in c.requires})[0] for rd, v in value.items()}
         flipped = set(readings.flips(by_reading))
-        rows += [{"claim": c.id, "reading": rd, "value": v, "verdict": by_reading[rd], "flips": rd in flipped}
-                 for rd, v in value.items()]
+        rows += [{"claim": c.id, "kind": c.kind, "reading": rd, "value": v, "verdict": by_reading[rd],
+                  "flips": rd in flipped} for rd, v in value.items()]
     return pd.DataFrame(rows)
+
+
+def sensitivity(p: AutoTieringExperimentParams, key, base_values: dict | None = None) -> pd.DataFrame:
+    """The ledger rows' verdicts under each reading of :data:`READINGS` named in ``p.sensitivity``, beside the default
+    (same seeds and key; ``base_values``: the default reading's :func:`claim_values`, when already computed):
+    :func:`sensitivity_table` of :func:`reading_values`."""
+    return sensitivity_table(reading_values(p, key, base_values))

@@ -66,7 +66,8 @@ from tieringlab.units import GB, HOUR, MB, MS, MiB
 
 __all__ = ["EafcSection", "PAPER", "READINGS", "calibrated_store", "workload_params", "observations", "vanilla_params",
            "eafc_params", "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table",
-           "gain_sweep", "ablations", "readings", "master_mix", "claim_values"]
+           "gain_sweep", "ablations", "readings", "master_mix", "claim_values", "partition_reversals",
+           "gain_readings", "reading_values", "claim_samples", "replications_needed", "ws_over_ram"]
 
 #: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
 PAPER = {"a": {"partition_gb": 39.0, "saving_pct": 11.0, "target_ms": 10.0, "ws_gb": 40.0},
@@ -289,8 +290,23 @@ def metrics(ds: xr.Dataset, lat_max_s: float) -> xr.Dataset:
         "latency_first_ms": lat.isel(epoch=0, drop=True) / MS,
         "latency_post_ms": lat.where(post).sum("epoch") / n_post.where(n_post > 0) / MS,
         "usage_cap_max": (ds["used_bytes"] / part).max(("epoch", "sample")),
+        "reversals": xr.apply_ufunc(_reversals_1d, part, ds["partition_next_bytes"], input_core_dims=[["epoch"]] * 2,
+                                    vectorize=True, output_dtypes=[np.int64]),
     })
     return out
+
+
+def partition_reversals(partition, partition_next) -> int:
+    """How many times a run's partition reverses direction: over the cwnds' resizes (``partition_next`` minus
+    ``partition``, 1-D over epochs), the nonzero ones whose sign differs from the previous nonzero one's. Monotone
+    growth (a warm-up) gives 0; up, down, up gives 2."""
+    return _reversals_1d(np.asarray(partition, float), np.asarray(partition_next, float))
+
+
+def _reversals_1d(part, nxt) -> int:
+    step = np.sign(np.asarray(nxt, float) - np.asarray(part, float))
+    step = step[step != 0]
+    return int((step[1:] != step[:-1]).sum())
 
 
 def _spread(x) -> dict:
@@ -326,7 +342,7 @@ def fig4(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> dict[
         ds = xr.concat([e, van[name]], dim="policy", coords="minimal", compat="override",
                        combine_attrs="override").assign_coords(policy=["EAFC", "vanilla"])
         o0 = obs[name].isel(replication=0, phase=slice(0, int(obs[name].attrs["n_phases"])))
-        ds.attrs.update(lat_max_s=targets[panel] * MS, workload=name,
+        ds.attrs.update(lat_max_s=targets[panel] * MS, workload=name, ram_gb=_store_for(p, name).ram_bytes / GB,
                         working_set_gb=[float(w) / GB for w in o0["working_set_bytes"].values],
                         phase_durations_s=[float(x) for x in o0["phase_duration_s"].values])
         out[panel] = ds
@@ -370,13 +386,17 @@ def _summaries(ds: xr.Dataset, lat_max: float, label: dict) -> dict:
     m = metrics(ds, lat_max)
     return {**label, **{k: _spread(m[k].values)["mean"] for k in
                         ("partition_post_gb", "partition_mean_gb", "conformance_post", "conformance_all",
-                         "changes_per_hour", "latency_post_ms", "warmup_cwnds")},
+                         "changes_per_hour", "latency_post_ms", "warmup_cwnds", "reversals")},
             "conformance_post_min": _spread(m["conformance_post"].values)["min"]}
 
 
-def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
+def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None,
+               panels: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """Kp_inc, Kp_dec, T_inc, T_dec, T_util one at a time around the defaults, on FileBench 40 GB at the
-    first target and on SPECsfs at 3 ms (the same traces as Fig. 4 when ``obs`` is given)."""
+    first target and on SPECsfs at 3 ms (the same traces as Fig. 4 when ``obs`` is given). With Fig. 4's
+    ``panels`` (whose vanilla runs share these traces and noise), each row also gives the claims' values under
+    its gain (:func:`gain_readings`): the saving against the panel's vanilla (FileBench: panel a; SPECsfs: panel
+    d) and, for SPECsfs, the phase claims."""
     rows = []
     cases = [("fb40", p.fb_targets_ms[0]), ("sfs", p.sfs_target_ms)]
     grid = ([("kp_inc", v) for v in p.sweep_kp] + [("kp_dec", v) for v in p.sweep_kp]
@@ -389,9 +409,41 @@ def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) ->
         k = jax.random.fold_in(jax.random.fold_in(key, _SALT[name]), 1)
         for gain, v in progress(grid, desc=f"gain sweep {name}", unit="run", leave=False):
             ds = registry.run("EAFC", o, params=eafc_params(p, target * MS, **{gain: v}), key=k)
-            rows.append(_summaries(ds, target * MS, {"workload": name, "target_ms": target, "gain": gain,
-                                                     "value": v, "default": v == getattr(p.policy, gain)}))
+            row = _summaries(ds, target * MS, {"workload": name, "target_ms": target, "gain": gain,
+                                              "value": v, "default": v == getattr(p.policy, gain)})
+            panel = "a" if name == "fb40" else "d"
+            if panels is not None and panel in panels:
+                row.update(_swept_claims(panels[panel], ds, panel))
+            rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _swept_claims(panel: xr.Dataset, eafc: xr.Dataset, letter: str) -> dict:
+    """The claim values of Fig. 4 ``panel`` with its EAFC run replaced by ``eafc`` (a gain's run on the panel's
+    traces): ``{claim id: value}``."""
+    ds = xr.concat([eafc, panel.sel(policy="vanilla", drop=True)], dim="policy", coords="minimal", compat="override",
+                   combine_attrs="override").assign_coords(policy=["EAFC", "vanilla"])
+    ds.attrs = dict(panel.attrs)
+    table = savings_table({letter: ds})
+    vals = claim_values({letter: ds}, table)
+    keep = {"a": (C.FIG4A_PARTITION,), "d": (C.SFS_SAVING, C.SFS_RISES, C.SFS_SPIKES)}[letter]
+    return {cid: vals[cid][0] for cid in keep if cid in vals}
+
+
+def gain_readings(sweep: pd.DataFrame) -> dict[str, dict[str, float | bool]]:
+    """``{reading name: {claim id: value}}`` from :func:`gain_sweep`'s rows (run with ``panels``): each gain value
+    other than the default is a reading (the paper gives no gain), named ``<gain>_<value>`` (``kp_inc_10``); its
+    FileBench row gives Fig. 4a's claims, its SPECsfs row Fig. 4d's."""
+    cids = [c for c in (C.FIG4A_PARTITION, C.SFS_SAVING, C.SFS_RISES, C.SFS_SPIKES)
+            if c in sweep.columns]
+    out: dict[str, dict] = {}
+    for _, r in sweep[~sweep["default"].astype(bool)].iterrows():
+        name = f"{r['gain']}_{float(r['value']):g}"
+        for cid in cids:
+            v = r[cid]
+            if v is not None and not (isinstance(v, float) and math.isnan(v)):
+                out.setdefault(name, {})[cid] = bool(v) if isinstance(v, (bool, np.bool_)) else float(v)
+    return out
 
 
 def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
@@ -465,8 +517,7 @@ def reading_verdicts(rd: pd.DataFrame) -> pd.DataFrame:
     from tieringlab.claims import registry as claims  # noqa: PLC0415
 
     reg = claims()
-    cols = {(10.0, "partition_post_gb"): C.FIG4A_PARTITION, (5.0, "partition_post_gb"): C.FIG4B_PARTITION,
-            (10.0, "saving_pct"): C.SAVING_10MS, (5.0, "saving_pct"): C.SAVING_5MS}
+    cols = {(10.0, "partition_post_gb"): C.FIG4A_PARTITION, (5.0, "partition_post_gb"): C.FIG4B_PARTITION}
     labels = list(dict.fromkeys(rd["reading"]))
     values: dict[str, dict[str, float]] = {}
     for label in labels:
@@ -480,6 +531,22 @@ def reading_verdicts(rd: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([{"reading": label, **{cid: b[label] for cid, b in by_claim.items() if label in b},
                           "flips_against_default": ", ".join(c for c in by_claim if label in flipped[c]) or "none"}
                          for label in labels])
+
+
+def reading_values(rd: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``{reading name: {claim id: value}}`` of the FileBench claims under each non-default reading of
+    :func:`readings` (named as in :data:`READINGS`; the claims' values as :func:`reading_verdicts` takes them)."""
+    name = {r.why: r.name for r in READINGS}
+    cols = {(10.0, "partition_post_gb"): C.FIG4A_PARTITION, (5.0, "partition_post_gb"): C.FIG4B_PARTITION}
+    out: dict[str, dict[str, float]] = {}
+    for label in dict.fromkeys(rd["reading"]):
+        if name[label] == READINGS[0].name:
+            continue
+        r = rd[rd["reading"] == label].set_index("target_ms")
+        vals = {cid: float(r.loc[t, col]) for (t, col), cid in cols.items() if t in r.index}
+        vals[C.CONFORMANCE] = float(r["conformance_post_min"].min())
+        out[name[label]] = vals
+    return out
 
 
 def master_mix(p: EafcSection, key) -> dict[str, xr.Dataset]:
@@ -535,9 +602,12 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
             x = m[panel]["partition_post_gb"].values
             out[cid] = (float(np.mean(x)), spread_note(x, " GB"))
     if "a" in m and "b" in m:
-        i5, i10 = (stats.interval(m[q]["partition_post_gb"].values) for q in ("b", "a"))
-        out[C.TIGHTER_TARGET_BIGGER] = (i5.lo - i10.hi, f"95 % intervals: 5 ms [{i5.lo:.3g}, {i5.hi:.3g}] GB, "
-                                                        f"10 ms [{i10.lo:.3g}, {i10.hi:.3g}] GB")
+        # paired: panels a and b run on the same FileBench 40 GB traces and noise (fig4), replication by replication
+        d = m["b"]["partition_post_gb"].values - m["a"]["partition_post_gb"].values
+        dm, dh = stats.paired_diff(m["b"]["partition_post_gb"].values, m["a"]["partition_post_gb"].values)
+        out[C.TIGHTER_TARGET_BIGGER] = (dm - dh, f"paired 5 ms - 10 ms partition: {dm:.3g} ± {dh:.2g} GB over "
+                                                 f"{d.size} replications. " + _needed_note(replications_needed(d),
+                                                                                           d.size, True))
         conf = np.concatenate([m["a"]["conformance_post"].values, m["b"]["conformance_post"].values])
         out[C.CONFORMANCE] = (float(np.min(conf)), f"worst replication; mean {np.mean(conf):.3g}")
     if "a" in mv:
@@ -548,7 +618,7 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         x = mv["a"]["used_end_gb"].values / 0.9
         out[C.VANILLA_44GB] = (float(np.mean(x)), spread_note(x, " GB"))
     rows = {r["panel"][-1]: r for _, r in table.iterrows()}
-    for panel, cid in (("a", C.SAVING_10MS), ("b", C.SAVING_5MS), ("d", C.SFS_SAVING)):
+    for panel, cid in (("d", C.SFS_SAVING),):
         if panel in rows:
             r = rows[panel]
             out[cid] = (float(r["saving_pct"]), f"mean over replications; min {r['saving_min_pct']:.3g} %, "
@@ -559,8 +629,11 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         out[C.WARMUP_ABOVE] = (first, None)
     if "a" in m and "c" in m:
         i30, i40 = (stats.interval(m[q]["partition_post_gb"].values) for q in ("c", "a"))
+        a30, a40 = m["c"]["partition_post_gb"].values, m["a"]["partition_post_gb"].values
         out[C.SMALLER_WS_SMALLER] = (i30.hi - i40.lo, f"95 % intervals: 30 GB [{i30.lo:.3g}, {i30.hi:.3g}] GB, "
-                                                      f"40 GB [{i40.lo:.3g}, {i40.hi:.3g}] GB")
+                                                      f"40 GB [{i40.lo:.3g}, {i40.hi:.3g}] GB (unpaired: different "
+                                                      f"traces). " + _needed_note(
+                                                          replications_needed(a30, a40), a30.size, False))
     ten = [q for q in ("a", "c") if q in m]
     if ten:
         fr = [m[q]["used_post_gb"].values / panels[q].attrs["working_set_gb"][-1] for q in ten]
@@ -579,6 +652,12 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
                        lat.isel(epoch=2 * per) / lat.isel(epoch=2 * per - 1))
         out[C.SFS_SPIKES] = (float(r.min()), "smallest of the two steps over replications; "
                                              + spread_note(r.values, "x"))
+        ws, ram = panels["d"].attrs["working_set_gb"], panels["d"].attrs.get("ram_gb")
+        if ram is not None and len(ws) > 1:
+            ratio = ws_over_ram(ws, ram)
+            out[C.PRE_SFS_WS_RAM] = (ratio if math.isfinite(ratio) else 1e9,
+                                     "working sets " + ", ".join(f"{w:.3g}" for w in ws) + f" GB over {ram:.3g} GB RAM"
+                                     + ("" if math.isfinite(ratio) else " (no RAM: recorded as 1e9)"))
     if len(table):
         sv = table["saving_pct"].dropna().values
         out[C.SAVINGS_RANGE] = (bool(np.all((sv >= 3) & (sv <= 65))),
@@ -614,6 +693,14 @@ def _ablation_claims(a: pd.DataFrame) -> dict:
             ok20 &= bool(((other["partition_post_gb"] - paper_p).abs() <= 3.0).all()
                          and (other["conformance_post_min"] >= 0.95).all())
     out = {}
+    for cid, sel in ((C.PRE_PCT_OSC, (a["ablation"] == "percentile") & a["value"].isin(["90.0", "99.0", "90", "99"])),
+                     (C.PRE_BAND_OSC, ((a["ablation"] == "band") & (a["value"] == "1.0"))
+                      | ((a["ablation"] == "decrease") & (a["value"] == "aggressive")))):
+        rows = a[sel]
+        if len(rows):
+            out[cid] = (float(rows["reversals"].min()), "mean reversals per run: " + "; ".join(
+                f"{r['ablation']} {r['value']} at {r['target_ms']:g} ms: {r['reversals']:.3g}"
+                for _, r in rows.iterrows()))
     if seen16:
         out[C.P75_BEATS] = (bool(ok16), None)
     if seen17:
@@ -621,3 +708,70 @@ def _ablation_claims(a: pd.DataFrame) -> dict:
     if seen20:
         out[C.SHORT_HISTORY] = (bool(ok20), None)
     return out
+
+
+def ws_over_ram(working_sets_gb, ram_gb: float) -> float:
+    """The smallest working set / RAM over the SPECsfs phases after the first (inf without RAM)."""
+    later = [float(w) for w in list(working_sets_gb)[1:]]
+    if not later:
+        return math.nan
+    return min(later) / float(ram_gb) if ram_gb > 0 else math.inf
+
+
+def replications_needed(a, b=None) -> float:
+    """The replications :func:`tieringlab.stats.replications_for` gives (power 0.8) for the observed effect and sd:
+    of the paired differences ``a`` (``b`` None), or of two independent samples ``a``, ``b`` (effect: the difference
+    of their means; sd: sqrt(sd_a^2 + sd_b^2), that of a difference of two independent draws). inf where no
+    affordable count detects it (a zero or tiny effect), nan without a standard deviation."""
+    a = np.asarray(a, float)
+    if b is None:
+        if a.size < 2:
+            return math.nan
+        effect, sd = float(a.mean()), float(a.std(ddof=1))
+    else:
+        b = np.asarray(b, float)
+        if min(a.size, b.size) < 2:
+            return math.nan
+        effect, sd = float(a.mean() - b.mean()), float(np.hypot(a.std(ddof=1), b.std(ddof=1)))
+    if not (math.isfinite(effect) and math.isfinite(sd)):
+        return math.nan
+    if effect == 0.0:
+        return math.inf
+    try:
+        return float(stats.replications_for(effect, sd))
+    except ValueError:
+        return math.inf
+
+
+def _needed_note(n: float, n_run: int, paired: bool) -> str:
+    kind = "paired" if paired else "unpaired"
+    if math.isnan(n):
+        return ""
+    if math.isinf(n):
+        return f"No affordable replication count detects the observed effect ({kind} t, power {stats.POWER:g})."
+    return (f"Power {stats.POWER:g} for the observed effect and sd ({kind} t, stats.replications_for) needs "
+            f"{int(n)} replications; {n_run} were run.")
+
+
+def claim_samples(panels: dict[str, xr.Dataset]) -> dict[str, np.ndarray]:
+    """``{claim id: per-replication values}`` of the rows whose value is a statistic over replications (the
+    FileBench partitions and savings, vanilla's rows, the paired partition difference), for
+    ``Outputs.claim(..., samples=...)``."""
+    out = {}
+    m = {k: metrics(ds.sel(policy="EAFC"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
+    mv = {k: metrics(ds.sel(policy="vanilla"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
+    for panel, cid in (("a", C.FIG4A_PARTITION), ("b", C.FIG4B_PARTITION), ("c", C.FIG4C_PARTITION)):
+        if panel in m:
+            out[cid] = m[panel]["partition_post_gb"].values
+    if "a" in m and "b" in m:
+        out[C.TIGHTER_TARGET_BIGGER] = m["b"]["partition_post_gb"].values - m["a"]["partition_post_gb"].values
+    if "a" in mv:
+        out[C.VANILLA_WHOLE_WS] = mv["a"]["used_end_gb"].values
+        out[C.VANILLA_1MS] = mv["a"]["latency_post_ms"].values
+        out[C.VANILLA_44GB] = mv["a"]["used_end_gb"].values / 0.9
+    if "d" in panels:
+        d = panels["d"]
+        p_e = d["partition_bytes"].sel(policy="EAFC").mean("epoch")
+        p_v = (d["used_bytes"].sel(policy="vanilla") / 0.9).mean(("epoch", "sample"))
+        out[C.SFS_SAVING] = (100 * (1 - p_e / p_v)).values
+    return {k: np.asarray(v, float) for k, v in out.items()}

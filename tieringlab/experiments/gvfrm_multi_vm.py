@@ -57,6 +57,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import gvfrm as C
+from tieringlab.experiments.vfrm_single_vm import bin_reuse
 from tieringlab.params import cross_field, increasing, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.caching import CachingParams
@@ -72,7 +73,7 @@ from tieringlab.units import GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
            "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "table",
-           "cost_reduction", "g2_threshold_gb", "claim_values"]
+           "cost_reduction", "g2_threshold_gb", "preconditions_table", "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -86,6 +87,13 @@ POLICIES = ("G1-vFRM", "G2-vFRM", "LRU", "ARC", "CAR")
 CONVENTIONAL = ("LRU", "ARC", "CAR")
 #: Sec. 5.3: "various Flash sizes ranging from 1G to 32G" (powers of two: documented choice 1).
 FLASH_GB = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+#: The per-mix precondition counts :func:`sweep` keeps (from :func:`tieringlab.experiments.vfrm_single_vm.bin_reuse`,
+#: each VM's bins apart), dims ``(mix,)``: bin heatings (G-vFRM move-ins), those followed by no IO in the next N
+#: epochs, and the bins with IO in at least two epochs (all VMs, the smallest VM's, the largest VM's).
+PRE_VARS = ("pre_heatings", "pre_heatings_never_reused", "pre_reusable_bins", "pre_reusable_bins_min_vm",
+            "pre_reusable_bins_max_vm")
 
 
 @section("gvfrm_multi_vm")
@@ -192,7 +200,9 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     at the same mix, flash size and pricing, Fig. 9). Policies other than G2 repeat along
     ``aging_period``. Coords ``flash_bytes`` (mix, flash_gb), ``scale`` and ``n_requests`` (mix); and
     ``seconds`` (mix, policy), the wall time of each policy's calls. :func:`reading` selects one reading
-    (default ``p.policy.aging_period``, ``p.policy.io_pricing``).
+    (default ``p.policy.aging_period``, ``p.policy.io_pricing``). The per-mix counts of :data:`PRE_VARS`
+    (:func:`tieringlab.experiments.vfrm_single_vm.bin_reuse` at ``p.policy``'s bin and epoch; attrs
+    ``pre_reusable_bins_by_vm_<mix>``: per VM) carry the ledger's preconditions (:func:`preconditions_table`).
     """
     if not isinstance(p, GvfrmMultiVmParams):
         raise TypeError(f"p must be GvfrmMultiVmParams, got {type(p).__name__}")
@@ -204,6 +214,8 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     fbs = np.zeros((M, F), dtype=np.int64)
     scales = np.zeros(M)
     n_req = np.zeros(M, dtype=np.int64)
+    pre = np.zeros((M, len(PRE_VARS)), dtype=np.int64)
+    per_vm: dict[str, list[int]] = {}
     cur: dict = {}
     steps = [(i, j) for i in range(M) for j in range(Pn)]
     bar = progress(steps, total=len(steps), desc="mix x policy", unit="call")
@@ -216,6 +228,10 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             scales[i] = mixed.attrs["scale"]
             fbs[i] = flash_bytes(p, scales[i])
             n_req[i] = mixed.sizes["request"]
+            b = bin_reuse(mixed, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+            by_vm = b["reusable_bins_by_vm"]
+            pre[i] = (b["heatings"], b["heatings_never_reused"], int(by_vm.sum()), int(by_vm.min()), int(by_vm.max()))
+            per_vm[mix] = [int(x) for x in by_vm]
             del mixed
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
@@ -248,8 +264,11 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
                "epoch_s": g.epoch_s, "n_epochs": g.n_epochs, "bin_bytes": g.bin_bytes, "seed": int(seed),
                "io_pricing": g.io_pricing, "private_split": g.private_split,
                "source": "vFRM paper Sec. 5.3 Fig. 8-9; thesis Sec. 4.3.3 Fig. 24-25",
-               **{f"members_{m}": list(members(p, m)) for m in p.mixes}},
+               **{f"members_{m}": list(members(p, m)) for m in p.mixes},
+               **{f"pre_reusable_bins_by_vm_{m}": v for m, v in per_vm.items()}},
     )
+    for k, col in zip(PRE_VARS, pre.T):
+        out[k] = ("mix", col)
     out["io_cost"] = (("mix", "policy", "aging_period", "io_pricing", "flash_gb"), cost)
     out["seconds"] = (("mix", "policy"), secs)
     out["io_cost_norm"] = out["io_cost"] / out["io_cost"].sel(policy="LRU")
@@ -332,8 +351,6 @@ def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict
     conv = [c for c in CONVENTIONAL if c in pols]
     fg = r["flash_gb"].values
     out: dict[str, tuple[float | bool, str]] = {}
-    a_id = aging if aging is not None else C.AGING_READINGS[0]
-    p_id = pricing if pricing is not None else C.PRICINGS[0]
     tag = "; ".join(x for x in (f"aging_period={aging}" if aging is not None else "",
                                 f"io_pricing={pricing}" if pricing is not None else "") if x)
 
@@ -379,20 +396,20 @@ def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict
         if "cuf4" in mixes:
             red = cost_reduction(r).sel(mix="cuf4").values
             k = int(np.argmax(red))
-            out[C.rid(C.CUF4_G1_MAX_REDUCTION, a_id, p_id)] = (
+            out[C.CUF4_G1_MAX_REDUCTION] = (
                 float(red[k]), f"largest at {fg[k]:g} GB; reductions "
                 + ", ".join(f"{g:g} GB {x:.1f} %" for g, x in zip(fg, red)) + f"; {note('cuf4')}")
-            out[C.rid(C.CUF4_G1_REDUCTION_GROWS, a_id, p_id)] = (
+            out[C.CUF4_G1_REDUCTION_GROWS] = (
                 bool(np.all(np.diff(red) >= -C.RISING_TOL_PTS)), f"reductions {np.round(red, 2).tolist()} %; "
                 f"{note('cuf4')}")
         for mix in sorted(mixes):
             n = r["io_cost_norm"].sel(mix=mix, policy="G1-vFRM").values
-            out[C.rid(C.g1_cost_below_lru(mix), a_id, p_id)] = (float(n.max()), f"max over flash sizes; {note(mix)}")
+            out[C.g1_cost_below_lru(mix)] = (float(n.max()), f"max over flash sizes; {note(mix)}")
         for mix in C.UNFRIENDLY_MIXES:
             if mix in mixes and conv:
                 ratio = (r["io_cost"].sel(mix=mix, policy="G1-vFRM")
                          / r["io_cost"].sel(mix=mix, policy=conv).min("policy")).values
-                out[C.rid(C.g1_cost_much_lower(mix), a_id, p_id)] = (
+                out[C.g1_cost_much_lower(mix)] = (
                     float(ratio.max()), "C_G1 / cheapest conventional per size: "
                     + ", ".join(f"{g:g} GB {x:.3f}" for g, x in zip(fg, ratio)) + f"; {note(mix)}")
     if aging is not None and "G2-vFRM" in pols:  # G2 rows
@@ -400,43 +417,108 @@ def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict
             if pricing is None and conv:
                 thr = g2_threshold_gb(r, mix)
                 gap = hr(mix, "G2-vFRM") - 100 * r["hit_ratio"].sel(mix=mix, policy=conv).max("policy").values
-                out[C.rid(C.g2_threshold(mix), a_id, p_id)] = (
+                out[C.g2_threshold(mix)] = (
                     bool(np.isfinite(thr)), (f"threshold {thr:g} GB" if np.isfinite(thr) else
                                              "no threshold up to the largest size")
                     + "; G2 minus best conventional per size (points): "
                     + ", ".join(f"{g:g} GB {d:+.2f}" for g, d in zip(fg, gap)) + f"; {note(mix)}")
             if pricing is None and "G1-vFRM" in pols:
                 d = hr(mix, "G2-vFRM") - hr(mix, "G1-vFRM")
-                out[C.rid(C.g2_hit_above_g1(mix), a_id, p_id)] = (
+                out[C.g2_hit_above_g1(mix)] = (
                     float(d.min()), "G2 minus G1 per size (points): "
                     + ", ".join(f"{g:g} GB {x:+.2f}" for g, x in zip(fg, d)) + f"; {note(mix)}")
             if pricing is not None and "G1-vFRM" in pols:
                 ratio = (r["io_cost"].sel(mix=mix, policy="G2-vFRM")
                          / r["io_cost"].sel(mix=mix, policy="G1-vFRM")).values
-                out[C.rid(C.g2_cost_below_g1(mix), a_id, p_id)] = (
+                out[C.g2_cost_below_g1(mix)] = (
                     float(ratio.max()), "G2/G1 IO cost per size: "
                     + ", ".join(f"{g:g} GB {x:.3f}" for g, x in zip(fg, ratio)) + f"; {note(mix)}")
     return out
 
 
-def claim_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
-    """The reproduced value of each ledger row of :mod:`tieringlab.claims.gvfrm` that this sweep can
-    decide, with a note: ``{claim_id: (value, note)}``, every row under every reading of the ledger
-    (:data:`tieringlab.claims.gvfrm.AGING_READINGS` x :data:`~tieringlab.claims.gvfrm.PRICINGS`) that the
-    sweep has. Rows whose mix, policy or reading is not in the sweep are left out (they stay "not
-    reproduced yet"). A plain ``(mix, policy, flash_gb)`` Dataset counts as the default reading."""
-    if "aging_period" in res.dims:
-        agings = [int(a) for a in res["aging_period"].values if int(a) in C.AGING_READINGS]
-        pricings = [str(x) for x in res["io_pricing"].values if str(x) in C.PRICINGS]
-        default = reading(res, C.AGING_READINGS[0] if C.AGING_READINGS[0] in agings else None,
-                          C.PRICINGS[0] if C.PRICINGS[0] in pricings else None)
-    else:
-        agings, pricings, default = [C.AGING_READINGS[0]], [C.PRICINGS[0]], res
-    out = dict(_plain_values(default, None, None))
-    for pr in pricings:
-        out.update(_plain_values(reading(res, None, pr) if "aging_period" in res.dims else res, None, pr))
-    for a in agings:
-        out.update(_plain_values(reading(res, a, None) if "aging_period" in res.dims else res, a, None))
-        for pr in pricings:
-            out.update(_plain_values(reading(res, a, pr) if "aging_period" in res.dims else res, a, pr))
+def preconditions_table(res: xr.Dataset) -> pd.DataFrame:
+    """Per mix of a sweep: the counts of :data:`PRE_VARS` and the three precondition values of
+    :mod:`tieringlab.claims.gvfrm`: ``never_reused_pct`` (bin heatings, i.e. move-ins, followed by no IO to the bin
+    in the next N epochs, %), ``reusable_over_flash`` (the VMs' reusable bins x bin size over the smallest Flash
+    size, both at the mix's scale) and ``heterogeneity`` (the largest VM's reusable bins over the smallest VM's, at
+    least one bin). Empty when the sweep has no such counts."""
+    cols = ["mix", "heatings", "heatings_never_reused", "never_reused_pct", "reusable_bins", "smallest_flash_bytes",
+            "reusable_over_flash", "reusable_bins_min_vm", "reusable_bins_max_vm", "heterogeneity"]
+    if "pre_heatings" not in res:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for mix in res["mix"].values:
+        g = {k: int(res[k].sel(mix=mix)) for k in PRE_VARS}
+        fb = int(res["flash_bytes"].sel(mix=mix).values.min())
+        el, reusable = g["pre_heatings"], g["pre_reusable_bins"]
+        rows.append({"mix": str(mix), "heatings": el, "heatings_never_reused": g["pre_heatings_never_reused"],
+                     "never_reused_pct": 100.0 * g["pre_heatings_never_reused"] / el if el else float("nan"),
+                     "reusable_bins": reusable, "smallest_flash_bytes": fb,
+                     "reusable_over_flash": reusable * int(res.attrs["bin_bytes"]) / fb if fb else float("nan"),
+                     "reusable_bins_min_vm": g["pre_reusable_bins_min_vm"],
+                     "reusable_bins_max_vm": g["pre_reusable_bins_max_vm"],
+                     "heterogeneity": g["pre_reusable_bins_max_vm"] / max(g["pre_reusable_bins_min_vm"], 1)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
+    """The precondition rows of :mod:`tieringlab.claims.gvfrm` (mix properties: one value whatever the reading)."""
+    out: dict[str, tuple[float | bool, str]] = {}
+    t = preconditions_table(res)
+    if t.empty:
+        return out
+    mb = int(res.attrs["bin_bytes"]) / 2**20
+    for _, r in t.iterrows():
+        mix = r["mix"]
+        if mix not in C.MIXES:
+            continue
+        tag = f"{mix} at twin scale {float(res['scale'].sel(mix=mix)):.4g}, seed {res.attrs.get('seed', 0)}"
+        by_vm = res.attrs.get(f"pre_reusable_bins_by_vm_{mix}")
+        vms = ""
+        if by_vm is not None:
+            vms = "; reusable bins per VM: " + ", ".join(f"{n} {int(b)}" for n, b in zip(
+                res.attrs.get(f"members_{mix}", range(len(by_vm))), np.atleast_1d(by_vm)))
+        out[C.pre_never_reused(mix)] = (float(r["never_reused_pct"]), f"{r['heatings_never_reused']} of "
+                                        f"{r['heatings']} bin heatings (move-ins) are followed by no IO to the bin in "
+                                        f"the next N epochs; {tag}")
+        out[C.pre_reusable_over_flash(mix)] = (
+            float(r["reusable_over_flash"]), f"{r['reusable_bins']} reusable {mb:g} MB bins (IO in >= 2 epochs) over "
+            f"{r['smallest_flash_bytes']} B, the smallest Flash size ({float(res['flash_gb'].values.min()):g} GB at "
+            f"paper scale){vms}; {tag}")
+        out[C.pre_heterogeneity(mix)] = (
+            float(r["heterogeneity"]), f"largest VM {r['reusable_bins_max_vm']} reusable bins, smallest "
+            f"{r['reusable_bins_min_vm']}{vms}; {tag}")
     return out
+
+
+def claim_values(res: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str]]]:
+    """The reproduced value of each ledger row of :mod:`tieringlab.claims.gvfrm` that this sweep can decide, with a
+    note, by reading: ``{reading name: {claim_id: (value, note)}}`` (the shape of
+    :meth:`tieringlab.results.Outputs.claims_by_reading`; names of :func:`tieringlab.claims.gvfrm.reading_name`,
+    ``"default"``: one-day aging, ``random`` pricing). Each row is one paper claim; its values under the other
+    readings the sweep ran (every aging period, both pricings) are given under their names. Rows whose mix, policy
+    or reading is not in the sweep are left out (they stay "not reproduced yet"). A plain ``(mix, policy,
+    flash_gb)`` Dataset counts as the default reading. Under ``"default"`` also the preconditions (from the sweep's
+    :data:`PRE_VARS`)."""
+    by: dict[str, dict[str, tuple[float | bool, str]]] = {}
+
+    def put(name, vals):
+        by.setdefault(name, {}).update(vals)
+
+    if "aging_period" in res.dims:
+        agings = [int(a) for a in res["aging_period"].values]
+        pricings = [str(x) for x in res["io_pricing"].values if str(x) in C.PRICINGS]
+        put("default", _plain_values(reading(res), None, None))  # G1 hit rows: no reading
+        for pr in pricings:
+            put(C.reading_name(None, pr), _plain_values(reading(res, None, pr), None, pr))
+        for a in agings:
+            put(C.reading_name(a, None), _plain_values(reading(res, a, None), a, None))
+            for pr in pricings:
+                put(C.reading_name(a, pr), _plain_values(reading(res, a, pr), a, pr))
+    else:
+        put("default", _plain_values(res, None, None))
+        put("default", _plain_values(res, None, C.PRICINGS[0]))
+        put("default", _plain_values(res, C.AGING_READINGS[0], None))
+        put("default", _plain_values(res, C.AGING_READINGS[0], C.PRICINGS[0]))
+    put("default", _precondition_values(res))
+    return {k: v for k, v in by.items() if v or k == "default"}

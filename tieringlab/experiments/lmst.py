@@ -49,6 +49,7 @@ found the same): the low-priority V_Ratio stays at ~26 %, a standing difference 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import jax
@@ -70,7 +71,9 @@ from tieringlab.units import MINUTE
 
 __all__ = ["LmstSection", "TABLE6", "TIMING", "MAIN", "LOOK", "NMST", "SMST", "label", "variants", "fig16_readings",
            "workload", "cells", "cells_and_sweep", "sweep", "fig14_flow", "calibration_grid", "table5", "table7",
-           "table7_readings", "table8", "fig15", "fig16", "raw_frames", "claim_values"]
+           "table7_readings", "table8", "fig15", "fig16", "raw_frames", "claim_values", "claim_readings",
+           "claim_samples", "DECISION_LAG", "burst_continuation", "burst_left_after_decision", "migrations_in_window",
+           "replications_needed"]
 
 #: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
 TABLE6 = {40: (1, 3), 70: (2, 5), 100: (3, 7)}
@@ -95,6 +98,9 @@ def label(r: Reading) -> str:
 #: The configurations of every cell (their ``config`` labels): LMST under each timing reading, and the baselines.
 MAIN, LOOK = (label(r) for r in TIMING)
 NMST, SMST = "NMST", "SMST"
+#: Slots between the window a timing reading's decision looks at and the window its migrations serve (notes A5):
+#: the causal decision at window w's start sees window w - 1, the look-ahead one window w itself.
+DECISION_LAG = {"causal": 1, "lookahead": 0}
 
 
 @section("lmst")
@@ -243,7 +249,8 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
             extra = list(dict.fromkeys(s for s in zip(alphas, es) if s != main))   # the other sweep sets
             params = dataclasses.replace(params, alpha=(main[0],) + tuple(a for a, _ in extra),
                                          e=(main[1],) + tuple(e for _, e in extra))
-        ds = registry.run("LMST", workload(p, c, b), params=params, key=_keys(key, c, b, p.n_reps), baselines=base)
+        keys = _keys(key, c, b, p.n_reps)
+        ds = registry.run("LMST", workload(p, c, b), params=params, key=keys, baselines=base)
         if at_focus:
             k = 1 + len(extra)                       # LMST's sets first, then the baselines (NMST first)
             pos = {s: 1 + i for i, s in enumerate(extra)}
@@ -252,12 +259,24 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
             sw = sw.assign_coords(part=("config", np.array(part + ["nmst"])))
             ds = _trim_migrations(ds.isel(config=[0] + list(range(k, k + len(base)))))
             ds = ds.assign_coords(config=np.arange(ds.sizes["config"]))
-        parts[(c, b)] = ds.assign_coords(config=ds.label.values).drop_vars("label").reset_coords("app_class")
+        ds = ds.assign_coords(config=ds.label.values).drop_vars("label").reset_coords("app_class")
+        parts[(c, b)] = ds.assign(**_burst_pairs(workload(p, c, b), keys))
     rows = [xr.concat([parts[(c, b)] for b in p.burst_ratios], dim=pd.Index(list(p.burst_ratios), name="burst_ratio"),
                       join="outer") for c in p.capacities_gb]
     out = xr.concat(rows, dim=pd.Index(list(p.capacities_gb), name="capacity_gb"), join="outer")
     out.attrs.update(n_reps=p.n_reps, slot_s=p.workload.slot_s, n_slots=p.workload.n_slots)
     return out, sw
+
+
+def _burst_pairs(wp: wl.LmstWorkloadParams, keys) -> dict:
+    """Per replication, the slot-state pairs of the FC ALUNs (:func:`burst_continuation` of the states the cell's
+    runs drew from ``keys``), as variables over ``replication``."""
+    low = wl.alun_layout(wp).alun_class == 1                 # SLA^L ALUNs: all start on the FC tier (Sec. 4.1.3)
+    cnt = np.array([burst_continuation(wl.slot_states(k, wp), low) for k in keys], np.int64).reshape(-1, 2)
+    return {"burst_pairs_bb": (("replication",), cnt[:, 0],
+                               {"long_name": "FC ALUNs' consecutive slot pairs both bursty"}),
+            "burst_pairs_b": (("replication",), cnt[:, 1],
+                              {"long_name": "FC ALUNs' consecutive slot pairs whose first slot is bursty"})}
 
 
 def sweep(p: LmstSection, key) -> xr.Dataset:
@@ -443,6 +462,167 @@ def raw_frames(cl: xr.Dataset, sw: xr.Dataset | None = None) -> dict[str, pd.Dat
 # ------------------------------------------------------------------------------------------ claims
 
 
+def burst_continuation(states, low) -> tuple[int, int]:
+    """Over the consecutive slot pairs ``(w - 1, w)`` of the ALUNs ``low`` (bool mask) in ``states`` ``(ALUN, slot)``
+    bool: ``(pairs with both slots bursty, pairs whose first slot is bursty)``. Their ratio estimates the
+    persistence ``q = P(bursty | previous slot bursty)`` (the 2-state chain's maximum-likelihood estimate)."""
+    s = np.asarray(states, bool)[np.asarray(low, bool)]
+    prev, nxt = s[:, :-1], s[:, 1:]
+    return int((prev & nxt).sum()), int(prev.sum())
+
+
+def burst_left_after_decision(n_bb: int, n_b: int, lag: int, n_slots: int) -> float:
+    """Slots of a burst left when a decision that saw it acts: the mean burst length in slots, ``1 / (1 - q)`` with
+    ``q = n_bb / n_b`` (geometric runs; at most ``n_slots``), minus the decision's ``lag`` in slots. No bursty
+    slot to act on (``n_b`` 0) gives 0."""
+    if n_b <= 0:
+        return 0.0
+    q = n_bb / n_b
+    mean_len = float(n_slots) if q >= 1.0 else min(1.0 / (1.0 - q), float(n_slots))
+    return mean_len - lag
+
+
+def migrations_in_window(window, kind, end_s, slot_s: float) -> tuple[int, int]:
+    """Forward migrations (``kind`` 1) of a migration log (``window`` -1: padding) whose cutover ``end_s`` is at or
+    before the end of the window they were planned in (window ``w`` ends at ``(w + 1) slot_s``; a migration still
+    running at the end has ``end_s`` inf): ``(in time, started)``."""
+    window, kind, end_s = (np.asarray(x).ravel() for x in (window, kind, end_s))
+    sel = (window >= 0) & (kind == 1)
+    due = (window[sel] + 1) * float(slot_s)
+    return int((end_s[sel] <= due * (1 + 1e-12)).sum()), int(sel.sum())
+
+
+def replications_needed(diff) -> float:
+    """The replications :func:`tieringlab.stats.replications_for` gives for the observed mean and standard deviation
+    of per-replication differences ``diff`` (power 0.8): inf where no affordable count detects it (a zero or tiny
+    effect), nan without a standard deviation."""
+    d = np.asarray(diff, float)
+    if d.size < 2 or not np.all(np.isfinite(d)):
+        return float("nan")
+    effect, sd = float(d.mean()), float(d.std(ddof=1))
+    if effect == 0.0:
+        return float("inf")
+    try:
+        return float(stats.replications_for(effect, sd))
+    except ValueError:
+        return float("inf")
+
+
+def _unpaired_needed(a, b) -> float:
+    """:func:`replications_needed` for two independent samples (cells with their own workloads): the difference of
+    the means with the standard deviation of a difference of two independent draws, sqrt(sd_a^2 + sd_b^2)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if min(a.size, b.size) < 2:
+        return float("nan")
+    effect, sd = float(a.mean() - b.mean()), float(np.hypot(a.std(ddof=1), b.std(ddof=1)))
+    if effect == 0.0:
+        return float("inf")
+    try:
+        return float(stats.replications_for(effect, sd))
+    except ValueError:
+        return float("inf")
+
+
+def _needed_note(needed: dict[str, float], n_reps: int, paired: bool) -> str:
+    """One sentence: the replications each comparison of an ordering needs for its observed effect and sd."""
+    fin = {k: v for k, v in needed.items() if math.isfinite(v)}
+    inf = [k for k, v in needed.items() if v == float("inf")]
+    if not fin and not inf:
+        return ""
+    worst = max(fin, key=fin.get) if fin else None
+    more = sum(v > n_reps for v in needed.values() if not math.isnan(v))
+    txt = (f"Replications for power {stats.POWER:g} ({'paired' if paired else 'unpaired'} t, stats.replications_for, "
+           f"each comparison's observed effect and sd): {more} of {len(needed)} comparisons need more than the "
+           f"{n_reps} run")
+    if worst is not None:
+        txt += f"; the most, {int(fin[worst])}, at {worst}"
+    if inf:
+        txt += f"; no affordable count at {', '.join(inf[:4])}" + (" ..." if len(inf) > 4 else "")
+    return txt + "."
+
+
+def _cell_name(c, b) -> str:
+    return f"{int(c)} GB / {int(round(100 * float(b)))} %"
+
+
+def _preconditions(cl: xr.Dataset, p: LmstSection, v: str) -> tuple[dict, dict]:
+    """The precondition rows' values for LMST variant ``v`` (its timing reading's decision lag), and their notes
+    (each cell's value)."""
+    lag = DECISION_LAG["lookahead" if v == LOOK else "causal"]
+    n_slots = int(cl.attrs.get("n_slots", p.workload.n_slots))
+    left, mig, ns = {}, {}, {}
+    for c in cl.capacity_gb.values:
+        for b in cl.burst_ratio.values:
+            cell = cl.sel(capacity_gb=c, burst_ratio=b)
+            left[(int(c), float(b))] = burst_left_after_decision(int(cell.burst_pairs_bb.sum()),
+                                                                 int(cell.burst_pairs_b.sum()), lag, n_slots)
+            m = cell.sel(config=v)
+            n_in, n = migrations_in_window(m.mig_window.values, m.mig_kind.values, m.mig_end_s.values,
+                                           float(cl.attrs.get("slot_s", p.workload.slot_s)))
+            mig[(int(c), float(b))] = n_in / n if n else 0.0
+            ns[(int(c), float(b))] = (n_in, n)
+    out, notes = {}, {}
+    focus = (int(p.focus_capacity_gb), float(p.focus_burst))
+    per_left = "; ".join(f"{_cell_name(*k)}: {x:.3g}" for k, x in left.items())
+    per_mig = "; ".join(f"{_cell_name(*k)}: {ns[k][0]}/{ns[k][1]}" for k in mig)
+    out[C.PRE_BURST_ALL] = min(left.values())
+    notes[C.PRE_BURST_ALL] = f"decision lag {lag} slot(s); per cell: {per_left}"
+    out[C.PRE_MIG_ALL] = min(mig.values())
+    notes[C.PRE_MIG_ALL] = f"forward migrations in time / started, per cell: {per_mig}" + (
+        "; a cell without a forward migration counts 0" if any(n == 0 for _, n in ns.values()) else "")
+    if focus in left:
+        out[C.PRE_BURST_FOCUS] = left[focus]
+        notes[C.PRE_BURST_FOCUS] = f"decision lag {lag} slot(s)"
+        out[C.PRE_MIG_FOCUS] = mig[focus]
+        notes[C.PRE_MIG_FOCUS] = f"{ns[focus][0]} of {ns[focus][1]} forward migrations in time" + (
+            " (none started: counts 0)" if ns[focus][1] == 0 else "")
+    return out, notes
+
+
+def _sizing(cl: xr.Dataset, p: LmstSection, v: str) -> dict[str, str]:
+    """For each ordering decided by intervals, the replications its comparisons need (:func:`_needed_note`):
+    paired where the two runs share the cell's I/Os (C1, C9, C13), unpaired between cells (C4, C5, C15)."""
+    caps = [int(c) for c in cl.capacity_gb.values]
+    bursts = [float(b) for b in cl.burst_ratio.values]
+    n = cl.sizes["replication"]
+    bs, cs = sorted(bursts), sorted(caps)
+
+    def cell(c, b):
+        return cl.sel(capacity_gb=c, burst_ratio=b)
+
+    out = {}
+    need = {f"{_cell_name(c, b)} {m}": replications_needed((cell(c, b)[m].sel(config=NMST)
+                                                            - cell(c, b)[m].sel(config=v)).values)
+            for c in caps for b in bursts for m in ("m_resp_s", "v_ratio", "v_time_s")}
+    out[C.C1_LMST_BEATS_NMST] = _needed_note(need, n, True)
+    need = {_cell_name(c, b): replications_needed((cell(c, b).mgr_resp_s.sel(config=SMST)
+                                                   - cell(c, b).mgr_resp_s.sel(config=v)).values)
+            for c in caps for b in bursts}
+    out[C.C13_MGR_RESP] = _needed_note(need, n, True)
+    if p.focus_capacity_gb in caps and p.focus_burst in bursts:
+        f = cell(p.focus_capacity_gb, p.focus_burst)
+        u, fast = f.disk_utilization, f.tier.values == "SSD"
+        need = {f"D{d + 1}": replications_needed(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
+                                                  * (1 if fast[d] else -1)).values) for d in range(fast.size)}
+        out[C.C9_UTILIZATION] = _needed_note(need, n, True)
+    need = {f"{pol} {c} GB {b1:g}->{b2:g}": _unpaired_needed(cell(c, b2).m_resp_s.sel(config=pol).values,
+                                                             cell(c, b1).m_resp_s.sel(config=pol).values)
+            for pol in (NMST, v) for c in caps for b1, b2 in zip(bs, bs[1:])}
+    out[C.C4_RISES_WITH_BURST] = _needed_note(need, n, False)
+    need = {f"{pol} {m} {b:g} {c1}->{c2} GB": _unpaired_needed(cell(c2, b)[m].sel(config=pol).values,
+                                                               cell(c1, b)[m].sel(config=pol).values)
+            for m in ("m_resp_s", "v_ratio") for pol in (NMST, v) for b in bursts for c1, c2 in zip(cs, cs[1:])}
+    out[C.C5_RISES_WITH_CAPACITY] = _needed_note(need, n, False)
+    mr = {(c, b): cell(c, b).mgr_ratio.sel(config=v).values for c in caps for b in bursts}
+    need = {f"{c} GB {b1:g}->{b2:g}": _unpaired_needed(mr[(c, b1)], mr[(c, b2)]) for c in caps if c in (70, 100)
+            for b1, b2 in zip(bs, bs[1:])}
+    out[C.C15_FALLS_BURST] = _needed_note(need, n, False)
+    need = {f"{b:g} {c1}->{c2} GB": _unpaired_needed(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
+            for c1, c2 in zip(cs, cs[1:])}
+    out[C.C15_FALLS_CAPACITY] = _needed_note(need, n, False)
+    return {k: t for k, t in out.items() if t}
+
+
 def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> dict:
     """The claim values for LMST variant ``v`` (its config label)."""
     out = {}
@@ -547,6 +727,7 @@ def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> di
     out[C.C16_VTIME_ABOVE_MRESP] = sum(float(cell(c, b).v_time_s.sel(config=pol).mean())
                                        > float(cell(c, b).m_resp_s.sel(config=pol).mean())
                                        for c in caps for b in bursts for pol in (NMST, v))
+    out.update(_preconditions(cl, p, v)[0])
     return out
 
 
@@ -602,20 +783,43 @@ def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[
     main = _values(cl, sw, p, MAIN)
     reps = _per_replication(cl, p, MAIN)
     look = _values(cl, None, p, LOOK) if LOOK in cl.config.values else {}
+    pre_notes = _preconditions(cl, p, MAIN)[1]
+    sizing = _sizing(cl, p, MAIN)
     claims = {c.id: c for c in C.CLAIMS}
     out = {}
     for cid in [c.id for c in C.CLAIMS]:
         value = main.get(cid)
-        note = None
+        note = pre_notes.get(cid)
         if cid in look and look[cid] is not None and value is not None:
             lv = look[cid]
             by = readings.verdicts(claims[cid], {main_r.name: value, look_r.name: lv})
             flipped = look_r.name in readings.flips(by, default=main_r.name)
             fmt = (lambda x: f"{x:.4g}" if isinstance(x, float) else str(x))  # noqa: E731
-            note = (f"look-ahead reading: {fmt(lv)} ({by[look_r.name]}" + (", the verdict flips)" if flipped else ")"))
-        if cid in reps and value is not None:
-            extra = _interval_note(claims[cid], reps[cid])
-            if extra:
+            look_note = (f"look-ahead reading: {fmt(lv)} ({by[look_r.name]}"
+                         + (", the verdict flips)" if flipped else ")"))
+            note = look_note if note is None else f"{note}. {look_note}"
+        for extra in ((_interval_note(claims[cid], reps[cid]) if cid in reps else None), sizing.get(cid)):
+            if extra and value is not None:
                 note = extra if note is None else f"{extra} {note}"
         out[cid] = (value, note)
     return out
+
+
+def claim_readings(cl: xr.Dataset, p: LmstSection) -> dict[str, dict[str, float | bool]]:
+    """``{claim_id: {reading name: value}}``: every claim's (and precondition's) value under each non-default timing
+    reading the cells ran (:data:`TIMING`; the look-ahead LMST), for ``Outputs.claim(..., readings=...)``. The
+    Fig. 16 sweep runs only the main reading: its rows have no other reading."""
+    out: dict[str, dict] = {}
+    for r in TIMING:
+        if r.is_default or label(r) not in cl.config.values:
+            continue
+        for cid, value in _values(cl, None, p, label(r)).items():
+            if value is not None:
+                out.setdefault(cid, {})[r.name] = value
+    return out
+
+
+def claim_samples(cl: xr.Dataset, p: LmstSection) -> dict[str, np.ndarray]:
+    """``{claim_id: per-replication values}`` of the main reading for the rows whose value is a mean over
+    replications (:func:`_per_replication`), for ``Outputs.claim(..., samples=...)``."""
+    return {cid: np.asarray(x, float) for cid, x in _per_replication(cl, p, MAIN).items()}

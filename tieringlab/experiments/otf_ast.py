@@ -28,6 +28,11 @@ Beyond the central configuration (the notes' recommended readings, the twins' ce
   p_unaligned; :data:`PRIORS`, readings of the twin), every system; the band of OTF-AST's SSD ratio, and
   the verdicts under each prior.
 
+- **preconditions** (:func:`trace_preconditions`, per trace, seed and reading): the replay footprint over the cache,
+  the hot spots' lifetime against c*t and the share of intervals the concentration test rejects, the rows
+  ``otf_ast.pre.*`` the claims' mechanisms need (:mod:`tieringlab.claims.otf_ast`); :func:`claims_by_reading` and
+  :func:`ledger_entries` give every row its value under each reading and prior, and its per-seed samples.
+
 Parameters: the section embeds each system's own (:class:`~tieringlab.policies.otf_ast.OtfAstSettings`
 ``policy``, ``static_tiering``, ``flashcache``) and the measurement every system shares (``measure``:
 the testbed, Table 5's summaries), each field declared once in :mod:`tieringlab.policies.otf_ast`;
@@ -62,17 +67,20 @@ from tieringlab.policies.otf_ast import (
     OtfAstSettings,
     StaticTieringSettings,
 )
+from tieringlab.policies.otf_ast.monitor import hot_matrix, interval_counts
+from tieringlab.policies.otf_ast.replay import replay
 from tieringlab.progress import progress
 from tieringlab.readings import DEFAULT, Reading, axis, flips, run_each, verdicts
-from tieringlab.stats import interval, mean_ci, paired_diff
+from tieringlab.stats import interval, mean_ci, paired_diff, paired_gap_pct
 from tieringlab.traces import msr_twin
 from tieringlab.traces.source import load
 from tieringlab.units import MINUTE, SUBLUN_BYTES, KiB
 
 __all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "LABELS", "TABLE2_MIN",
            "system_params", "sublun_bytes", "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5",
-           "fig6", "cdfs", "util_timeline", "copy_times", "claim_values", "verdict_flips", "readings_summary",
-           "stable_verdicts", "prior_band"]
+           "fig6", "cdfs", "util_timeline", "copy_times", "claim_values", "claim_rows", "claims_by_reading",
+           "ledger_entries", "verdict_flips", "readings_summary", "stable_verdicts", "prior_band", "footprint_bytes",
+           "hot_runs", "weighted_median", "trace_preconditions", "preconditions_table"]
 
 TRACES = ("src1_0", "src1_1")
 POLICIES = ("OTF-AST", "OTF-AST without write-back", "static tiering", "FlashCache", "FlashCache pass 2", "HDD only")
@@ -270,7 +278,7 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key) -> dict
     """One system on one trace: the Table 4/5 numbers, response quantiles and CDF, Fig. 6's residency,
     and (OTF-AST) the HDD utilisation during its demotion copies and the timing of its promotions.
     A reading runs as ``run_one(reading.apply(p), ...)``."""
-    unit = sublun_bytes(p.scale, p.measure.sublun_bytes) if ds.attrs.get("source") == "twin" else p.measure.sublun_bytes
+    unit = _unit(p, ds)
     r = registry.run(policy, ds, [p.ssd_subluns * unit], params=system_params(p, policy, unit),
                      key=key).isel(capacity_bytes=0)
     resp = r["response_s"].values
@@ -330,11 +338,13 @@ def _replay_slice(ds):
 
 _SCALARS = ("ssd_ratio", "buffer_ratio", "dirty_write_hit_ratio", "mean_ms", "first_ms", "le_cut_ms", "hist_mean_ms",
             "hist_le_cut_ms", "requests", "read_share", "demotion_saturated_share", "promotions", "demotions",
-            "promotions_40_70_share", "copy_overrun_s")
+            "promotions_40_70_share", "copy_overrun_s", "footprint_ratio", "footprint_gib", "hot_lifetime_min",
+            "hot_lifetime_median_min", "hot_short_io_share", "conc_fail_share")
 _UNITS = {"ssd_ratio": "%", "buffer_ratio": "%", "dirty_write_hit_ratio": "%", "mean_ms": "ms", "first_ms": "ms",
           "le_cut_ms": "ms", "hist_mean_ms": "ms", "hist_le_cut_ms": "ms", "read_share": "%",
           "copy_overrun_s": "s", "quantile_ms": "ms", "cdf": "1", "cdf_first": "1", "resident": "sub-LUNs",
-          "hdd_util": "1"}
+          "hdd_util": "1", "footprint_ratio": "1", "footprint_gib": "GiB", "hot_lifetime_min": "min",
+          "hot_lifetime_median_min": "min", "hot_short_io_share": "1", "conc_fail_share": "1"}
 
 
 def _assemble(rows: dict, coords: dict) -> xr.Dataset:
@@ -385,8 +395,9 @@ def grid(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     for name in p.replays:
         for r, (tseed, key) in enumerate(reps):
             ds = load_trace(p, name, tseed, traces)
+            pre = trace_preconditions(p, ds)
             for pol in p.policies:
-                rows[(name, pol, r)] = run_one(p, ds, pol, key)
+                rows[(name, pol, r)] = {**run_one(p, ds, pol, key), **pre}
                 bar.update(1)
     bar.close()
     out = _assemble(rows, {"trace": list(p.replays), "policy": list(p.policies), "seed": list(range(p.seeds))})
@@ -404,9 +415,10 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
     bar = progress(total=len(p.replays) * len(reps) * len(chosen) * len(pols), desc="readings", unit="run")
 
     def systems(q, ds, key):
+        pre = trace_preconditions(q, ds)      # a reading of the hot rule changes what the controller sees as hot
         out = {}
         for pol in pols:
-            out[pol] = run_one(q, ds, pol, key)
+            out[pol] = {**run_one(q, ds, pol, key), **pre}
             bar.update(1)
         return out
 
@@ -431,8 +443,9 @@ def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
         for name in p.replays:
             for r, (tseed, key) in enumerate(reps):
                 ds = load_trace(p, name, tseed, traces, **pr.overrides)
+                pre = trace_preconditions(p, ds)
                 for pol in p.policies:
-                    rows[(pr.name, name, pol, r)] = run_one(p, ds, pol, key)
+                    rows[(pr.name, name, pol, r)] = {**run_one(p, ds, pol, key), **pre}
                     bar.update(1)
     bar.close()
     return _assemble(rows, {"prior": list(p.priors), "trace": list(p.replays), "policy": list(p.policies),
@@ -517,15 +530,139 @@ def copy_times(p: OtfAstExperimentParams) -> dict[str, float]:
     return out
 
 
+# ------------------------------------------------------------------------------------------ preconditions
+
+def footprint_bytes(offset, size, block: int) -> int:
+    """Distinct bytes the requests ``[offset, offset + size)`` touch, in whole ``block``-aligned blocks (a request
+    touching any byte of a block touches the block, as FlashCache caches it): the union of the requests' block
+    ranges, merged after one sort."""
+    offset = np.asarray(offset, np.int64)
+    size = np.asarray(size, np.int64)
+    keep = size > 0
+    lo = offset[keep] // int(block)
+    hi = (offset[keep] + size[keep] - 1) // int(block) + 1          # exclusive
+    if lo.size == 0:
+        return 0
+    o = np.argsort(lo, kind="stable")
+    lo, hi = lo[o], hi[o]
+    reach = np.maximum.accumulate(hi)
+    first = np.flatnonzero(np.r_[True, lo[1:] > reach[:-1]])        # each merged range's first request
+    last = np.r_[first[1:] - 1, lo.size - 1]
+    return int((reach[last] - lo[first]).sum()) * int(block)
+
+
+def hot_runs(hot, cnt) -> tuple[np.ndarray, np.ndarray]:
+    """Every maximal run of consecutive hot intervals of one sub-LUN in ``hot[k, s]``: ``(length, ios)``, the
+    run's length in intervals and the IOs ``cnt[k, s]`` it carries. Runs cut by the first or last interval are
+    counted as observed."""
+    h = np.asarray(hot, bool)
+    cnt = np.asarray(cnt, np.int64)
+    S = h.shape[1]
+    pad = np.zeros((1, S), np.int8)
+    d = np.diff(np.concatenate([pad, h.astype(np.int8), pad]), axis=0)   # (K + 1, S): +1 a run starts, -1 it ends
+    s_col, s_row = np.nonzero(d.T == 1)                                   # sorted by sub-LUN, then interval
+    _, e_row = np.nonzero(d.T == -1)                                      # the same order: ends pair with starts
+    P = np.concatenate([np.zeros((1, S), np.int64), np.cumsum(cnt, axis=0)])
+    return e_row - s_row, P[e_row, s_col] - P[s_row, s_col]
+
+
+def weighted_median(x, w) -> float:
+    """The smallest ``x`` such that the ``x`` values at most it carry at least half of the total weight ``w``
+    (0.0 when there is no weight)."""
+    x = np.asarray(x, np.float64)
+    w = np.asarray(w, np.float64)
+    if x.size == 0 or w.sum() <= 0:
+        return 0.0
+    o = np.argsort(x, kind="stable")
+    cw = np.cumsum(w[o])
+    return float(x[o][np.searchsorted(cw, 0.5 * cw[-1])])
+
+
+def _unit(p: OtfAstExperimentParams, ds: xr.Dataset) -> int:
+    """The sub-LUN size the systems run with on ``ds`` (a twin's is scaled)."""
+    return sublun_bytes(p.scale, p.measure.sublun_bytes) if ds.attrs.get("source") == "twin" else p.measure.sublun_bytes
+
+
+def trace_preconditions(p: OtfAstExperimentParams, ds: xr.Dataset) -> dict[str, float]:
+    """The preconditions of :mod:`tieringlab.claims.otf_ast` on one replay window of ``ds``, under OTF-AST's
+    parameters in ``p`` (a reading's hot rule changes the last two):
+
+    - ``footprint_ratio``: distinct data the window touches, in FlashCache's blocks (:func:`footprint_bytes`), over
+      the cache (``ssd_subluns`` sub-LUNs, as the systems get); ``footprint_gib`` the footprint (GiB);
+    - ``hot_lifetime_min``: the IO-weighted median length (minutes) of the hot spots' lifetimes: the runs of
+      consecutive hot intervals of a sub-LUN (:func:`hot_runs`, :func:`weighted_median`), hot as the controller
+      decides it (:func:`tieringlab.policies.otf_ast.monitor.hot_matrix` on the counts it sees), that pass its
+      duration filter (at least ``c`` intervals: the abstract's two checks, concentration and duration, make a hot
+      region; shorter runs are what the duration check removes); 0 when no run passes;
+      ``hot_lifetime_median_min`` the unweighted median of the same runs, ``hot_short_io_share`` the share of the
+      hot runs' IOs in runs shorter than ``c``, for the notes;
+    - ``conc_fail_share``: the share of the window's t intervals the concentration test rejects.
+    """
+    unit = _unit(p, ds)
+    q = system_params(p, "OTF-AST", unit)
+    rq = replay(ds, q)
+    fp = footprint_bytes(rq["offset"], rq["size"], p.flashcache.block_bytes)
+    t_s = int(q.t_s)
+    K = max(1, int(np.ceil(rq["length_s"] / t_s)))
+    window = int(q.m_window) if q.m_reading == "window" else t_s     # as the controller counts (system._precompute)
+    cnt = interval_counts(rq["sub"], rq["time"], int(q.lun_subluns), t_s, window, K)
+    hot, conc = hot_matrix(cnt, q)
+    length, ios = hot_runs(hot, cnt)
+    spot = length >= int(q.c_intervals)
+    minutes = length[spot] * t_s / MINUTE
+    return {"footprint_ratio": fp / (p.ssd_subluns * unit), "footprint_gib": fp / 2**30,
+            "hot_lifetime_min": weighted_median(minutes, ios[spot]),
+            "hot_lifetime_median_min": float(np.median(minutes)) if minutes.size else 0.0,
+            "hot_short_io_share": float(ios[~spot].sum() / ios.sum()) if ios.sum() else 0.0,
+            "conc_fail_share": float(1.0 - np.mean(conc))}
+
+
+def preconditions_table(res: xr.Dataset) -> pd.DataFrame:
+    """Per trace and seed: each precondition's value (from OTF-AST's rows), its threshold and whether it holds."""
+    reg = claim_registry()
+    rows = []
+    for var, ids in _PRE_VARS:
+        if var not in res:
+            continue
+        for tr in res["trace"].values:
+            tr = str(tr)
+            if tr not in ids:
+                continue
+            claim = reg[ids[tr]]
+            for k, v in enumerate(res[var].sel(trace=tr, policy="OTF-AST").values):
+                rows.append({"precondition": ids[tr], "trace": tr, "seed": k, "value": float(v), "unit": claim.unit,
+                             "threshold": claim.check.describe(claim.unit), "holds": claim.check.passes(float(v))})
+    return pd.DataFrame(rows)
+
+
 # ------------------------------------------------------------------------------------------ claims
+
+def _per_seed(res, tr, pol, var) -> np.ndarray:
+    return np.asarray(res[var].sel(trace=tr, policy=pol).values, np.float64)
+
 
 def _paired(res, tr, a, b, var):
     """Mean and 95 % half-width over seeds of ``var(a) - var(b)`` on trace ``tr`` (paired by seed)."""
-    return paired_diff(res[var].sel(trace=tr, policy=a).values, res[var].sel(trace=tr, policy=b).values)
+    return paired_diff(_per_seed(res, tr, a, var), _per_seed(res, tr, b, var))
+
+
+def _diff(res, tr, a, b, var) -> np.ndarray:
+    """Per seed: ``var(a) - var(b)`` on trace ``tr`` (same twin and device draws)."""
+    return _per_seed(res, tr, a, var) - _per_seed(res, tr, b, var)
 
 
 def _m(res, tr, pol, var):
     return float(res[var].sel(trace=tr, policy=pol).mean("seed"))
+
+
+def _crossing(qa: np.ndarray, qb: np.ndarray, levels: np.ndarray) -> float:
+    """The percentile above which quantiles ``qa`` exceed ``qb``: the last level where a <= b (Fig. 9's crossing)."""
+    below = qa <= qb
+    if not below.any():
+        return 0.0
+    if below.all():
+        return 100.0
+    return float(100 * levels[int(np.flatnonzero(below)[-1])])
 
 
 def _crossing_percentile(res, tr, a, b) -> float:
@@ -533,149 +670,266 @@ def _crossing_percentile(res, tr, a, b) -> float:
     the last quantile level where a <= b before it stays above (Fig. 9's crossing)."""
     qa = res["quantile_ms"].sel(trace=tr, policy=a).mean("seed").values
     qb = res["quantile_ms"].sel(trace=tr, policy=b).mean("seed").values
-    below = qa <= qb
-    if not below.any():
-        return 0.0
-    if below.all():
-        return 100.0
-    last = int(np.flatnonzero(below)[-1])
-    return float(100 * res["quantile"].values[last])
+    return _crossing(qa, qb, res["quantile"].values)
 
 
-def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple[float | bool, str]]:
-    """The reproduced value of each row of :mod:`tieringlab.claims.otf_ast` this result can decide."""
+#: The per-trace precondition measurements of :func:`trace_preconditions` and their rows.
+_PRE_VARS = (("footprint_ratio", C.PRE_FOOTPRINT), ("hot_lifetime_min", C.PRE_LIFETIME),
+             ("conc_fail_share", C.PRE_CONC_FAIL))
+
+
+def claim_rows(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple[float | bool, str, np.ndarray | None]]:
+    """Each row of :mod:`tieringlab.claims.otf_ast` this result can decide: ``(value, note, samples)``, ``samples``
+    the per-seed values (the same statistic on each replication; paired by seed where two systems are compared)
+    when the value is a statistic over seeds, else None."""
     trs = set(res["trace"].values.tolist())
     pols = set(res["policy"].values.tolist())
-    out: dict[str, tuple[float | bool, str]] = {}
+    out: dict[str, tuple[float | bool, str, np.ndarray | None]] = {}
     n = res.sizes["seed"]
     note = f"{n} seeds, twin scale {res.attrs.get('scale', 1.0):g}"
-    both = {"src1_0", "src1_1"} <= trs
 
     def have(*ps):
         return all(q in pols for q in ps)
 
+    def ci(m, h):
+        return f"{m:.3g} ± {h:.2g}"
+
+    # ------------------------------------------------------------------ preconditions (per twin)
+    if "OTF-AST" in pols:
+        for var, ids in _PRE_VARS:
+            if var not in res:
+                continue
+            for tr in sorted(trs & set(ids)):
+                s = _per_seed(res, tr, "OTF-AST", var)
+                extra = ""
+                if var == "footprint_ratio" and "footprint_gib" in res:
+                    extra = f"footprint {float(res['footprint_gib'].sel(trace=tr, policy='OTF-AST').mean()):.3g} " \
+                            f"GiB (cache x scale); "
+                out[ids[tr]] = (float(np.mean(s)), f"{extra}per seed {np.round(s, 3).tolist()}; {note}", s)
+    # ------------------------------------------------------------------ Table 4
     if have("OTF-AST", "static tiering", "FlashCache", "FlashCache pass 2"):
-        lows = []
+        lows, per = [], []
         for tr in sorted(trs):
             for rival in ("static tiering", "FlashCache", "FlashCache pass 2"):
                 m, h = _paired(res, tr, "OTF-AST", rival, "ssd_ratio")
                 lows.append((m - h, tr, rival))
+                per.append(_diff(res, tr, "OTF-AST", rival, "ssd_ratio"))
         v, tr, rival = min(lows)
-        out[C.C1_ORDER] = (v, f"tightest: {tr} vs {rival}; {note}")
+        out[C.C1_ORDER] = (v, f"tightest: {tr} vs {rival}; {note}", np.min(per, axis=0))
     for tr, cid in (("src1_0", C.C1_SRC10), ("src1_1", C.C1_SRC11)):
         if tr in trs and "OTF-AST" in pols:
-            m, h = interval(res["ssd_ratio"].sel(trace=tr, policy="OTF-AST").values)
-            out[cid] = (m, f"95 % CI ±{h:.2g}; {note}")
+            s = _per_seed(res, tr, "OTF-AST", "ssd_ratio")
+            m, h = interval(s)
+            out[cid] = (m, f"95 % CI ±{h:.2g}; {note}", s)
     if "static tiering" in pols:
         v = [_m(res, tr, "static tiering", "ssd_ratio") for tr in sorted(trs)]
-        out[C.C2_STATIC] = (max(v), ", ".join(f"{tr} {x:.2f} %" for tr, x in zip(sorted(trs), v)) + f"; {note}")
+        out[C.C2_STATIC] = (max(v), ", ".join(f"{tr} {x:.2f} %" for tr, x in zip(sorted(trs), v)) + f"; {note}",
+                            None)
         paper = {"src1_0": 50.8, "src1_1": 7.1}
         dev = [(100 * abs(_m(res, tr, "static tiering", "mean_ms") - paper[tr]) / paper[tr], tr) for tr in sorted(trs)]
         out[C.CAL_STATIC_RESP] = (max(dev)[0], ", ".join(f"{tr} {_m(res, tr, 'static tiering', 'mean_ms'):.1f} ms"
-                                                          for tr in sorted(trs)) + f"; {note}")
+                                                          for tr in sorted(trs)) + f"; {note}", None)
     if "FlashCache" in pols:
         paper = {"src1_0": 7.0, "src1_1": 37.0}
         dev = [abs(_m(res, tr, "FlashCache", "ssd_ratio") - paper[tr]) for tr in sorted(trs)]
         out[C.C3_FC1] = (max(dev), ", ".join(f"{tr} {_m(res, tr, 'FlashCache', 'ssd_ratio'):.1f} %"
-                                             for tr in sorted(trs)) + f"; {note}")
+                                             for tr in sorted(trs)) + f"; {note}", None)
     if have("FlashCache", "FlashCache pass 2"):
         if "src1_0" in trs:
             m, h = _paired(res, "src1_0", "FlashCache pass 2", "FlashCache", "ssd_ratio")
-            out[C.C3_FC2_RISE] = (m - h, f"rise {m:.2f} ± {h:.2g} points; {note}")
+            out[C.C3_FC2_RISE] = (m - h, f"rise {m:.2f} ± {h:.2g} points; {note}",
+                                  _diff(res, "src1_0", "FlashCache pass 2", "FlashCache", "ssd_ratio"))
             out[C.C3_DWH] = (_m(res, "src1_0", "FlashCache pass 2", "dirty_write_hit_ratio"),
-                             f"pass 1: {_m(res, 'src1_0', 'FlashCache', 'dirty_write_hit_ratio'):.2f} %; {note}")
-            m2, h2 = _paired(res, "src1_0", "FlashCache pass 2", "FlashCache", "mean_ms")
-            out[C.C15_FC] = (min(m - h, m2 - h2),
-                             f"hits +{m:.2f} ± {h:.2g} points, response +{m2:.2f} ± {h2:.2g} ms; {note}")
+                             f"pass 1: {_m(res, 'src1_0', 'FlashCache', 'dirty_write_hit_ratio'):.2f} %; {note}",
+                             _per_seed(res, "src1_0", "FlashCache pass 2", "dirty_write_hit_ratio"))
+            d = _diff(res, "src1_0", "FlashCache pass 2", "FlashCache", "mean_ms")
+            m2, h2 = interval(d)
+            out[C.C15_FC] = (m2 - h2, f"FC2 - FC1 {m2:.2f} ± {h2:.2g} ms (hits +{m:.2f} points); {note}", d)
         if "src1_1" in trs:
-            m, h = _paired(res, "src1_1", "FlashCache pass 2", "FlashCache", "ssd_ratio")
-            out[C.C3_FC2_FLAT] = (abs(m) + h, f"change {m:.2f} ± {h:.2g} points; {note}")
+            d = _diff(res, "src1_1", "FlashCache pass 2", "FlashCache", "ssd_ratio")
+            m, h = interval(d)
+            out[C.C3_FC2_FLAT] = (abs(m) + h, f"change {m:.2f} ± {h:.2g} points; {note}", d)
             out[C.C3_DWH_SRC11] = (max(_m(res, "src1_1", q, "dirty_write_hit_ratio")
-                                       for q in ("FlashCache", "FlashCache pass 2")), note)
+                                       for q in ("FlashCache", "FlashCache pass 2")), note, None)
     if "OTF-AST" in pols:
         for tr, cid in (("src1_0", C.C4_BUF10), ("src1_1", C.C4_BUF11)):
             if tr in trs:
                 both_ratios = _m(res, tr, "OTF-AST", "ssd_ratio") + _m(res, tr, "OTF-AST", "buffer_ratio")
-                out[cid] = (_m(res, tr, "OTF-AST", "buffer_ratio"), f"SSD + buffer {both_ratios:.1f} %; {note}")
-    if have("OTF-AST", "static tiering"):
-        gains = [(_m(res, tr, "OTF-AST", "ssd_ratio") - _m(res, tr, "static tiering", "ssd_ratio"), tr)
-                 for tr in sorted(trs)]
-        g, tr = max(gains)
-        out[C.C5_SSD] = (g, f"on {tr}; {note}")
-        if "src1_0" in trs:
-            st = _m(res, "src1_0", "static tiering", "mean_ms")
-            ot = _m(res, "src1_0", "OTF-AST", "mean_ms")
-            out[C.C5_RESP] = (100 * (st - ot) / st, f"static {st:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
-            out[C.C6_GAP] = (100 * (st - ot) / st, f"static {st:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
-            m, h = _paired(res, "src1_0", "OTF-AST", "static tiering", "mean_ms")
-            out[C.C6_BEATS] = (m + h, f"OTF-AST - static {m:.2f} ± {h:.2g} ms; {note}")
+                out[cid] = (_m(res, tr, "OTF-AST", "buffer_ratio"), f"SSD + buffer {both_ratios:.1f} %; {note}",
+                            _per_seed(res, tr, "OTF-AST", "buffer_ratio"))
+    # ------------------------------------------------------------------ Table 5: paired per seed
+    if have("OTF-AST", "static tiering") and "src1_0" in trs:
+        ot, st = _per_seed(res, "src1_0", "OTF-AST", "mean_ms"), _per_seed(res, "src1_0", "static tiering", "mean_ms")
+        g = 100.0 * (st - ot) / st                      # = -paired_gap_pct(ot, st) per seed
+        m, h = paired_gap_pct(ot, st)
+        out[C.C6_GAP] = (-m, f"paired gap {ci(-m, h)} % (static {st.mean():.1f} ms, OTF-AST {ot.mean():.1f} ms); "
+                             f"{note}", g)
+        m, h = paired_diff(ot, st)
+        out[C.C6_BEATS] = (m + h, f"OTF-AST - static {m:.2f} ± {h:.2g} ms; {note}", ot - st)
     if have("OTF-AST", "FlashCache", "FlashCache pass 2") and "src1_0" in trs:
-        ups = [_paired(res, "src1_0", a, b, "mean_ms") for a, b in (("FlashCache", "OTF-AST"),
-                                                                    ("FlashCache pass 2", "OTF-AST"),
-                                                                    ("FlashCache", "FlashCache pass 2"))]
-        out[C.C7_FC_BEATS] = (max(m + h for m, h in ups), "FC1 - OTF, FC2 - OTF, FC1 - FC2: " +
-                              ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
+        pairs = (("FlashCache", "OTF-AST"), ("FlashCache pass 2", "OTF-AST"))
+        ups = [_paired(res, "src1_0", a, b, "mean_ms") for a, b in pairs]
+        out[C.C7_FC_BEATS] = (max(m + h for m, h in ups), "FC1 - OTF, FC2 - OTF: " +
+                              ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}",
+                              np.max([_diff(res, "src1_0", a, b, "mean_ms") for a, b in pairs], axis=0))
         # the paper's first-20-minute comparison: OTF-AST over 0-20 min against FC2 over the window
-        m, h = paired_diff(res["first_ms"].sel(trace="src1_0", policy="OTF-AST").values,
-                           res["mean_ms"].sel(trace="src1_0", policy="FlashCache pass 2").values)
+        d = _per_seed(res, "src1_0", "OTF-AST", "first_ms") - _per_seed(res, "src1_0", "FlashCache pass 2", "mean_ms")
+        m, h = interval(d)
         fair = _m(res, "src1_0", "FlashCache pass 2", "first_ms")
         out[C.C8_FIRST20] = (m + h, f"OTF-AST 0-20 min {_m(res, 'src1_0', 'OTF-AST', 'first_ms'):.1f} ms vs FC2 "
                              f"window {_m(res, 'src1_0', 'FlashCache pass 2', 'mean_ms'):.1f} ms (FC2 0-20 min: "
-                             f"{fair:.1f} ms); {note}")
+                             f"{fair:.1f} ms); {note}", d)
         qs = res["quantile"].values
-        facs = []
-        for fc in ("FlashCache", "FlashCache pass 2"):
-            for q in (0.5, 0.8):
-                i = int(np.argmin(np.abs(qs - q)))
-                a = float(res["quantile_ms"].sel(trace="src1_0", policy="OTF-AST").mean("seed")[i])
-                b = float(res["quantile_ms"].sel(trace="src1_0", policy=fc).mean("seed")[i])
-                facs.append(max(a / b, b / a) if a > 0 and b > 0 else np.inf)
-        out[C.C9_CDF] = (max(facs), f"factors at P50/P80 vs pass 1, pass 2: {np.round(facs, 2).tolist()}; {note}")
+        idx = [int(np.argmin(np.abs(qs - q))) for q in (0.5, 0.8)]
+
+        def factors(qa, fcs):
+            f = []
+            for qb in fcs:
+                for i in idx:
+                    a, b = float(qa[i]), float(qb[i])
+                    f.append(max(a / b, b / a) if a > 0 and b > 0 else np.inf)
+            return f
+
+        def q_of(pol):
+            return res["quantile_ms"].sel(trace="src1_0", policy=pol)
+
+        facs = factors(q_of("OTF-AST").mean("seed").values,
+                       [q_of(fc).mean("seed").values for fc in ("FlashCache", "FlashCache pass 2")])
+        per = [max(factors(q_of("OTF-AST").values[k], [q_of(fc).values[k] for fc in ("FlashCache",
+                                                                                      "FlashCache pass 2")]))
+               for k in range(n)]
+        out[C.C9_CDF] = (max(facs), f"factors at P50/P80 vs pass 1, pass 2: {np.round(facs, 2).tolist()}; {note}",
+                         np.asarray(per))
     if "OTF-AST" in pols and "src1_0" in trs:
-        sat = res["demotion_saturated_share"].sel(trace="src1_0", policy="OTF-AST").values
+        sat = _per_seed(res, "src1_0", "OTF-AST", "demotion_saturated_share")
         out[C.C9_UTIL] = (float(np.nanmean(sat)),
-                          f"{_m(res, 'src1_0', 'OTF-AST', 'demotions'):.0f} demotions per run on average; {note}")
-        in_40_70 = res["promotions_40_70_share"].sel(trace="src1_0", policy="OTF-AST").values
+                          f"{_m(res, 'src1_0', 'OTF-AST', 'demotions'):.0f} demotions per run on average; {note}", None)
+        in_40_70 = _per_seed(res, "src1_0", "OTF-AST", "promotions_40_70_share")
         out[C.C12_SRC10] = (float(np.nanmean(in_40_70)),
-                            f"{_m(res, 'src1_0', 'OTF-AST', 'promotions'):.0f} promotions per run; {note}")
+                            f"{_m(res, 'src1_0', 'OTF-AST', 'promotions'):.0f} promotions per run; {note}", in_40_70)
     if have("OTF-AST", "OTF-AST without write-back") and "src1_0" in trs:
-        m, h = _paired(res, "src1_0", "OTF-AST without write-back", "OTF-AST", "mean_ms")
-        out[C.C8_SKIP] = (m + h, f"skip - OTF-AST {m:.2f} ± {h:.2g} ms; {note}")
+        d = _diff(res, "src1_0", "OTF-AST without write-back", "OTF-AST", "mean_ms")
+        m, h = interval(d)
+        out[C.C8_SKIP] = (m + h, f"skip - OTF-AST {m:.2f} ± {h:.2g} ms; {note}", d)
         if "FlashCache pass 2" in pols:
-            sk = _m(res, "src1_0", "OTF-AST without write-back", "mean_ms")
-            fc = _m(res, "src1_0", "FlashCache pass 2", "mean_ms")
-            out[C.C8_SKIP_FC2] = (100 * abs(sk - fc) / fc, f"skip {sk:.1f} ms, FC2 {fc:.1f} ms; {note}")
+            sk = _per_seed(res, "src1_0", "OTF-AST without write-back", "mean_ms")
+            fc = _per_seed(res, "src1_0", "FlashCache pass 2", "mean_ms")
+            m, h = paired_gap_pct(sk, fc)
+            out[C.C8_SKIP_FC2] = (abs(m), f"paired gap (skip - FC2) / FC2 {ci(m, h)} % (skip {sk.mean():.1f} ms, "
+                                          f"FC2 {fc.mean():.1f} ms); {note}", 100.0 * (sk - fc) / fc)
     if "src1_1" in trs and have("OTF-AST", "static tiering", "FlashCache pass 2"):
-        ot = _m(res, "src1_1", "OTF-AST", "mean_ms")
-        ratios = [ot / _m(res, "src1_1", b, "mean_ms") for b in ("static tiering", "FlashCache pass 2")]
-        out[C.C10_WORSE] = (min(ratios), f"OTF-AST {ot:.1f} ms; x{ratios[0]:.2f} static, x{ratios[1]:.2f} FC2; {note}")
-        lows = [_paired(res, "src1_1", "OTF-AST", b, "le_cut_ms") for b in ("static tiering", "FlashCache pass 2")]
+        ot = _per_seed(res, "src1_1", "OTF-AST", "mean_ms")
+        ratios, per = [], []
+        for b in ("static tiering", "FlashCache pass 2"):
+            m, h = paired_gap_pct(ot, _per_seed(res, "src1_1", b, "mean_ms"))
+            ratios.append((1 + m / 100, h / 100))
+            per.append(ot / _per_seed(res, "src1_1", b, "mean_ms"))
+        out[C.C10_WORSE] = (min(r for r, _ in ratios), f"OTF-AST {ot.mean():.1f} ms; paired ratios x{ci(*ratios[0])} "
+                            f"static, x{ci(*ratios[1])} FC2; {note}", np.min(per, axis=0))
+        pairs = [("OTF-AST", b) for b in ("static tiering", "FlashCache pass 2")]
+        lows = [_paired(res, "src1_1", a, b, "le_cut_ms") for a, b in pairs]
         out[C.C10_LE100] = (min(m - h for m, h in lows),
-                            ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in lows) + f"; {note}")
+                            ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in lows) + f"; {note}",
+                            np.min([_diff(res, "src1_1", a, b, "le_cut_ms") for a, b in pairs], axis=0))
         if "OTF-AST without write-back" in pols:
-            sk = _m(res, "src1_1", "OTF-AST without write-back", "mean_ms")
-            out[C.C11_SKIP] = (sk / ot, f"skip {sk:.1f} ms, OTF-AST {ot:.1f} ms; {note}")
-            ups = [_paired(res, "src1_1", "OTF-AST without write-back", b, "le_cut_ms")
-                   for b in ("static tiering", "FlashCache pass 2")]
+            sk = _per_seed(res, "src1_1", "OTF-AST without write-back", "mean_ms")
+            m, h = paired_gap_pct(sk, ot)
+            out[C.C11_SKIP] = (1 + m / 100, f"paired ratio skip / OTF-AST {ci(1 + m / 100, h / 100)} (skip "
+                                            f"{sk.mean():.1f} ms, OTF-AST {ot.mean():.1f} ms); {note}", sk / ot)
+            pairs = [("OTF-AST without write-back", b) for b in ("static tiering", "FlashCache pass 2")]
+            ups = [_paired(res, "src1_1", a, b, "le_cut_ms") for a, b in pairs]
             out[C.C11_LE100] = (max(m + h for m, h in ups),
-                                ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}")
+                                ", ".join(f"{m:.2f} ± {h:.2g} ms" for m, h in ups) + f"; {note}",
+                                np.max([_diff(res, "src1_1", a, b, "le_cut_ms") for a, b in pairs], axis=0))
+            qa = res["quantile_ms"].sel(trace="src1_1", policy="OTF-AST without write-back").values
+            qb = res["quantile_ms"].sel(trace="src1_1", policy="FlashCache pass 2").values
+            per = np.array([_crossing(qa[k], qb[k], res["quantile"].values) for k in range(n)])
             out[C.C11_CROSS] = (_crossing_percentile(res, "src1_1", "OTF-AST without write-back", "FlashCache pass 2"),
-                                f"on the mean quantiles; {note}")
+                                f"on the mean quantiles; {note}", per)
     if "src1_1" in trs and "OTF-AST" in pols:
         res_m = res["resident"].sel(trace="src1_1", policy="OTF-AST")
         minutes = res["minute"].values
         win = (minutes >= 20) & (minutes < 80)
-        share = float(((res_m.values[:, win] >= 15).mean(axis=1)).mean())
-        out[C.C12_SRC11] = (share, f"mean over seeds of the share of minutes 20-79 with >= 15 sub-LUNs; {note}")
+        per = (res_m.values[:, win] >= 15).mean(axis=1)
+        out[C.C12_SRC11] = (float(per.mean()), f"mean over seeds of the share of minutes 20-79 with >= 15 sub-LUNs; "
+                                               f"{note}", per)
     if "read_share" in res:
         paper = {"src1_0": 11.0, "src1_1": 99.0}
         dev = [abs(float(res["read_share"].sel(trace=tr).mean()) - paper[tr]) for tr in sorted(trs)]
         out[C.C14_READS] = (max(dev), ", ".join(f"{tr} {float(res['read_share'].sel(trace=tr).mean()):.2f} %"
-                                                for tr in sorted(trs)) + f"; {note}")
+                                                for tr in sorted(trs)) + f"; {note}", None)
     if copy_s is not None:
-        out[C.C13_UP] = (copy_s["up"], "no-load copy through the HDD and SSD queues")
-        out[C.C13_DOWN] = (copy_s["down"], "no-load copy through the HDD and SSD queues")
-    del both
+        out[C.C13_UP] = (copy_s["up"], "no-load copy through the HDD and SSD queues", None)
+        out[C.C13_DOWN] = (copy_s["down"], "no-load copy through the HDD and SSD queues", None)
+    return out
+
+
+def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple[float | bool, str]]:
+    """The reproduced value of each row of :mod:`tieringlab.claims.otf_ast` this result can decide, with its note
+    (:func:`claim_rows` without the per-seed samples)."""
+    return {cid: (v, note) for cid, (v, note, _s) in claim_rows(res, copy_s).items()}
+
+
+def _merged(central: xr.Dataset, alt: xr.Dataset, dim: str, v) -> xr.Dataset:
+    """The run of ``alt`` at ``dim = v`` with the policies it lacks taken from ``central``'s first seeds (the
+    readings run the OTF-AST variants only), in ``central``'s policy order. The per-run series whose length depends
+    on the run (copies, seconds) decide no claim: dropped so the runs line up along ``policy``."""
+    ragged = ("move", "move_field", "second")
+    central_c = central.drop_dims([d for d in ragged if d in central.dims])
+    a = alt.drop_dims([d for d in ragged if d in alt.dims]).sel({dim: v})
+    if dim in a.coords:
+        a = a.drop_vars(dim)
+    n = a.sizes["seed"]
+    c = central_c.isel(seed=slice(0, n))
+    missing = [q for q in c["policy"].values if q not in a["policy"].values]
+    merged = xr.concat([a, c.sel(policy=missing)], dim="policy") if missing else a
+    merged = merged.sel(policy=[q for q in central["policy"].values])
+    merged.attrs.update(central.attrs)
+    return merged
+
+
+def claims_by_reading(central: xr.Dataset, copy_s: dict | None = None, **alts: xr.Dataset) -> dict[str, dict]:
+    """Every row's ``(value, note, samples)`` (:func:`claim_rows`) under the default reading (``central``) and
+    under each reading of the runs ``alts`` (``dim=dataset``: ``reading=`` :func:`readings`, ``prior=``
+    :func:`priors`), keyed by the reading's name (``"default"`` for ``central``). Each reading's values are on the
+    first seeds ``alts`` ran, the policies it did not rerun taken from ``central`` (:func:`_merged`)."""
+    out = {DEFAULT.name: claim_rows(central, copy_s)}
+    for dim, alt in alts.items():
+        if alt is None:
+            continue
+        for v in alt[dim].values:
+            out[str(v)] = claim_rows(_merged(central, alt, dim, v))
+    return out
+
+
+def ledger_entries(by_reading: dict[str, dict]) -> dict[str, dict]:
+    """What the notebook records per row (``out.claim(cid, value, note, readings=..., samples=...)``), from
+    :func:`claims_by_reading`: the default reading's value, note and per-seed samples, and
+
+    - a ``claim`` row: its value under every other reading;
+    - a ``precondition`` row: its value under each reading that changes what it measures (its per-seed values
+      differ from the default run's on the same seeds: a reading of the hot rule, a twin prior); under the
+      others it keeps its default value, which is measured on more seeds;
+    - calibration and sanity rows: the default value only (they describe the fit or the plant, not a reading).
+    """
+    reg = claim_registry()
+    base = by_reading[DEFAULT.name]
+    out = {}
+    for cid, (value, note, samples) in base.items():
+        kind = reg[cid].kind
+        others = {}
+        for name, rows in by_reading.items():
+            if name == DEFAULT.name or cid not in rows:
+                continue
+            v, _note, s = rows[cid]
+            if kind == "claim":
+                others[name] = v
+            elif kind == "precondition" and samples is not None and s is not None:
+                same = np.allclose(np.asarray(s, float), np.asarray(samples, float)[: len(s)], equal_nan=True)
+                if not same:
+                    others[name] = v
+        out[cid] = {"value": value, "note": note, "readings": others or None,
+                    "samples": None if samples is None else [float(x) for x in np.asarray(samples, float)]}
     return out
 
 
@@ -688,21 +942,9 @@ def verdict_flips(central: xr.Dataset, alt: xr.Dataset, dim: str) -> pd.DataFram
     reg = claim_registry()
     base = claim_values(central)
     rows = []
-    # the per-run series whose length depends on the run (copies, seconds) decide no claim: dropped so
-    # the runs of different readings line up along ``policy``
-    ragged = ("move", "move_field", "second")
-    central_c = central.drop_dims([d for d in ragged if d in central.dims])
-    alt = alt.drop_dims([d for d in ragged if d in alt.dims])
     for v in alt[dim].values:
-        a = alt.sel({dim: v})
-        n = a.sizes["seed"]
-        c = central_c.isel(seed=slice(0, n))
-        missing = [q for q in c["policy"].values if q not in a["policy"].values]
-        merged = xr.concat([a, c.sel(policy=missing)], dim="policy") if missing else a
-        merged = merged.sel(policy=[q for q in central["policy"].values])
-        merged.attrs.update(central.attrs)
         name = str(v)
-        for cid, (val, _note) in claim_values(merged).items():
+        for cid, (val, _note) in claim_values(_merged(central, alt, dim, v)).items():
             claim = reg[cid]
             if getattr(claim, "kind", "claim") != "claim":
                 continue

@@ -44,12 +44,13 @@ from tieringlab.progress import progress
 from tieringlab.readings import Reading, grid, run_each, select
 from tieringlab.traces import twins
 from tieringlab.traces.source import load
+from tieringlab.traces.split import split_arrays
 from tieringlab.units import MiB
 
 __all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "TABLE9_TRACES", "PAPER_TRACES", "POLICIES", "FLASH_MB",
            "PAPER_FIG7_REL_LRU_PCT", "trace_names", "flash_bytes", "load_trace", "readings", "idle_axis", "run_trace",
            "sweep", "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
-           "claim_values"]
+           "bin_reuse", "preconditions_table", "claim_values"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
 FIG6_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
@@ -141,8 +142,8 @@ class VfrmSingleVmParams:
 def readings(p: VfrmSingleVmParams) -> tuple[Reading, ...]:
     """The readings the sweep runs side by side (:mod:`tieringlab.readings`): vFRM's idle-bin rule (every rule of
     ``p.idle_rules``, a rerun) x the IO pricing (both, from the same counts), first axis slowest. The default
-    reading is the primary one, ``p.policy``'s; the ledger's ids follow :mod:`tieringlab.claims.vfrm`'s own default
-    (:func:`tieringlab.claims.vfrm.rid`)."""
+    reading is the primary one, ``p.policy``'s; the ledger names readings after :mod:`tieringlab.claims.vfrm`'s own
+    default (:func:`tieringlab.claims.vfrm.reading_name`)."""
     return grid(idle_axis(p), C.pricing_axis(IO_PRICINGS, p.policy.io_pricing))
 
 
@@ -172,6 +173,70 @@ def load_trace(p: VfrmSingleVmParams, name: str, traces=None, seed: int = 0) -> 
         return ds, 1.0
     ds = load(name, traces, seed)
     return ds, float(ds.attrs.get("scale", 1.0))
+
+
+#: The per-trace precondition counts :func:`sweep` keeps (from :func:`bin_reuse`), dims ``(trace,)``.
+PRE_VARS = ("pre_heatings", "pre_heatings_never_reused", "pre_reaccess_requests", "pre_warm_requests")
+
+
+def bin_reuse(ds: xr.Dataset, bin_bytes: int = MiB, epoch_s: float = 300.0, n_epochs: int = 8) -> dict:
+    """What vFRM's mechanism needs of a trace, measured on the trace alone (no policy): the preconditions of
+    :mod:`tieringlab.claims.vfrm` (and, per VM, of :mod:`tieringlab.claims.gvfrm`).
+
+    Requests are cut into ``bin_bytes`` bins (a multi-VM trace's ``vm`` variable keeps each VM's bins apart) and
+    ``epoch_s`` epochs counted from the first request; ``n_epochs`` is Eq. 1's history N. A **heating** is an epoch
+    in which a bin has IO after none in the previous N epochs (its first, or one after it cooled to T = 0): vFRM moves
+    such a bin in at the next boundary when Flash has room. Returns a dict of
+
+    - ``n_epochs`` (of the trace); ``bins_touched``; ``heatings``: heatings before the trace's last epoch (a move-in
+      follows within the trace); ``heatings_never_reused``: those after which the bin has no IO in the next N epochs
+      (while Eq. 1 still holds it warm: the move-in serves no IO); ``never_reused_pct`` = 100 x never reused /
+      heatings (NaN without heatings);
+    - ``requests``; ``reaccess_requests``: requests every bin of which was accessed by an earlier request;
+      ``warm_requests``: those whose bins all had IO in the previous N epochs (T > 0 at the request's epoch: the
+      reuse vFRM's epoch-boundary placement sees); ``warm_pct`` = 100 x warm / re-access (NaN without re-accesses);
+    - ``vms`` (the sorted VM labels) and ``reusable_bins_by_vm``: per VM, the bins with IO in at least two epochs.
+    """
+    t = np.asarray(ds["time"].values, dtype=np.float64)
+    offset = np.asarray(ds["offset"].values, dtype=np.int64)
+    size = np.asarray(ds["size"].values, dtype=np.int64)
+    if t.size == 0:
+        raise ValueError("bin_reuse: an empty trace")
+    if int(n_epochs) < 1:
+        raise ValueError(f"bin_reuse: n_epochs must be >= 1, got {n_epochs!r}")
+    N = int(n_epochs)
+    vm = np.asarray(ds["vm"].values) if "vm" in ds else np.zeros(t.size, dtype=np.int64)
+    vms, vm_idx = np.unique(vm, return_inverse=True)
+    epoch = np.floor((t - t.min()) / float(epoch_s)).astype(np.int64)
+    last = int(epoch.max())
+    keys, ridx = split_arrays(offset, size, int(bin_bytes))
+    span = int(keys.max()) + 1
+    ubins, ub = np.unique(vm_idx[ridx].astype(np.int64) * span + keys, return_inverse=True)
+    n = ubins.size
+    ue = epoch[ridx]
+    pairs, unit_pair = np.unique(ub * (last + 1) + ue, return_inverse=True)  # distinct (bin, epoch), bin-major
+    p_bin, p_epoch = pairs // (last + 1), pairs % (last + 1)
+    same_prev = np.r_[False, p_bin[1:] == p_bin[:-1]]
+    gap_prev = np.where(same_prev, p_epoch - np.r_[0, p_epoch[:-1]], N + 1)  # epochs since the bin's previous IO
+    same_next = np.r_[p_bin[1:] == p_bin[:-1], False]
+    gap_next = np.where(same_next, np.r_[p_epoch[1:], 0] - p_epoch, N + 1)  # epochs to its next IO
+    heating = (gap_prev > N) & (p_epoch < last)
+    never = heating & (gap_next > N)
+    n_ep = np.bincount(p_bin, minlength=n)             # epochs with IO, per bin
+    order = np.lexsort((ridx, ub))                     # per bin, its units by request
+    first_pos = order[np.r_[0, np.flatnonzero(np.diff(ub[order])) + 1]]
+    first_req = np.empty(n, dtype=np.int64)
+    first_req[ub[first_pos]] = ridx[first_pos]
+    seen = first_req[ub] < ridx                        # an earlier request accessed this unit's bin
+    warm = (gap_prev <= N)[unit_pair]                  # ... and the bin had IO in the previous N epochs
+    reaccess = np.bincount(ridx, weights=~seen, minlength=t.size) == 0
+    warm_req = np.bincount(ridx, weights=~warm, minlength=t.size) == 0
+    n_h, n_nv, n_re, n_w = int(heating.sum()), int(never.sum()), int(reaccess.sum()), int(warm_req.sum())
+    return {"n_epochs": last + 1, "bins_touched": int(n), "heatings": n_h, "heatings_never_reused": n_nv,
+            "never_reused_pct": 100.0 * n_nv / n_h if n_h else float("nan"),
+            "requests": int(t.size), "reaccess_requests": n_re, "warm_requests": n_w,
+            "warm_pct": 100.0 * n_w / n_re if n_re else float("nan"),
+            "vms": vms, "reusable_bins_by_vm": np.bincount((ubins // span)[n_ep >= 2], minlength=vms.size)}
 
 
 #: Variables of every policy's result kept in the sweep (the trace contract's counts and costs).
@@ -218,24 +283,34 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     for ``io_cost``) and the variables of :func:`run_trace`; coords ``scale`` (trace), ``source`` (trace:
     ``twin``, ``msr`` or ``real``) and ``flash_bytes`` (trace, flash_mb: the replayed sizes, ``scale x
     flash_mb``). :func:`reading` selects one reading (default: ``p.policy.idle_bins``, ``p.policy.io_pricing``).
+    The per-trace counts of :data:`PRE_VARS` (:func:`bin_reuse` at ``p.policy``'s bin and epoch) carry the
+    ledger's preconditions (:func:`preconditions_table`).
     """
     if not isinstance(p, VfrmSingleVmParams):
         raise TypeError(f"p must be VfrmSingleVmParams (the vfrm_single_vm section); got {type(p).__name__}")
     names = trace_names(p)
     if not names:
         raise ValueError("vfrm_single_vm: no traces (fig6_traces is empty and include_cloudphysics is false)")
-    parts, scales, sources = [], [], []
+    parts, scales, sources, pre = [], [], [], []
     with progress(total=len(names) * len(p.policies), desc="vFRM single VM (traces x policies)",
                   unit="run") as bar:
         for name in names:
             bar.set_postfix_str(name)
             ds, scale = load_trace(p, name, traces, seed)
             parts.append(run_trace(p, ds, scale, bar))
+            b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+            pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS])
             scales.append(scale)
             sources.append("real" if name == "cloudphysics" else str(ds.attrs.get("source", "twin")))
             del ds
     out = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str))
     out = out.assign_coords(scale=("trace", np.asarray(scales)), source=("trace", np.asarray(sources)))
+    for k, col in zip(PRE_VARS, np.asarray(pre, dtype=np.int64).T):
+        out[k] = ("trace", col)
+    out["pre_heatings_never_reused"].attrs["long_name"] = ("bin heatings (IO after N epochs without) followed by no IO "
+                                                           "in the next N epochs (bin_reuse)")
+    out["pre_warm_requests"].attrs["long_name"] = ("re-access requests whose bins all had IO in the previous N epochs "
+                                                   "(bin_reuse)")
     out["flash_mb"].attrs["units"] = "MB (2^20 bytes, paper scale)"
     out["flash_bytes"].attrs["units"] = "bytes (replayed: scale x flash_mb)"
     out["hit_ratio"].attrs.update(units="1", long_name="IO hit ratio (requests all of whose units are in Flash)")
@@ -404,46 +479,104 @@ def _reading_values(r: xr.Dataset, idle: str, pricing: str, first_pricing: bool)
         rel_best = 100 * costs.loc[paper, "vFRM_io_cost_s"] / cheapest
         n = len(paper)
         where = f"{n} {sets} trace(s) ({src}) at {fm:g} MB; {tag}"
-        out[C.rid(C.COST_FRACTION_OF_LRU, idle, pricing)] = (float(rel.max()), f"largest on {rel.idxmax()}; {where}")
-        out[C.rid(C.COST_BELOW_ALL_CONVENTIONAL, idle, pricing)] = (
+        out[C.COST_FRACTION_OF_LRU] = (float(rel.max()), f"largest on {rel.idxmax()}; {where}")
+        out[C.COST_BELOW_ALL_CONVENTIONAL] = (
             float(rel_best.max()), f"vs the cheapest of {'/'.join(conv)}; largest on {rel_best.idxmax()}; {where}")
         k = int((rel <= 10.0).sum())
-        out[C.rid(C.ORDER_OF_MAGNITUDE, idle, pricing)] = (
+        out[C.ORDER_OF_MAGNITUDE] = (
             bool(k > n / 2), f"{k} of {n} traces at <= 10 % of LRU's cost (median {rel.median():.1f} %): "
             + _names(rel.index[rel <= 10.0]) + f"; {where}")
         if first_pricing:
             s = summ.loc[paper]
-            out[C.rid(C.CATCHES_UP, idle)] = (
+            out[C.CATCHES_UP] = (
                 bool(s["catches_up"].sum() > n / 2),
                 f"{int(s['catches_up'].sum())} of {n} traces ({src}) catch up: " + _names(s.index[s["catches_up"]])
                 + f"; {tag}")
-            out[C.rid(C.GAP_NARROWS, idle)] = (
+            out[C.GAP_NARROWS] = (
                 bool(s["gap_narrows"].sum() > n / 2),
                 f"{int(s['gap_narrows'].sum())} of {n} traces ({src}) narrow the gap: "
                 + _names(s.index[s["gap_narrows"]]) + f"; {tag}")
     if "mds_0" in costs.index:
-        out[C.rid(C.MDS0_COST_REL_LRU, idle, pricing)] = (
+        out[C.MDS0_COST_REL_LRU] = (
             float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
             f"{costs.loc['mds_0', 'source']} at scale {costs.loc['mds_0', 'scale']:.4g}; {tag}")
     if "cloudphysics" in costs.index:
-        out[C.rid(C.COST_FRACTION_OF_LRU_CLOUDPHYSICS, idle, pricing)] = (
+        out[C.COST_FRACTION_OF_LRU_CLOUDPHYSICS] = (
             float(costs.loc["cloudphysics", "vFRM_rel_lru_pct"]), f"real trace at {fm:g} MB; {tag}")
         if first_pricing:
             c = summ.loc["cloudphysics"]
-            out[C.rid(C.CATCHES_UP_CLOUDPHYSICS, idle)] = (
+            out[C.CATCHES_UP_CLOUDPHYSICS] = (
                 bool(c["catches_up"]), f"best of LRU/ARC/CAR minus vFRM: {c['gap_small_pts']:.2f} points at "
                 f"{r['flash_mb'].values.min():g} MB, {c['gap_large_pts']:.2f} at {r['flash_mb'].values.max():g} MB; "
                 f"{tag}")
     return out
 
 
-def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str, tuple[float | bool, str]]:
-    """Reproduced values of the rows of :mod:`tieringlab.claims.vfrm`: ``{claim id: (value, note)}``, every
-    row under every reading the sweep has (idle-bin rule x IO pricing; the ledger's readings only).
-    Rows whose traces are not in the sweep are left out (the ledger shows them as not reproduced yet).
-    Paper rows use the Table 1 and Table 9 traces only; ``*.cloudphysics`` rows the real trace. With
-    ``epochs`` (:func:`epoch_sweep`), the Sec. 5.1 rows too; the Sec. 4.3 metadata row always."""
+def preconditions_table(res: xr.Dataset) -> pd.DataFrame:
+    """Per trace of a sweep: the counts of :func:`bin_reuse` that decide the preconditions of
+    :mod:`tieringlab.claims.vfrm` and the two shares (%): ``never_reused_pct`` (bin heatings, i.e. vFRM move-ins,
+    followed by no IO to the bin in the next N epochs) and ``warm_pct`` (re-access requests whose bins all had IO in
+    the previous N epochs). Empty when the sweep has no such counts."""
+    cols = ["trace", "heatings", "heatings_never_reused", "never_reused_pct", "reaccess_requests", "warm_requests",
+            "warm_pct"]
+    if "pre_heatings" not in res:
+        return pd.DataFrame(columns=cols)
+    h, nv, ra, w = (res[k].values.astype(np.int64) for k in PRE_VARS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return pd.DataFrame({"trace": [str(t) for t in res["trace"].values], "heatings": h, "heatings_never_reused": nv,
+                             "never_reused_pct": np.where(h > 0, 100 * nv / np.maximum(h, 1), np.nan),
+                             "reaccess_requests": ra, "warm_requests": w,
+                             "warm_pct": np.where(ra > 0, 100 * w / np.maximum(ra, 1), np.nan)}, columns=cols)
+
+
+def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
+    """The precondition rows of :mod:`tieringlab.claims.vfrm` from the sweep's :func:`bin_reuse` counts (trace
+    properties: one value whatever the reading)."""
+    t = preconditions_table(res).set_index("trace")
     out: dict[str, tuple[float | bool, str]] = {}
+    if t.empty:
+        return out
+    ep = (f"{float(res.attrs['epoch_s']):g} s epochs, N = {int(res.attrs['n_history_epochs'])}, "
+          f"{int(res.attrs['bin_bytes']) // MiB} MB bins")
+
+    def never(name):
+        r = t.loc[name]
+        return (f"{int(r['heatings_never_reused'])} of {int(r['heatings'])} bin heatings (move-ins) are followed by no "
+                f"IO to the bin in the next N epochs")
+
+    def warm(name):
+        r = t.loc[name]
+        return f"{int(r['warm_requests'])} of {int(r['reaccess_requests'])} re-access requests"
+
+    if "mds_0" in t.index:
+        out[C.PRE_MDS0_NEVER_REUSED] = (float(t.loc["mds_0", "never_reused_pct"]), f"{never('mds_0')}; {ep}")
+    paper = [x for x in t.index if x in PAPER_TRACES]
+    if paper:
+        nr = t.loc[paper, "never_reused_pct"]
+        each = ", ".join(f"{x} {v:.1f} %" for x, v in nr.items())
+        out[C.PRE_NEVER_REUSED] = (float(nr.max()), f"largest on {nr.idxmax()}; per trace: {each}; {ep}")
+        wp = t.loc[paper, "warm_pct"]
+        k, n = int((wp >= C.MOST_PCT).sum()), len(paper)
+        out[C.PRE_WARM_REUSE] = (bool(k > n / 2), f"{k} of {n} traces at >= {C.MOST_PCT:g} %: "
+                                 + ", ".join(f"{x} {v:.1f} %" for x, v in wp.items()) + f"; {ep}")
+    if "cloudphysics" in t.index:
+        out[C.PRE_CLOUDPHYSICS_NEVER_REUSED] = (float(t.loc["cloudphysics", "never_reused_pct"]),
+                                                f"{never('cloudphysics')}; {ep}")
+        out[C.PRE_CLOUDPHYSICS_WARM_REUSE] = (float(t.loc["cloudphysics", "warm_pct"]),
+                                              f"{warm('cloudphysics')}; {ep}")
+    return out
+
+
+def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str, dict[str, tuple[float | bool, str]]]:
+    """Reproduced values of the rows of :mod:`tieringlab.claims.vfrm` by reading: ``{reading name: {claim id:
+    (value, note)}}`` (the shape of :meth:`tieringlab.results.Outputs.claims_by_reading`), reading names those of
+    :func:`tieringlab.claims.vfrm.reading_name` (``"default"``: ``keep``, ``random``). Every row is one paper claim;
+    the readings a row depends on (idle-bin rule, and IO pricing for the Fig. 7 rows) give its values under the
+    other readings the sweep ran. Rows whose traces are not in the sweep are left out (the ledger shows them as not
+    reproduced yet). Paper rows use the Table 1 and Table 9 traces only; ``*.cloudphysics`` rows the real trace.
+    Under ``"default"`` also: the preconditions (from the sweep's :func:`bin_reuse` counts), with ``epochs``
+    (:func:`epoch_sweep`) the Sec. 5.1 rows, and the Sec. 4.3 metadata row always."""
+    by: dict[str, dict[str, tuple[float | bool, str]]] = {"default": {}}
     idles = [str(i) for i in res["idle_bins"].values] if "idle_bins" in res.dims else [res.attrs["idle_bins"]]
     pricings = [str(i) for i in res["io_pricing"].values] if "io_pricing" in res.dims else [res.attrs["io_pricing"]]
     for idle in idles:
@@ -453,8 +586,12 @@ def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str,
         for pricing in pricings:
             if pricing not in C.PRICINGS:
                 continue
-            out.update(_reading_values(reading(res, idle, pricing), idle, pricing, first))
+            for cid, v in _reading_values(reading(res, idle, pricing), idle, pricing, first).items():
+                name = C.reading_name(idle, pricing) if cid in C.COST_ROWS else C.reading_name(idle)
+                by.setdefault(name, {})[cid] = v
             first = False
+    out = by["default"]
+    out.update(_precondition_values(res))
     n_hist, bin_bytes = int(res.attrs["n_history_epochs"]), int(res.attrs["bin_bytes"])
     meta = 2 * n_hist + 8 + 4
     out[C.HEAT_MAP_OVERHEAD] = (100.0 * meta / bin_bytes, f"{meta} bytes per {bin_bytes} B bin (N = {n_hist})")
@@ -479,4 +616,4 @@ def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str,
                 bool(more.sum() > n / 2), f"{int(more.sum())} of {n} traces pay more bin migrations at {e_min:g} s "
                 f"than at {e0:g} s: " + _names(epochs["trace"].values[more]) + f"; at {epochs.attrs['flash_mb']:g} MB, "
                 f"idle_bins={epochs.attrs['idle_bins']}")
-    return out
+    return by

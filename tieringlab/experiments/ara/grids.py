@@ -19,6 +19,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import ara as C
+from tieringlab.experiments.ara.preconditions import herding_exposure, measured_index_of_dispersion
 from tieringlab.experiments.ara.section import (
     AraLoadBalancingParams,
     AraParams,
@@ -92,7 +93,9 @@ def response_dataset(resp, labels, extra_dims: dict, name="response_s", config: 
 def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     """Table 1 and Fig. 5: Rand, Qlen and static ARA (K in ``p.ks``) under the three MMPP(2) workloads
     (the three workloads' replications in one batch per configuration). Also the on/off predictor's
-    balanced accuracy against the true MMPP phase on each bursty workload (Fig. 6 (c))."""
+    balanced accuracy against the true MMPP phase on each bursty workload (Fig. 6 (c)), and the preconditions
+    measured on the same streams: ``herding_exposure`` and ``measured_index_of_dispersion`` (Eq. 2) per workload
+    and replication (:mod:`tieringlab.experiments.ara.preconditions`)."""
     base = p.policy
     runs = ([system_run("qlen", "Qlen", base), system_run("rand", "Rand", base)]
             + [system_run(f"ara_k{k}", "ARA", base, k=k) for k in p.ks if k <= base.n_sites])
@@ -106,6 +109,11 @@ def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     acc = balanced_accuracy(predicted_burst_state(arr), phase).reshape(nI, R)
     acc[np.asarray(p.index_of_dispersion) == 1.0] = np.nan  # Poisson: no phases to follow
     ds["predictor_balanced_accuracy"] = (("index_of_dispersion", "seed"), acc)
+    # preconditions (experiments.ara.preconditions): the streams as run
+    ds["herding_exposure"] = (("index_of_dispersion", "seed"),
+                              herding_exposure(arr, phase, base.delay_s).reshape(nI, R))
+    ds["measured_index_of_dispersion"] = (("index_of_dispersion", "seed"),
+                                          measured_index_of_dispersion(arr).reshape(nI, R))
     ds.attrs.update(n_sites=base.n_sites, delay_s=base.delay_s, utilization=p.utilization, service_scv=service_scv(p),
                     mean_service_s=mean_service(p))
     return ds
@@ -203,7 +211,8 @@ def online_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     """Fig. 8: ARA_PRED and ARA_OPT on the phased workload, (a) th_s = ``policy.th_s`` (1), th_l in
     ``th_l_grid``; (b) th_l = ``policy.th_l`` (14), th_s in ``th_s_grid``; with Qlen and Rand. Coordinates along
     ``config``: ``system``, ``k``, ``th_s``, ``th_l`` and ``fig8_part`` ("a", "b"; "" for Qlen and Rand). Also
-    the predictor's balanced accuracy per replication (Fig. 6 (b))."""
+    the predictor's balanced accuracy and the herding exposure per replication (Fig. 6 (b);
+    :mod:`tieringlab.experiments.ara.preconditions`)."""
     base = p.policy
     N = base.n_sites
     arr, burst, pred = _phased(p, jax.random.fold_in(key, 0))
@@ -220,6 +229,7 @@ def online_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     ds = response_dataset(resp, [r.label for r in runs], {},
                           config={**config_coords(runs), "fig8_part": ("config", parts)})
     ds["predictor_balanced_accuracy"] = ("seed", balanced_accuracy(pred, burst))
+    ds["herding_exposure"] = ("seed", herding_exposure(arr, burst, base.delay_s))
     ds.attrs.update(jobs_in_burst=float(burst.mean()), predictor_agreement=float((burst == pred).mean()))
     return ds
 
@@ -338,7 +348,10 @@ def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
     (th_s = ``policy.th_s``, th_l = ``policy.th_l``) on the phased workload (Fig. 8's orderings), ``sens_n_reps`` x
     ``sens_n_jobs`` each. All settings and replications of one policy run in ONE batched dispatcher call
     (the settings are stacked as replications). Returns ``t1_response_s`` (setting, index_of_dispersion,
-    policy, seed) and ``f8_response_s`` (setting, policy, seed)."""
+    policy, seed) and ``f8_response_s`` (setting, policy, seed), and the preconditions measured on the same
+    streams (:mod:`tieringlab.experiments.ara.preconditions`): ``t1_herding_exposure``,
+    ``t1_measured_index_of_dispersion`` (setting, index_of_dispersion, seed), ``f8_herding_exposure`` and
+    ``f8_predictor_balanced_accuracy`` (setting, seed)."""
     st = sensitivity_settings(p)
     base = p.policy
     S, nI, R, n = len(st), len(p.index_of_dispersion), p.sens_n_reps, p.sens_n_jobs
@@ -347,7 +360,9 @@ def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
     # (i) Table 1: settings x I x replications, one batch
     mms = [mm for row in st.itertuples() for mm in _fig3_mmpps(p, row.mean_interarrival_s, row.jobs_in_burst,
                                                                   row.rate_ratio)]
-    arr, _ = _streams(mms, jax.random.fold_in(key, 0), n, R)
+    arr, phase = _streams(mms, jax.random.fold_in(key, 0), n, R)
+    t1_herd = herding_exposure(arr, phase, base.delay_s).reshape(S, nI, R)
+    t1_I = measured_index_of_dispersion(arr).reshape(S, nI, R)
     svc = _services(jax.random.fold_in(key, 1), n, np.repeat(es.reshape(S, R), nI, axis=0).ravel(),
                     np.repeat(scv.reshape(S, R), nI, axis=0).ravel())
     t1 = _policy_runs(arr, svc, [system_run(x, SENS_SYSTEMS[x], base) for x in SENS_T1_POLICIES],
@@ -357,13 +372,19 @@ def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
     mms = [_phased_mmpp(p, row.mean_interarrival_s, row.jobs_in_burst, row.rate_ratio) for row in st.itertuples()]
     arr, burst = _streams(mms, jax.random.fold_in(key, 3), n, R)
     svc = _services(jax.random.fold_in(key, 4), n, es, scv)
+    pred = predicted_burst_state(arr)
     f8 = _policy_runs(arr, svc, [system_run(x, SENS_SYSTEMS[x], base) for x in SENS_F8_POLICIES],
-                      key=jax.random.fold_in(key, 5), burst_state=burst, predicted=predicted_burst_state(arr),
+                      key=jax.random.fold_in(key, 5), burst_state=burst, predicted=pred,
                       desc="sensitivity, Fig. 8")
     f8 = f8.reshape(len(SENS_F8_POLICIES), S, R).transpose(1, 0, 2)
     coords = {c: ("setting", st[c].values) for c in st.columns}
+    t1_dims, f8_dims = ("setting", "index_of_dispersion", "seed"), ("setting", "seed")
     return xr.Dataset({"t1_response_s": (("setting", "index_of_dispersion", "t1_policy", "seed"), t1),
-                       "f8_response_s": (("setting", "f8_policy", "seed"), f8)},
+                       "f8_response_s": (("setting", "f8_policy", "seed"), f8),
+                       "t1_herding_exposure": (t1_dims, t1_herd),
+                       "t1_measured_index_of_dispersion": (t1_dims, t1_I),
+                       "f8_herding_exposure": (f8_dims, herding_exposure(arr, burst, base.delay_s).reshape(S, R)),
+                       "f8_predictor_balanced_accuracy": (f8_dims, balanced_accuracy(pred, burst).reshape(S, R))},
                       coords={"setting": np.arange(S), "index_of_dispersion": list(p.index_of_dispersion),
                               "t1_policy": list(SENS_T1_POLICIES), "f8_policy": list(SENS_F8_POLICIES),
                               "seed": np.arange(R), **coords})
