@@ -187,7 +187,7 @@ def test_sensitivity_settings_are_named_readings():
 def test_notebook_records_every_entry_with_readings_and_samples():
     nb = json.loads((Path(__file__).parents[1] / "notebooks" / "04_ara_load_balancing.ipynb").read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    assert "XL.ledger_entries(static, online, t2, f6a, sens, P)" in code
+    assert "X.ledger_entries(static, online, t2, f6a, sens, P)" in code
     assert "out.claim(cid, e.value, note=e.note, readings=e.readings or None, samples=e.samples)" in code
     assert 'out.metric("sensitivity_orderings_never_reproduced", never)' in code
     assert 'X.sensitivity_table(sens, rule="unpaired")' in code
