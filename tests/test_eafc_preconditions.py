@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from tieringlab import stats
 from tieringlab.claims import eafc as CE
 from tieringlab.claims import registry
 from tieringlab.experiments import eafc as X
@@ -60,9 +61,9 @@ def test_working_set_over_ram_and_replications_needed_by_hand():
     assert X.ws_over_ram([12.0, 24.0, 30.0], 0.0) == float("inf")
     assert np.isnan(X.ws_over_ram([12.0], 14.0))
     z = np.array([-1.0, 1.0, -1.0, 1.0, 0.5, -0.5])
-    assert X.replications_needed(1.0 + z / z.std(ddof=1)) == 10                   # d = 1, power 0.8: 10 pairs
-    assert X.replications_needed(np.sqrt(2) + z / z.std(ddof=1), z[::-1] / z.std(ddof=1)) == 10   # unpaired
-    assert X.replications_needed([0.0, 0.0]) == float("inf")
+    assert stats.replications_observed(1.0 + z / z.std(ddof=1)) == 10                   # d = 1, power 0.8: 10 pairs
+    assert stats.replications_observed(np.sqrt(2) + z / z.std(ddof=1), z[::-1] / z.std(ddof=1)) == 10   # unpaired
+    assert stats.replications_observed([0.0, 0.0]) == float("inf")
 
 
 def test_gain_and_reading_tables_become_readings_of_the_rows():

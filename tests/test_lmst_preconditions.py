@@ -10,6 +10,7 @@ import jax
 import numpy as np
 import pytest
 
+from tieringlab import stats
 from tieringlab.claims import lmst as CL
 from tieringlab.claims import registry
 from tieringlab.experiments import lmst as X
@@ -62,13 +63,13 @@ def test_replications_needed_matches_the_standard_t_test_table():
     # a standardized paired effect of 1 needs 10 pairs for power 0.8 at the two-sided 5 % level (G*Power)
     z = np.array([-1.0, 1.0, -1.0, 1.0, 0.5, -0.5])
     d = 1.0 + z / z.std(ddof=1)
-    assert X.replications_needed(d) == 10
-    assert X.replications_needed(np.array([0.0, 0.0, 0.0])) == float("inf")     # no effect: no count detects it
-    assert np.isnan(X.replications_needed(np.array([1.0])))                     # one replication: no sd
+    assert stats.replications_observed(d) == 10
+    assert stats.replications_observed(np.array([0.0, 0.0, 0.0])) == float("inf")     # no effect: no count detects it
+    assert np.isnan(stats.replications_observed(np.array([1.0])))                     # one replication: no sd
     # unpaired: the difference of independent draws has sd sqrt(2) here; effect sqrt(2) -> standardized 1 -> 10
     a = np.sqrt(2) + z / z.std(ddof=1)
     b = z[::-1] / z.std(ddof=1)
-    assert X._unpaired_needed(a, b) == 10
+    assert stats.replications_observed(a, b) == 10
 
 
 def test_preconditions_are_rows_and_claims_require_them():

@@ -36,7 +36,7 @@ import scipy.stats
 
 __all__ = ["Interval", "mean_ci", "interval", "separated", "separation_ratio", "relative_separation",
            "paired_diff", "paired_gap_pct", "paired_above", "fmt_ci", "LEVEL", "POWER", "power",
-           "replications_for", "best_case", "sign_flip_null", "beats_noise_floor"]
+           "replications_for", "replications_observed", "best_case", "sign_flip_null", "beats_noise_floor"]
 
 #: The confidence level of every interval the package reports (two-sided), and its Student-t quantile.
 LEVEL = 0.95
@@ -159,6 +159,31 @@ def replications_for(effect: float, sd: float, target: float = POWER, level: flo
         if n > n_max:
             raise ValueError(f"detecting an effect of {effect:g} at sd {sd:g} needs more than {n_max} replications")
     return n
+
+
+def replications_observed(a, b=None) -> float:
+    """:func:`replications_for` (power :data:`POWER`) at the effect and standard deviation a run observed: of the
+    paired differences ``a`` (``b`` None), or of two independent samples ``a``, ``b`` (effect: the difference of
+    their means; sd: sqrt(sd_a^2 + sd_b^2), that of a difference of two independent draws). ``inf`` where no
+    affordable count detects it (a zero or tiny effect), ``nan`` without a standard deviation (under two values)."""
+    a = np.asarray(a, float)
+    if b is None:
+        if a.size < 2:
+            return math.nan
+        effect, sd = float(a.mean()), float(a.std(ddof=1))
+    else:
+        b = np.asarray(b, float)
+        if min(a.size, b.size) < 2:
+            return math.nan
+        effect, sd = float(a.mean() - b.mean()), float(np.hypot(a.std(ddof=1), b.std(ddof=1)))
+    if not (math.isfinite(effect) and math.isfinite(sd)):
+        return math.nan
+    if effect == 0.0:
+        return math.inf
+    try:
+        return float(replications_for(effect, sd))
+    except ValueError:
+        return math.inf
 
 
 def best_case(a, b, gain=None) -> tuple[float, float]:

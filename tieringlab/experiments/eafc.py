@@ -67,7 +67,7 @@ from tieringlab.units import GB, HOUR, MB, MS, MiB
 __all__ = ["EafcSection", "PAPER", "READINGS", "calibrated_store", "workload_params", "observations", "vanilla_params",
            "eafc_params", "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table",
            "gain_sweep", "ablations", "readings", "master_mix", "claim_values", "partition_reversals",
-           "gain_readings", "reading_values", "claim_samples", "replications_needed", "ws_over_ram"]
+           "gain_readings", "reading_values", "claim_samples", "ws_over_ram"]
 
 #: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
 PAPER = {"a": {"partition_gb": 39.0, "saving_pct": 11.0, "target_ms": 10.0, "ws_gb": 40.0},
@@ -605,9 +605,9 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         # paired: panels a and b run on the same FileBench 40 GB traces and noise (fig4), replication by replication
         d = m["b"]["partition_post_gb"].values - m["a"]["partition_post_gb"].values
         dm, dh = stats.paired_diff(m["b"]["partition_post_gb"].values, m["a"]["partition_post_gb"].values)
+        need = stats.replications_observed(d)
         out[C.TIGHTER_TARGET_BIGGER] = (dm - dh, f"paired 5 ms - 10 ms partition: {dm:.3g} ± {dh:.2g} GB over "
-                                                 f"{d.size} replications. " + _needed_note(replications_needed(d),
-                                                                                           d.size, True))
+                                                 f"{d.size} replications. " + _needed_note(need, d.size, True))
         conf = np.concatenate([m["a"]["conformance_post"].values, m["b"]["conformance_post"].values])
         out[C.CONFORMANCE] = (float(np.min(conf)), f"worst replication; mean {np.mean(conf):.3g}")
     if "a" in mv:
@@ -633,7 +633,7 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         out[C.SMALLER_WS_SMALLER] = (i30.hi - i40.lo, f"95 % intervals: 30 GB [{i30.lo:.3g}, {i30.hi:.3g}] GB, "
                                                       f"40 GB [{i40.lo:.3g}, {i40.hi:.3g}] GB (unpaired: different "
                                                       f"traces). " + _needed_note(
-                                                          replications_needed(a30, a40), a30.size, False))
+                                                          stats.replications_observed(a30, a40), a30.size, False))
     ten = [q for q in ("a", "c") if q in m]
     if ten:
         fr = [m[q]["used_post_gb"].values / panels[q].attrs["working_set_gb"][-1] for q in ten]
@@ -716,31 +716,6 @@ def ws_over_ram(working_sets_gb, ram_gb: float) -> float:
     if not later:
         return math.nan
     return min(later) / float(ram_gb) if ram_gb > 0 else math.inf
-
-
-def replications_needed(a, b=None) -> float:
-    """The replications :func:`tieringlab.stats.replications_for` gives (power 0.8) for the observed effect and sd:
-    of the paired differences ``a`` (``b`` None), or of two independent samples ``a``, ``b`` (effect: the difference
-    of their means; sd: sqrt(sd_a^2 + sd_b^2), that of a difference of two independent draws). inf where no
-    affordable count detects it (a zero or tiny effect), nan without a standard deviation."""
-    a = np.asarray(a, float)
-    if b is None:
-        if a.size < 2:
-            return math.nan
-        effect, sd = float(a.mean()), float(a.std(ddof=1))
-    else:
-        b = np.asarray(b, float)
-        if min(a.size, b.size) < 2:
-            return math.nan
-        effect, sd = float(a.mean() - b.mean()), float(np.hypot(a.std(ddof=1), b.std(ddof=1)))
-    if not (math.isfinite(effect) and math.isfinite(sd)):
-        return math.nan
-    if effect == 0.0:
-        return math.inf
-    try:
-        return float(stats.replications_for(effect, sd))
-    except ValueError:
-        return math.inf
 
 
 def _needed_note(n: float, n_run: int, paired: bool) -> str:

@@ -72,8 +72,7 @@ from tieringlab.units import MINUTE
 __all__ = ["LmstSection", "TABLE6", "TIMING", "MAIN", "LOOK", "NMST", "SMST", "label", "variants", "fig16_readings",
            "workload", "cells", "cells_and_sweep", "sweep", "fig14_flow", "calibration_grid", "table5", "table7",
            "table7_readings", "table8", "fig15", "fig16", "raw_frames", "claim_values", "claim_readings",
-           "claim_samples", "DECISION_LAG", "burst_continuation", "burst_left_after_decision", "migrations_in_window",
-           "replications_needed"]
+           "claim_samples", "DECISION_LAG", "burst_continuation", "burst_left_after_decision", "migrations_in_window"]
 
 #: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
 TABLE6 = {40: (1, 3), 70: (2, 5), 100: (3, 7)}
@@ -492,37 +491,6 @@ def migrations_in_window(window, kind, end_s, slot_s: float) -> tuple[int, int]:
     return int((end_s[sel] <= due * (1 + 1e-12)).sum()), int(sel.sum())
 
 
-def replications_needed(diff) -> float:
-    """The replications :func:`tieringlab.stats.replications_for` gives for the observed mean and standard deviation
-    of per-replication differences ``diff`` (power 0.8): inf where no affordable count detects it (a zero or tiny
-    effect), nan without a standard deviation."""
-    d = np.asarray(diff, float)
-    if d.size < 2 or not np.all(np.isfinite(d)):
-        return float("nan")
-    effect, sd = float(d.mean()), float(d.std(ddof=1))
-    if effect == 0.0:
-        return float("inf")
-    try:
-        return float(stats.replications_for(effect, sd))
-    except ValueError:
-        return float("inf")
-
-
-def _unpaired_needed(a, b) -> float:
-    """:func:`replications_needed` for two independent samples (cells with their own workloads): the difference of
-    the means with the standard deviation of a difference of two independent draws, sqrt(sd_a^2 + sd_b^2)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if min(a.size, b.size) < 2:
-        return float("nan")
-    effect, sd = float(a.mean() - b.mean()), float(np.hypot(a.std(ddof=1), b.std(ddof=1)))
-    if effect == 0.0:
-        return float("inf")
-    try:
-        return float(stats.replications_for(effect, sd))
-    except ValueError:
-        return float("inf")
-
-
 def _needed_note(needed: dict[str, float], n_reps: int, paired: bool) -> str:
     """One sentence: the replications each comparison of an ordering needs for its observed effect and sd."""
     fin = {k: v for k, v in needed.items() if math.isfinite(v)}
@@ -591,33 +559,34 @@ def _sizing(cl: xr.Dataset, p: LmstSection, v: str) -> dict[str, str]:
         return cl.sel(capacity_gb=c, burst_ratio=b)
 
     out = {}
-    need = {f"{_cell_name(c, b)} {m}": replications_needed((cell(c, b)[m].sel(config=NMST)
-                                                            - cell(c, b)[m].sel(config=v)).values)
+    need = {f"{_cell_name(c, b)} {m}": stats.replications_observed((cell(c, b)[m].sel(config=NMST)
+                                                                         - cell(c, b)[m].sel(config=v)).values)
             for c in caps for b in bursts for m in ("m_resp_s", "v_ratio", "v_time_s")}
     out[C.C1_LMST_BEATS_NMST] = _needed_note(need, n, True)
-    need = {_cell_name(c, b): replications_needed((cell(c, b).mgr_resp_s.sel(config=SMST)
-                                                   - cell(c, b).mgr_resp_s.sel(config=v)).values)
+    need = {_cell_name(c, b): stats.replications_observed((cell(c, b).mgr_resp_s.sel(config=SMST)
+                                                                - cell(c, b).mgr_resp_s.sel(config=v)).values)
             for c in caps for b in bursts}
     out[C.C13_MGR_RESP] = _needed_note(need, n, True)
     if p.focus_capacity_gb in caps and p.focus_burst in bursts:
         f = cell(p.focus_capacity_gb, p.focus_burst)
         u, fast = f.disk_utilization, f.tier.values == "SSD"
-        need = {f"D{d + 1}": replications_needed(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
-                                                  * (1 if fast[d] else -1)).values) for d in range(fast.size)}
+        sign = np.where(fast, 1.0, -1.0)
+        need = {f"D{d + 1}": stats.replications_observed(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
+                                                           * sign[d]).values) for d in range(fast.size)}
         out[C.C9_UTILIZATION] = _needed_note(need, n, True)
-    need = {f"{pol} {c} GB {b1:g}->{b2:g}": _unpaired_needed(cell(c, b2).m_resp_s.sel(config=pol).values,
-                                                             cell(c, b1).m_resp_s.sel(config=pol).values)
+    need = {f"{pol} {c} GB {b1:g}->{b2:g}": stats.replications_observed(cell(c, b2).m_resp_s.sel(config=pol).values,
+                                                                          cell(c, b1).m_resp_s.sel(config=pol).values)
             for pol in (NMST, v) for c in caps for b1, b2 in zip(bs, bs[1:])}
     out[C.C4_RISES_WITH_BURST] = _needed_note(need, n, False)
-    need = {f"{pol} {m} {b:g} {c1}->{c2} GB": _unpaired_needed(cell(c2, b)[m].sel(config=pol).values,
-                                                               cell(c1, b)[m].sel(config=pol).values)
+    need = {f"{pol} {m} {b:g} {c1}->{c2} GB": stats.replications_observed(cell(c2, b)[m].sel(config=pol).values,
+                                                                           cell(c1, b)[m].sel(config=pol).values)
             for m in ("m_resp_s", "v_ratio") for pol in (NMST, v) for b in bursts for c1, c2 in zip(cs, cs[1:])}
     out[C.C5_RISES_WITH_CAPACITY] = _needed_note(need, n, False)
     mr = {(c, b): cell(c, b).mgr_ratio.sel(config=v).values for c in caps for b in bursts}
-    need = {f"{c} GB {b1:g}->{b2:g}": _unpaired_needed(mr[(c, b1)], mr[(c, b2)]) for c in caps if c in (70, 100)
-            for b1, b2 in zip(bs, bs[1:])}
+    need = {f"{c} GB {b1:g}->{b2:g}": stats.replications_observed(mr[(c, b1)], mr[(c, b2)])
+            for c in caps if c in (70, 100) for b1, b2 in zip(bs, bs[1:])}
     out[C.C15_FALLS_BURST] = _needed_note(need, n, False)
-    need = {f"{b:g} {c1}->{c2} GB": _unpaired_needed(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
+    need = {f"{b:g} {c1}->{c2} GB": stats.replications_observed(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
             for c1, c2 in zip(cs, cs[1:])}
     out[C.C15_FALLS_CAPACITY] = _needed_note(need, n, False)
     return {k: t for k, t in out.items() if t}
