@@ -182,6 +182,11 @@ def test_sensitivity_settings_are_named_readings():
     assert dict(r.overrides) == {"mean_interarrival_s": 0.1, "service_scv": 198.25}
     assert L.sensitivity_reading({"mean_interarrival_s": 10.0, "service_scv": 1.0, "rate_ratio": 700.0,
                                   "jobs_in_burst": 0.51}, p).name == "sens"
+    # only settings that read what the thesis leaves open are readings of the ledger's rows
+    base = {"mean_interarrival_s": 10.0, "service_scv": 20.0, "rate_ratio": 50.0, "jobs_in_burst": 0.51}
+    assert L.is_reading(base, p) and L.is_reading({**base, "mean_interarrival_s": 0.1}, p)
+    assert not L.is_reading({**base, "mean_interarrival_s": 1.0}, p)      # E[A] is printed as 10 s
+    assert not L.is_reading({**base, "jobs_in_burst": 0.25}, p)           # Sec. 3.2.3 states 51 %
 
 
 def test_notebook_records_every_entry_with_readings_and_samples():
