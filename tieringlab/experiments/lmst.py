@@ -527,7 +527,8 @@ def _preconditions(cl: xr.Dataset, p: LmstSection, v: str) -> tuple[dict, dict]:
             m = cell.sel(config=v)
             n_in, n = migrations_in_window(m.mig_window.values, m.mig_kind.values, m.mig_end_s.values,
                                            float(cl.attrs.get("slot_s", p.workload.slot_s)))
-            mig[(int(c), float(b))] = n_in / n if n else 0.0
+            if n:  # a cell where no forward migration started says nothing about how fast they finish
+                mig[(int(c), float(b))] = n_in / n
             ns[(int(c), float(b))] = (n_in, n)
     out, notes = {}, {}
     focus = (int(p.focus_capacity_gb), float(p.focus_burst))
@@ -535,15 +536,16 @@ def _preconditions(cl: xr.Dataset, p: LmstSection, v: str) -> tuple[dict, dict]:
     per_mig = "; ".join(f"{_cell_name(*k)}: {ns[k][0]}/{ns[k][1]}" for k in mig)
     out[C.PRE_BURST_ALL] = min(left.values())
     notes[C.PRE_BURST_ALL] = f"decision lag {lag} slot(s); per cell: {per_left}"
-    out[C.PRE_MIG_ALL] = min(mig.values())
+    out[C.PRE_MIG_ALL] = min(mig.values()) if mig else None
     notes[C.PRE_MIG_ALL] = f"forward migrations in time / started, per cell: {per_mig}" + (
-        "; a cell without a forward migration counts 0" if any(n == 0 for _, n in ns.values()) else "")
+        "; a cell without a forward migration is left out (not measured there)"
+        if any(n == 0 for _, n in ns.values()) else "")
     if focus in left:
         out[C.PRE_BURST_FOCUS] = left[focus]
         notes[C.PRE_BURST_FOCUS] = f"decision lag {lag} slot(s)"
-        out[C.PRE_MIG_FOCUS] = mig[focus]
+        out[C.PRE_MIG_FOCUS] = mig.get(focus)
         notes[C.PRE_MIG_FOCUS] = f"{ns[focus][0]} of {ns[focus][1]} forward migrations in time" + (
-            " (none started: counts 0)" if ns[focus][1] == 0 else "")
+            " (none started: not measured)" if ns[focus][1] == 0 else "")
     return out, notes
 
 
