@@ -158,8 +158,8 @@ _FAMILIES = {
         note=_DATA + _COST + _RECENT),
     COST_BELOW_ALL_CONVENTIONAL: dict(
         where="Sec. 5.2.2, Fig. 7",
-        text="vFRM's IO cost at 4 GB is below those of LRU, ARC and CAR on every Table 1 trace: the largest ratio "
-             "of vFRM's cost to the cheapest conventional cache's, over the traces",
+        text="vFRM's IO cost at 4 GB is below those of ARC and CAR on every Table 1 trace (LRU's: the row above): "
+             "the largest ratio of vFRM's cost to the cheaper of ARC's and CAR's, over the traces",
         paper_value="'far less than those of the other three' in all cases", check=at_most(100.0), unit="%",
         note=_DATA + _COST),
     ORDER_OF_MAGNITUDE: dict(
