@@ -151,3 +151,14 @@ def test_a_strict_check_refuses_its_bound():
     c = above(0.0)
     assert not c.passes(0.0) and c.passes(1e-300) and not c.passes(float("nan"))
     assert c.describe("%") == "> 0 %"
+
+
+def test_reading_names_follow_the_readings_rule(tmp_path):
+    from tieringlab.claims import registry
+
+    cid = next(c.id for c in registry().values() if c.source == "00_quickstart")
+    out = Outputs("00_quickstart", tmp_path)
+    for bad in ("a..b", ".a", "a b", ""):
+        with pytest.raises(ValueError, match="non-default readings' names"):
+            out.claim(cid, 1.0, readings={bad: 2.0})
+    out.claim(cid, 1.0, readings={"idle_recency.sequential_runs": 2.0, "t_util_0.85": 3.0})

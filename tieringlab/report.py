@@ -114,12 +114,12 @@ def _results_root(results: str | Path | None) -> Path:
     return root
 
 
-def _verdicts_by_reading(claim, entry: dict, value, pre_values: dict[str, dict]) -> dict[str, tuple[str, str]]:
+def _verdicts_by_reading(claim, entry: dict, value, pre_values: dict[str, dict],
+                         defined: dict) -> dict[str, tuple[str, str]]:
     """``{reading: (verdict, why)}`` of ``claim`` under the default reading (its ``value``) and every other reading
     its metrics entry records. A precondition is taken under the same reading when its own entry records one,
     else at its default value (the reading does not change what it measures)."""
-    values = {DEFAULT_READING: value, **(entry.get("readings") or {} if value is not None else {})}
-    defined = registry()
+    values = {DEFAULT_READING: value, **((entry.get("readings") or {}) if value is not None else {})}
     out = {}
     for name, v in values.items():
         pre = {pid: (defined[pid], pre_values.get(pid, {}).get(name, pre_values.get(pid, {}).get(DEFAULT_READING)))
@@ -214,7 +214,7 @@ def build(results: str | Path | None = "results") -> pd.DataFrame:
         if unrun:
             notes.append(NO_PROVENANCE)
         notes += flagged.get(cid, [])
-        by_reading = _verdicts_by_reading(claim, entry, value, pre_values)
+        by_reading = _verdicts_by_reading(claim, entry, value, pre_values, defined)
         verdict, why = by_reading[DEFAULT_READING]
         if why and verdict != UNTESTABLE:
             notes.append(why)

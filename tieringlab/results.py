@@ -233,6 +233,17 @@ def provenance_status(prov: Mapping[str, Any] | None, current_hash: str | None) 
     return f"{kind}, {where}"
 
 
+def _reading_name(name: str) -> bool:
+    """Whether ``name`` is a reading's name by :class:`tieringlab.readings.Reading`'s one rule."""
+    from tieringlab.readings import Reading  # noqa: PLC0415  (only when readings are recorded)
+
+    try:
+        Reading(name)
+    except ValueError:
+        return False
+    return True
+
+
 def _claim_value(what: str, value: Any) -> float | bool | None:
     """A claim's value as the metrics store it: a bool, a float or None."""
     if isinstance(value, (np.bool_, bool)):
@@ -342,11 +353,11 @@ class Outputs:
                              f"not {self.notebook!r}")
         entry: dict[str, Any] = {"value": _claim_value(claim_id, value), "note": note}
         if readings:
-            bad = [name for name in readings if not isinstance(name, str) or name == "default"
-                   or not name.replace("_", "").replace("-", "").replace(".", "").isalnum()]
+            bad = [name for name in readings
+                   if not isinstance(name, str) or name == "default" or not _reading_name(name)]
             if bad:
                 raise ValueError(f"claim {claim_id!r}: readings must be named by the non-default readings' names "
-                                 f"(letters, digits, '_', '-', '.'); got {bad!r}")
+                                 f"(letters, digits, '_', '-', parts joined by '.'); got {bad!r}")
             entry["readings"] = {name: _claim_value(f"{claim_id} under {name}", v) for name, v in readings.items()}
         if samples is not None:
             entry["samples"] = [float(x) for x in np.asarray(samples, np.float64).ravel()]
