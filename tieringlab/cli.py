@@ -1,4 +1,5 @@
-"""``tieringlab`` command line: run a notebook stage, sweep it, build the ledger, fetch data, check params."""
+"""``tieringlab`` command line: run a notebook stage, sweep it, build the ledger, fetch data, check params,
+simulate cache policies on a trace."""
 
 from __future__ import annotations
 
@@ -50,6 +51,28 @@ def main(argv: list[str] | None = None) -> int:
                                           "results site (results/index.html)")
     p_rep.add_argument("--results", default="results")
 
+    p_sim = sub.add_parser(
+        "simulate", help="miss ratios of trace policies on a trace file, at several cache sizes",
+        description="Read TRACE (any format of tieringlab.traces.formats), run each policy (a trace system of the "
+                    "registry, paper defaults) at each cache size, and print the miss ratios (policy x size). "
+                    "Example: tieringlab simulate trace.oracleGeneral.zst --policy LRU,ARC --sizes 64MiB,1GiB")
+    p_sim.add_argument("trace", help="the trace file")
+    p_sim.add_argument("--format", default=None, metavar="F",
+                       help="trace format (default: from the name or first bytes): one of "
+                            "msr, cloudphysics, oracleGeneral, lcs, vscsi, csv, txt, tencent_cbs, alibaba")
+    p_sim.add_argument("--policy", required=True, metavar="P1,P2",
+                       help="comma-separated trace policies of the registry (LRU, ARC, CAR, vFRM, G1-vFRM, ...)")
+    p_sim.add_argument("--sizes", required=True, metavar="S1,S2",
+                       help="comma-separated cache sizes: KiB/MiB/GiB/TiB (1024^k), KB/MB/GB/TB (1000^k) or bytes")
+    p_sim.add_argument("--plot", default=None, metavar="FILE", help="also draw hit-ratio curves to FILE (.png, .pdf)")
+    p_sim.add_argument("--requests", type=int, default=None, metavar="N", help="simulate the first N requests only")
+    p_sim.add_argument("--volume", type=int, default=None, metavar="ID",
+                       help="tencent_cbs/alibaba: the volume (VolumeID / device_id) to read")
+    p_sim.add_argument("--obj-id-bytes", type=int, default=None, metavar="N",
+                       help="oracleGeneral/lcs/csv/txt: bytes per object id (default 4096; 512 sectors, 1 bytes)")
+    p_sim.add_argument("--csv-spec", default=None, metavar="KEY=N,...",
+                       help="csv: the column spec, e.g. fields=4,time=1,obj_id=2,size=3,op=4,header=1,ticks_per_s=1")
+
     p_data = sub.add_parser("data", help="pinned data")
     p_data.add_argument("action", choices=["fetch", "list"])
     p_data.add_argument("names", nargs="*", help="datasets (default: all)")
@@ -99,10 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "report":
             from tieringlab import report  # noqa: PLC0415
 
-            report.announce(report.write(args.results), args.results)
-            from tieringlab import site  # noqa: PLC0415  (the results site reads the ledger just written)
-
-            print(f"results site -> {site.write(args.results)}")
+            # the one entry point: the ledger, then the results site (as python -m tieringlab.report)
+            return report.main(["--results", str(args.results)])
+        elif args.cmd == "simulate":
+            return _simulate(args)
         elif args.cmd == "data":
             from tieringlab import data  # noqa: PLC0415
 
@@ -131,6 +154,59 @@ def main(argv: list[str] | None = None) -> int:
         if len(errors) > 1:
             print(f"tieringlab: {len(errors)} errors", file=sys.stderr)
         return 2
+    return 0
+
+
+_CSV_SPEC = {"fields": "n_fields", "obj_id": "obj_id_field", "time": "time_field", "size": "obj_size_field",
+             "op": "op_field", "header": "has_header", "ticks_per_s": "ticks_per_s"}
+
+
+def _csv_spec(text: str) -> dict:
+    """``fields=4,time=1,obj_id=2`` -> read_csv_trace keywords; unknown keys and non-integers are errors."""
+    out = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if key not in _CSV_SPEC or not sep or not value.strip().isdigit():
+            raise ValueError(f"--csv-spec {text!r}: expected KEY=N items with KEY one of {', '.join(_CSV_SPEC)}; "
+                             f"got {item!r}")
+        out[_CSV_SPEC[key]] = bool(int(value)) if key == "header" else int(value)
+    return out
+
+
+def _simulate(args) -> int:
+    from tieringlab import simulate  # noqa: PLC0415
+    from tieringlab.traces import formats  # noqa: PLC0415
+
+    sizes = simulate.parse_sizes(args.sizes)           # bad sizes and policies fail before the trace is read
+    policies = simulate.resolve_policies(args.policy)
+    fmt = args.format or formats.detect_format(args.trace)
+    if fmt not in formats.FORMATS:
+        raise ValueError(f"--format {fmt!r}: unknown trace format; known: {', '.join(formats.FORMATS)}")
+    kw = {}
+    if args.volume is not None:
+        if fmt not in ("tencent_cbs", "alibaba"):
+            raise ValueError(f"--volume applies to the tencent_cbs and alibaba formats, not {fmt}")
+        kw["volume"] = args.volume
+    if args.obj_id_bytes is not None:
+        if fmt not in ("oracleGeneral", "lcs", "csv", "txt"):
+            raise ValueError(f"--obj-id-bytes applies to the oracleGeneral, lcs, csv and txt formats, not {fmt}")
+        kw["obj_id_bytes"] = args.obj_id_bytes
+    if fmt == "csv":
+        if not args.csv_spec:
+            raise ValueError("--format csv needs --csv-spec (fields=N,obj_id=N[,time=N,size=N,op=N,header=1])")
+        kw.update(_csv_spec(args.csv_spec))
+    elif args.csv_spec:
+        raise ValueError(f"--csv-spec applies to the csv format, not {fmt}")
+    ds = formats.read_trace(args.trace, fmt, **kw)
+    if args.requests is not None:
+        if args.requests < 1:
+            raise ValueError(f"--requests must be a positive number of requests, got {args.requests}")
+        ds = ds.isel(request=slice(0, args.requests))
+    result = simulate.simulate(ds, policies, sizes)
+    print(simulate.miss_table(result))
+    if args.plot:
+        print(f"hit-ratio curves -> {simulate.plot_hit_ratio(result, args.plot)}")
     return 0
 
 

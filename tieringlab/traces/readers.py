@@ -113,7 +113,28 @@ def _open_text(path: Path):
     buffered = io.BufferedReader(hashing, buffer_size=1 << 20)
     if head == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=buffered, mode="rb"), hashing, raw
+    if head == ZSTD_MAGIC[:2] and raw.read(4) == ZSTD_MAGIC:
+        raw.seek(0)
+        return _zstd_stream(path, buffered, raw), hashing, raw
+    raw.seek(0)
     return buffered, hashing, raw
+
+
+#: The first bytes of a zstd frame (RFC 8878, Sec. 3.1.1): libCacheSim's traces are often ``.zst``.
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _zstd_stream(path: Path, buffered, raw):
+    """A decompressing stream over a zstd file, when the optional ``zstandard`` module is installed (it is not
+    in requirements.lock: a documented choice, to add no dependency for one compression format)."""
+    try:
+        import zstandard  # noqa: PLC0415  (optional: only zstd files need it)
+    except ImportError:
+        raw.close()
+        raise TraceFormatError(f"{path}: zstd-compressed (magic bytes 28 b5 2f fd); reading it needs the optional "
+                               f"'zstandard' module, which is not installed: `pip install zstandard`, or "
+                               f"decompress it first (`zstd -d {path.name}`)") from None
+    return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
 
 
 def _is_int(x) -> bool:
@@ -130,6 +151,11 @@ def _check_errors_arg(errors: str) -> None:
 
 
 _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+try:  # a corrupt zstd stream, where the optional module is installed (see _zstd_stream)
+    from zstandard import ZstdError as _ZstdError
+    _GZIP_ERRORS = (*_GZIP_ERRORS, _ZstdError)
+except ImportError:
+    pass
 
 
 class _LineTooLong(Exception):
@@ -199,7 +225,7 @@ def _blocks(path: Path, stream, chunksize: int):
         except StopIteration:
             return
         except _GZIP_ERRORS as exc:
-            raise TraceFormatError(f"{path}: corrupt or truncated gzip stream ({exc}); "
+            raise TraceFormatError(f"{path}: corrupt or truncated compressed (gzip/zstd) stream ({exc}); "
                                    f"refusing to return a short trace") from None
         except _LineTooLong as exc:
             raise TraceFormatError(
@@ -443,7 +469,7 @@ def check_trace(ds, who: str = "trace", *, needs=TRACE_VARIABLES) -> int:
 
 def _default_name(path: Path) -> str:
     name = path.name
-    for suffix in (".gz", ".csv", ".txt"):
+    for suffix in (".gz", ".zst", ".csv", ".txt"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name
@@ -491,14 +517,19 @@ def _header_names(path: Path, line: str, columns: tuple[str, ...]) -> tuple[str,
 def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, numeric: tuple[str, ...],
                   parse, ticks_per_s: int, time_field: str, source: str,
                   name: str | None, errors: str, chunksize: int, max_request_bytes: int,
-                  max_time_inversion_s: float) -> xr.Dataset:
+                  max_time_inversion_s: float, header: str = "detect", attrs: dict | None = None) -> xr.Dataset:
     """The readers' shared loop: blocks of lines, the C parser, the field-count checks, per-format ``parse``,
     the end-of-file check, then the file-level time rule (:func:`_finish`). A header line, if the file has
     one, gives the order of ``columns`` (:func:`_header_names`).
 
     ``parse(chunk, fail, max_request_bytes)`` returns ``(ticks, offset_bytes, size_bytes, is_write)`` arrays
     for the chunk and reports each bad field with ``fail(bad_mask, field, why)`` (raises, or drops the line
-    with ``errors="skip"``).
+    with ``errors="skip"``); it may return a fifth array, a mask of the lines to keep (a volume selected
+    from a file of several: the others are left out, neither errors nor skipped lines).
+
+    ``header``: ``"detect"`` (a first line naming the columns is a header, :func:`_header_names`),
+    ``"skip"`` (the first line is a header, whatever it says) or ``"none"`` (every line is data): the last two
+    for a CSV of user-given columns.
     """
     _check_errors_arg(errors)
     if not (_is_int(chunksize) and chunksize >= 1):
@@ -532,7 +563,8 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
                     tail = tail[3:]
                 if not tail:
                     break
-                if line0 == 1 and _header_names(path, tail.decode("utf-8", "replace"), columns):
+                if line0 == 1 and header != "none" and (
+                        header == "skip" or _header_names(path, tail.decode("utf-8", "replace"), columns)):
                     break  # a header line alone, without a newline: no requests (reported below)
                 if errors == "raise":
                     raise TraceFormatError(
@@ -545,7 +577,8 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
                 if body.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the first line
                     body = body[3:]
                 cut = body.index(b"\n")
-                named = None if header_done else _header_names(path, body[:cut].decode("utf-8", "replace"), columns)
+                named = (None if header_done or header == "none" else columns if header == "skip"
+                         else _header_names(path, body[:cut].decode("utf-8", "replace"), columns))
                 if named:
                     names = named
                     body = body[cut + 1:]
@@ -580,6 +613,9 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
                  f"missing (a line needs {len(names)} fields: {','.join(names)})")
             fields = parse(chunk, fail, int(max_request_bytes))
             n_skipped += int((~keep).sum())
+            if len(fields) == 5:  # a selection (a volume of a multi-volume file): not skipped lines
+                *fields, select = fields
+                keep &= select
             for acc, arr in zip(parts, (*fields, lines)):
                 acc.append(arr[keep])
         digest = hashing.drain()
@@ -587,7 +623,7 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
         stream.close()
         raw.close()
     return _finish(path, *parts, ticks_per_s, time_field=time_field, name=name, source=source, sha256=digest,
-                   n_skipped=n_skipped, max_time_inversion_s=float(max_time_inversion_s))
+                   n_skipped=n_skipped, max_time_inversion_s=float(max_time_inversion_s), **(attrs or {}))
 
 
 def _check_extent(fail, off: np.ndarray, sz: np.ndarray, max_request_bytes: int, size_field: str,
@@ -710,11 +746,13 @@ read_cloudphysics.__doc__ += _RULES_DOC
 
 
 def _finish(path: Path, ticks, offs, sizes, writes, lines, ticks_per_s: int, *, time_field: str, name, source,
-            sha256, n_skipped, max_time_inversion_s: float) -> xr.Dataset:
+            sha256, n_skipped, max_time_inversion_s: float, unit: str = "line", **attrs) -> xr.Dataset:
+    """The file-level rules (at least one request; time goes back at most ``max_time_inversion_s``) and the
+    Dataset. ``lines`` hold each request's 1-based ``unit`` (a text line, or a binary trace's record)."""
     t = np.concatenate(ticks) if ticks else np.zeros(0, np.int64)
     if t.size == 0:
         raise TraceFormatError(f"{path}: no valid requests"
-                               + (f" ({n_skipped} malformed lines skipped)" if n_skipped else ""))
+                               + (f" ({n_skipped} malformed {unit}s skipped)" if n_skipped else ""))
     line = np.concatenate(lines)
     latest = np.maximum.accumulate(t)
     back = latest - t                       # >= 0; both in [0, 2^63 - 1]: no overflow
@@ -723,12 +761,12 @@ def _finish(path: Path, ticks, offs, sizes, writes, lines, ticks_per_s: int, *, 
         i = int(np.argmax(back > tol))
         j = int(np.argmax(t[: i + 1] == latest[i]))
         raise TraceFormatError(
-            f"{path}: line {int(line[i])}: field {time_field!r}: time goes back {back[i] / ticks_per_s:g} s from "
-            f"line {int(line[j])}'s; a trace may go back at most max_time_inversion_s = {max_time_inversion_s:g} s "
+            f"{path}: {unit} {int(line[i])}: field {time_field!r}: time goes back {back[i] / ticks_per_s:g} s from "
+            f"{unit} {int(line[j])}'s; a trace may go back at most max_time_inversion_s = {max_time_inversion_s:g} s "
             f"(small inversions get the latest earlier time; a larger one means a corrupt, concatenated or "
             f"unsorted file)")
     time_s = (latest - latest[0]).astype(np.float64) / ticks_per_s
     return make_dataset(time_s, np.concatenate(offs), np.concatenate(sizes), np.concatenate(writes),
                         name=name or _default_name(path), source=source, sha256=sha256,
                         n_skipped=int(n_skipped), n_time_clamped=int((back > 0).sum()),
-                        path=portable_path(path))  # relative to the checkout: the same in every clone
+                        path=portable_path(path), **attrs)  # relative to the checkout: the same in every clone
