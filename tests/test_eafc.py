@@ -298,12 +298,13 @@ def test_cwnd_mismatch_is_an_error(fb_obs):
         registry.run("EAFC", fb_obs, knobs={"cwnd_s": 300.0}, key=jax.random.key(0))
 
 
-def test_master_respects_the_ssd_and_priorities():
-    """Two copies of one workload, both asking for more than half of a small SSD: the knapsack satisfies
-    the higher priority one; the sum of partitions never exceeds the SSD."""
+def test_master_respects_the_ssd_and_priorities(fb_obs):
+    """Two copies of one workload (the module's FileBench observations and a second trace of the same
+    parameters), both asking for more than half of a small SSD: the knapsack satisfies the higher priority one;
+    the sum of partitions never exceeds the SSD."""
     h = hys.HybridStoreParams(n_sizes=65, max_blocks=2048)
     p = wl.FileBenchParams(working_set_bytes=8 * GB, n_files=320_000, duration_s=3 * HOUR, unit_bytes=8 * MiB)
-    o = hys.stack_observations([_obs(p, h, 1), _obs(p, h, 2)], names=["gold", "silver"])
+    o = hys.stack_observations([fb_obs, _obs(p, h, 2)], names=["gold", "silver"])
     mp = pe.MasterParams(eafc=pe.EafcParams(p_init=2 * GB), lat_max_s=(5 * MS, 5 * MS), priority=(2.0, 1.0),
                          ssd_bytes=11 * GB)
     r = registry.run("EAFC-master", o, params=mp, key=jax.random.key(4))

@@ -67,7 +67,8 @@ from tieringlab.units import GB, HOUR, MB, MS, MiB
 __all__ = ["EafcSection", "PAPER", "READINGS", "calibrated_store", "workload_params", "observations", "vanilla_params",
            "eafc_params", "fig4_observations", "fig4", "metrics", "mix_table", "reading_verdicts", "savings_table",
            "gain_sweep", "ablations", "readings", "master_mix", "claim_values", "partition_reversals",
-           "gain_readings", "reading_values", "claim_samples", "ws_over_ram"]
+           "gain_readings", "reading_values", "claim_samples", "ws_over_ram", "WHOLE_RUN", "AVERAGES",
+           "AVERAGED_CLAIMS", "fixed_obs_ratio"]
 
 #: The paper's numbers quoted in the text (Sec. V.A, V.B, abstract); no figure data exist.
 PAPER = {"a": {"partition_gb": 39.0, "saving_pct": 11.0, "target_ms": 10.0, "ws_gb": 40.0},
@@ -86,6 +87,14 @@ READINGS = (
     Reading("fb_ram_14gb", {"store.ram_bytes": 14.0 * GB}, "14 GB RAM in front of FileBench"),
     Reading("rotation", {"fb_popularity": "rotation"}, "rotation popularity (stress)"),
 )
+#: What "average partition size" (Sec. V.A) averages (notes U14): the cwnds after warm-up (default), or the whole
+#: run, warm-up included. A reading of the runs already made (no run of its own): :data:`WHOLE_RUN`.
+AVERAGES = ("post_warmup", "whole_run")
+WHOLE_RUN = Reading("whole_run_average", {"average": "whole_run"},
+                    "notes U14: the 'average partition' over the whole run, warm-up included")
+#: The rows whose value depends on ``average`` (those recorded under :data:`WHOLE_RUN`).
+AVERAGED_CLAIMS = (C.FIG4A_PARTITION, C.FIG4B_PARTITION, C.FIG4C_PARTITION, C.TIGHTER_TARGET_BIGGER,
+                   C.SMALLER_WS_SMALLER, C.FRACTION_CACHED, C.SAVINGS_RANGE)
 
 
 @section("eafc")
@@ -124,6 +133,8 @@ class EafcSection:
                                              "lat_max_s is set per run from the targets below")
     # targets (Sec. V)
     fb_targets_ms: tuple[float, ...] = param((10.0, 5.0), "Fig. 4a/4b targets (Sec. V.A)", bounds=(0.01, None))
+    average: str = param("post_warmup", "Sec. V.A's 'average partition size': the mean after warm-up (notes U14); "
+                                        "'whole_run' includes the warm-up (a reading, WHOLE_RUN)", choices=AVERAGES)
     fb30_target_ms: float = param(10.0, "Fig. 4c target (Sec. V.A)", bounds=(0.01, None))
     sfs_target_ms: float = param(3.0, "Fig. 4d target (Sec. V.B)", bounds=(0.01, None))
     # sweeps and ablations
@@ -296,6 +307,23 @@ def metrics(ds: xr.Dataset, lat_max_s: float) -> xr.Dataset:
     return out
 
 
+def _avg_cols(average: str) -> tuple[str, str]:
+    """The :func:`metrics` columns of the average partition and SSD used under ``average`` (:data:`AVERAGES`)."""
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {list(AVERAGES)}; got {average!r}")
+    return ("partition_post_gb", "used_post_gb") if average == "post_warmup" else ("partition_mean_gb", "used_mean_gb")
+
+
+def fixed_obs_ratio(ds: xr.Dataset) -> np.ndarray:
+    """Per replication of a fixed-partition run (Sec. IV.A): max / min of the cwnds' observed latency (the
+    controller's percentile, ``latency_obs_s``) over the cwnds that start with the partition full (the SSD used at
+    the cwnd's first sample equals the most the run ever holds: the 90 % cap, warm-up excluded)."""
+    used0 = ds["used_bytes"].isel(sample=0)
+    full = used0 >= ds["used_bytes"].max(("epoch", "sample"))
+    obs = ds["latency_obs_s"].where(full)
+    return np.asarray((obs.max("epoch") / obs.min("epoch")).values, float)
+
+
 def partition_reversals(partition, partition_next) -> int:
     """How many times a run's partition reverses direction: over the cwnds' resizes (``partition_next`` minus
     ``partition``, 1-D over epochs), the nonzero ones whose sign differs from the previous nonzero one's. Monotone
@@ -349,9 +377,10 @@ def fig4(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> dict[
     return out
 
 
-def savings_table(panels: dict[str, xr.Dataset]) -> pd.DataFrame:
-    """Table S (notes §5.7): EAFC's average partition, vanilla's partition, the saving and the
-    conformance per experiment, mean [min, max] over replications, the paper's numbers beside."""
+def savings_table(panels: dict[str, xr.Dataset], average: str = "post_warmup") -> pd.DataFrame:
+    """Table S (notes §5.7): EAFC's average partition (``average``: :data:`AVERAGES`), vanilla's partition, the
+    saving and the conformance per experiment, mean [min, max] over replications, the paper's numbers beside."""
+    part_col, _ = _avg_cols(average)
     rows = []
     for panel, ds in panels.items():
         lat_max = float(ds.attrs["lat_max_s"])
@@ -361,7 +390,7 @@ def savings_table(panels: dict[str, xr.Dataset]) -> pd.DataFrame:
             p_e = ds["partition_bytes"].sel(policy="EAFC").mean("epoch") / GB
             p_v = (ds["used_bytes"].sel(policy="vanilla") / 0.9).mean(("epoch", "sample")) / GB
         else:
-            p_e = me["partition_post_gb"]
+            p_e = me[part_col]
             p_v = mv["used_end_gb"] / 0.9
         saving = 100 * (1 - p_e / p_v)
         pv = PAPER[panel]
@@ -392,13 +421,14 @@ def _summaries(ds: xr.Dataset, lat_max: float, label: dict) -> dict:
 
 def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None,
                panels: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
-    """Kp_inc, Kp_dec, T_inc, T_dec, T_util one at a time around the defaults, on FileBench 40 GB at the
-    first target and on SPECsfs at 3 ms (the same traces as Fig. 4 when ``obs`` is given). With Fig. 4's
-    ``panels`` (whose vanilla runs share these traces and noise), each row also gives the claims' values under
-    its gain (:func:`gain_readings`): the saving against the panel's vanilla (FileBench: panel a; SPECsfs: panel
-    d) and, for SPECsfs, the phase claims."""
+    """Kp_inc, Kp_dec, T_inc, T_dec, T_util one at a time around the defaults, on FileBench 40 GB at both
+    targets and on SPECsfs at 3 ms (the same traces as Fig. 4 when ``obs`` is given). With Fig. 4's ``panels``
+    (whose vanilla runs share these traces and noise), each row also gives the claims' values under its gain
+    (:func:`gain_readings`): FileBench, the panel's average partition (panel a at the first target, b at the
+    last: the paper's savings are 1 - P / 44 GB of it); SPECsfs (panel d), the saving and the phase claims."""
     rows = []
-    cases = [("fb40", p.fb_targets_ms[0]), ("sfs", p.sfs_target_ms)]
+    fb_panel = {p.fb_targets_ms[0]: "a", p.fb_targets_ms[-1]: "b"}
+    cases = [("fb40", t) for t in dict.fromkeys(p.fb_targets_ms)] + [("sfs", p.sfs_target_ms)]
     grid = ([("kp_inc", v) for v in p.sweep_kp] + [("kp_dec", v) for v in p.sweep_kp]
             + [("t_inc", v) for v in p.sweep_t_inc] + [("t_dec", v) for v in p.sweep_t_dec]
             + [("t_util", v) for v in p.sweep_t_util])
@@ -411,7 +441,7 @@ def gain_sweep(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None,
             ds = registry.run("EAFC", o, params=eafc_params(p, target * MS, **{gain: v}), key=k)
             row = _summaries(ds, target * MS, {"workload": name, "target_ms": target, "gain": gain,
                                               "value": v, "default": v == getattr(p.policy, gain)})
-            panel = "a" if name == "fb40" else "d"
+            panel = fb_panel.get(target) if name == "fb40" else "d"
             if panels is not None and panel in panels:
                 row.update(_swept_claims(panels[panel], ds, panel))
             rows.append(row)
@@ -426,15 +456,16 @@ def _swept_claims(panel: xr.Dataset, eafc: xr.Dataset, letter: str) -> dict:
     ds.attrs = dict(panel.attrs)
     table = savings_table({letter: ds})
     vals = claim_values({letter: ds}, table)
-    keep = {"a": (C.FIG4A_PARTITION,), "d": (C.SFS_SAVING, C.SFS_RISES, C.SFS_SPIKES)}[letter]
+    keep = {"a": (C.FIG4A_PARTITION,), "b": (C.FIG4B_PARTITION,),
+            "d": (C.SFS_SAVING, C.SFS_RISES, C.SFS_SPIKES)}[letter]
     return {cid: vals[cid][0] for cid in keep if cid in vals}
 
 
 def gain_readings(sweep: pd.DataFrame) -> dict[str, dict[str, float | bool]]:
     """``{reading name: {claim id: value}}`` from :func:`gain_sweep`'s rows (run with ``panels``): each gain value
     other than the default is a reading (the paper gives no gain), named ``<gain>_<value>`` (``kp_inc_10``); its
-    FileBench row gives Fig. 4a's claims, its SPECsfs row Fig. 4d's."""
-    cids = [c for c in (C.FIG4A_PARTITION, C.SFS_SAVING, C.SFS_RISES, C.SFS_SPIKES)
+    FileBench rows give Fig. 4a's and 4b's partitions (the savings), its SPECsfs row Fig. 4d's claims."""
+    cids = [c for c in (C.FIG4A_PARTITION, C.FIG4B_PARTITION, C.SFS_SAVING, C.SFS_RISES, C.SFS_SPIKES)
             if c in sweep.columns]
     out: dict[str, dict] = {}
     for _, r in sweep[~sweep["default"].astype(bool)].iterrows():
@@ -449,22 +480,34 @@ def gain_readings(sweep: pd.DataFrame) -> dict[str, dict[str, float | bool]]:
 def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> pd.DataFrame:
     """The notes' C16-C20 ablations on FileBench 40 GB at each target: percentile, no band
     (lat_min_frac = 1), aggressive decrease (T_dec 0.5, Kp_dec 500 /s), controller window, static
-    partitions."""
+    partitions. Percentile rows other than the 75th also give ``changes_vs_p75_lo``: the lower end of the 95 %
+    interval of the paired per-replication difference in partition changes per hour against the 75th (C16's
+    margin; the same traces and noise). Static rows give ``fixed_gb``, ``working_set_gb`` and the min and max over
+    replications of :func:`fixed_obs_ratio` (C18)."""
     rows = []
     o = (obs or {}).get("fb40")
     k40 = jax.random.fold_in(key, 40)
     if o is None:
         o = observations(p, "fb40", k40)
     k = jax.random.fold_in(k40, 1)
+    ws_gb = float(o["working_set_bytes"].isel(replication=0, phase=0)) / GB
     for target in p.fb_targets_ms:
         lm = target * MS
         runs = ([("percentile", q, dict(percentile=q)) for q in p.percentiles]
                 + [("band", f, dict(lat_min_frac=f)) for f in (p.policy.lat_min_frac, 1.0)]
                 + [("decrease", "aggressive", dict(t_dec=0.5, kp_dec=500.0)),
                    ("decrease", "conservative", {})])
+        changes = {}
         for kind, v, over in progress(runs, desc=f"ablations {target} ms", unit="run", leave=False):
             ds = registry.run("EAFC", o, params=eafc_params(p, lm, **over), key=k)
             rows.append(_summaries(ds, lm, {"target_ms": target, "ablation": kind, "value": str(v)}))
+            if kind == "percentile":
+                changes[len(rows) - 1] = (float(v), metrics(ds, lm)["changes_per_hour"].values)
+        base = next((c for q, c in changes.values() if q == 75.0), None)
+        for i, (q, c) in changes.items():
+            if base is not None and q != 75.0:
+                dm, dh = stats.paired_diff(c, base)
+                rows[i]["changes_vs_p75_lo"] = dm - dh
         for g in p.fixed_partitions_gb:
             ds = registry.run("static-partition", o, key=k, params=eafc_params(
                 p, lm, controller="static", p_init=g * GB, p_floor=min(p.policy.p_floor / GB, g) * GB))
@@ -472,6 +515,9 @@ def ablations(p: EafcSection, key, obs: dict[str, xr.Dataset] | None = None) -> 
             lat = ds["latency_s"] / MS  # the band of Sec. IV.A: per-cwnd P25 and P75 of the 5 s samples
             r["sample_p25_ms"] = float(lat.quantile(0.25, "sample").mean())
             r["sample_p75_ms"] = float(lat.quantile(0.75, "sample").mean())
+            ratio = fixed_obs_ratio(ds)
+            r.update(fixed_gb=float(g), working_set_gb=ws_gb, obs_ratio_min=float(np.min(ratio)),
+                     obs_ratio_max=float(np.max(ratio)))
             rows.append(r)
         for c in p.cwnds_s:
             oc = o if c == p.policy.cwnd_s else hys.with_cwnd(o, c)
@@ -584,11 +630,14 @@ def mix_table(mix: dict[str, xr.Dataset]) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ claims
 
 
-def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: pd.DataFrame | None = None) -> dict:
+def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: pd.DataFrame | None = None,
+                 average: str = "post_warmup") -> dict:
     """The reproduced value of every claim of :mod:`tieringlab.claims.eafc` these runs can give, as
     ``{claim_id: (value, note)}``: means over replications for "near" claims (the note gives the
     spread), the separation of the 95 % intervals (:func:`tieringlab.stats.interval`) for
-    "bigger / smaller" claims, the worst replication for "always" claims."""
+    "bigger / smaller" claims, the worst replication for "always" claims. ``average`` (:data:`AVERAGES`): what
+    the average partition and SSD used average over (``table`` should be :func:`savings_table`'s under the same)."""
+    part_col, used_col = _avg_cols(average)
     out = {}
     m = {k: metrics(ds.sel(policy="EAFC"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
     mv = {k: metrics(ds.sel(policy="vanilla"), float(ds.attrs["lat_max_s"])) for k, ds in panels.items()}
@@ -599,12 +648,12 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
 
     for panel, cid in (("a", C.FIG4A_PARTITION), ("b", C.FIG4B_PARTITION), ("c", C.FIG4C_PARTITION)):
         if panel in m:
-            x = m[panel]["partition_post_gb"].values
+            x = m[panel][part_col].values
             out[cid] = (float(np.mean(x)), spread_note(x, " GB"))
     if "a" in m and "b" in m:
         # paired: panels a and b run on the same FileBench 40 GB traces and noise (fig4), replication by replication
-        d = m["b"]["partition_post_gb"].values - m["a"]["partition_post_gb"].values
-        dm, dh = stats.paired_diff(m["b"]["partition_post_gb"].values, m["a"]["partition_post_gb"].values)
+        d = m["b"][part_col].values - m["a"][part_col].values
+        dm, dh = stats.paired_diff(m["b"][part_col].values, m["a"][part_col].values)
         need = stats.replications_observed(d)
         out[C.TIGHTER_TARGET_BIGGER] = (dm - dh, f"paired 5 ms - 10 ms partition: {dm:.3g} ± {dh:.2g} GB over "
                                                  f"{d.size} replications. " + _needed_note(need, d.size, True))
@@ -628,15 +677,15 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
         first = all(bool((m[q]["latency_first_ms"] > panels[q].attrs["lat_max_s"] / MS).all()) for q in fb)
         out[C.WARMUP_ABOVE] = (first, None)
     if "a" in m and "c" in m:
-        i30, i40 = (stats.interval(m[q]["partition_post_gb"].values) for q in ("c", "a"))
-        a30, a40 = m["c"]["partition_post_gb"].values, m["a"]["partition_post_gb"].values
+        i30, i40 = (stats.interval(m[q][part_col].values) for q in ("c", "a"))
+        a30, a40 = m["c"][part_col].values, m["a"][part_col].values
         out[C.SMALLER_WS_SMALLER] = (i30.hi - i40.lo, f"95 % intervals: 30 GB [{i30.lo:.3g}, {i30.hi:.3g}] GB, "
                                                       f"40 GB [{i40.lo:.3g}, {i40.hi:.3g}] GB (unpaired: different "
                                                       f"traces). " + _needed_note(
                                                           stats.replications_observed(a30, a40), a30.size, False))
     ten = [q for q in ("a", "c") if q in m]
     if ten:
-        fr = [m[q]["used_post_gb"].values / panels[q].attrs["working_set_gb"][-1] for q in ten]
+        fr = [m[q][used_col].values / panels[q].attrs["working_set_gb"][-1] for q in ten]
         out[C.FRACTION_CACHED] = (float(np.max(np.concatenate(fr))), "largest over the 10 ms runs and replications")
     if "d" in panels:
         d = panels["d"].sel(policy="EAFC")
@@ -660,7 +709,8 @@ def claim_values(panels: dict[str, xr.Dataset], table: pd.DataFrame, ablation: p
                                      + ("" if math.isfinite(ratio) else " (no RAM: recorded as 1e9)"))
     if len(table):
         sv = table["saving_pct"].dropna().values
-        out[C.SAVINGS_RANGE] = (bool(np.all((sv >= 3) & (sv <= 65))),
+        lo, hi = C.SAVINGS_RANGE_PCT
+        out[C.SAVINGS_RANGE] = (bool(np.all((sv >= lo) & (sv <= hi))),
                                 "savings: " + ", ".join(f"{v:.3g} %" for v in sv))
     out[C.USAGE_CAP] = (max(float(m[q]["usage_cap_max"].max()) for q in m), None)
     if ablation is not None and len(ablation):
@@ -672,13 +722,15 @@ def _ablation_claims(a: pd.DataFrame) -> dict:
     """C16 (percentile), C17 (band) and C20 (controller window) from :func:`ablations`' rows."""
     ok16 = ok17 = ok20 = True
     seen16 = seen17 = seen20 = False
+    margins16: list[str] = []
     for t in a["target_ms"].unique():
         at = a[a["target_ms"] == t]
         pc = {str(int(float(v))): r for v, r in at[at["ablation"] == "percentile"].set_index("value").iterrows()}
         if {"75", "90", "99"} <= set(pc):
             seen16 = True
             ok16 &= all(pc["75"]["conformance_post"] >= pc[q]["conformance_post"] - 1e-12
-                        and pc[q]["changes_per_hour"] > pc["75"]["changes_per_hour"] for q in ("90", "99"))
+                        and pc[q]["changes_vs_p75_lo"] > 0 for q in ("90", "99"))
+            margins16 += [f"P{q} at {float(t):g} ms: {pc[q]['changes_vs_p75_lo']:.3g}" for q in ("90", "99")]
         bd = at[at["ablation"] == "band"].set_index("value")
         dc = at[at["ablation"] == "decrease"].set_index("value")
         if "1.0" in bd.index and len(bd) == 2 and "aggressive" in dc.index:
@@ -702,7 +754,16 @@ def _ablation_claims(a: pd.DataFrame) -> dict:
                 f"{r['ablation']} {r['value']} at {r['target_ms']:g} ms: {r['reversals']:.3g}"
                 for _, r in rows.iterrows()))
     if seen16:
-        out[C.P75_BEATS] = (bool(ok16), None)
+        out[C.P75_BEATS] = (bool(ok16), "lower end of the 95 % paired interval of changes per hour minus P75's: "
+                            + "; ".join(margins16))
+    if "fixed_gb" in a.columns:
+        st = a[(a["ablation"] == "static") & (a["fixed_gb"] < a["working_set_gb"])]
+        if len(st):
+            where = "; ".join(f"{r['value']} at {r['target_ms']:g} ms: {r['obs_ratio_min']:.3g}-"
+                              f"{r['obs_ratio_max']:.3g}" for _, r in st.iterrows())
+            out[C.FIXED_BAND] = (float(st["obs_ratio_max"].max()), "max / min of the cwnds' P75 once full, range over "
+                                                                   "replications: " + where)
+            out[C.PRE_FIXED_VARIES] = (float(st["obs_ratio_min"].min()), where)
     if seen17:
         out[C.BAND] = (bool(ok17), None)
     if seen20:
