@@ -91,7 +91,7 @@ def _small(**kw):
 
 @pytest.fixture(scope="module")
 def small_run():
-    p = _small(capacities_gb=(40, 70), burst_ratios=(0.5,), n_reps=2)
+    p = _small(capacities_gb=(40, 70), burst_ratios=(0.5,), n_reps=2, readings=("a10c",))
     return p, X.cells(p, jax.random.key(3))
 
 
@@ -134,7 +134,8 @@ def test_notebook_05_records_every_row_with_readings_and_samples(small_run, tmp_
     p, cl = small_run
     src = "".join(c for cell in json.loads((REPO / "notebooks" / "05_lmst.ipynb").read_text())["cells"]
                   for c in cell["source"])
-    assert "X.claim_readings(cl, P)" in src and "X.claim_samples(cl, P)" in src
+    assert "X.claim_readings(cl, P, wcells)" in src and "X.claim_samples(cl, P)" in src
+    assert "wcells = X.cells_workload_readings(P, " in src
     assert "readings=other.get(cid), samples=reps.get(cid)" in src
     out = Outputs("05_lmst", tmp_path, params=p, seed=0)
     vals, other, reps = X.claim_values(cl, None, p), X.claim_readings(cl, p), X.claim_samples(cl, p)
@@ -145,6 +146,7 @@ def test_notebook_05_records_every_row_with_readings_and_samples(small_run, tmp_
     assert set(rec) == ids
     for pid in (CL.PRE_BURST_ALL, CL.PRE_BURST_FOCUS, CL.PRE_MIG_ALL, CL.PRE_MIG_FOCUS):
         assert rec[pid]["value"] is not None and "lookahead" in rec[pid]["readings"]
-    assert "lookahead" in rec[CL.C1_LMST_BEATS_NMST]["readings"]
+    assert {"lookahead", "a10c"} <= set(rec[CL.C1_LMST_BEATS_NMST]["readings"])
+    assert "a10c" in rec[CL.PRE_MIG_ALL]["readings"]                 # preconditions measured under each reading
     assert len(rec[CL.C10_RATIO_MRESP]["samples"]) == 2
     assert "Replications for power 0.8" in rec[CL.C1_LMST_BEATS_NMST]["note"]

@@ -17,12 +17,15 @@ high priority (SLA^H = 1 ms) on the SSDs and low priority (SLA^L = 20 ms) on the
   as a call of its own (the same numbers).
 - **Table 8** (Sec. 4.1.3.4): Mgr_Resp of LMST and SMST, Burst_TS and Mgr_Ratio per cell.
 
-Every cell runs NMST, LMST, SMST and LMST under each timing reading of :data:`TIMING` (the causal main
-reading and the look-ahead variant, A5 T2; :mod:`tieringlab.readings`) in one call on the same generated
-I/Os (common random numbers), ``n_reps`` replications each; numbers are means with 95 % Student-t
-intervals over replications (:mod:`tieringlab.stats`; improvements and ratios are taken per replication, on
-paired runs, then averaged). Times are reported in ms and ratios in %, as in the thesis; the library and
-``params.yaml`` work in seconds, bytes, bytes/s and fractions (the section embeds
+Every cell runs NMST, LMST, SMST, LMST under each timing reading of :data:`TIMING` (the causal main reading
+and the look-ahead variant, A5 T2; :mod:`tieringlab.readings`) and LMST under each of :data:`POLICY_READINGS`
+(e% = -5, rho_max = 0.8, A10 (c); one at a time, each one setting away from the default) in one call on the
+same generated I/Os (common random numbers); :data:`WORKLOAD_READINGS` (slot persistence 0.7, A4 b) run NMST,
+LMST and SMST again on their own I/Os (:func:`cells_workload_readings`). Each ledger row carries its value
+under every reading (:func:`claim_readings`). ``n_reps`` replications each; numbers are means with 95 %
+Student-t intervals over replications (:mod:`tieringlab.stats`; improvements and ratios are taken per
+replication, on paired runs, then averaged). Times are reported in ms and ratios in %, as in the thesis; the
+library and ``params.yaml`` work in seconds, bytes, bytes/s and fractions (the section embeds
 :class:`~tieringlab.policies.lmst.LmstParams` as ``policy`` and the workload's parameters as ``workload``).
 
 Documented choices (details and reasons in :mod:`tieringlab.policies.lmst` and
@@ -72,7 +75,9 @@ from tieringlab.units import MINUTE
 __all__ = ["LmstSection", "TABLE6", "TIMING", "MAIN", "LOOK", "NMST", "SMST", "label", "variants", "fig16_readings",
            "workload", "cells", "cells_and_sweep", "sweep", "fig14_flow", "calibration_grid", "table5", "table7",
            "table7_readings", "table8", "fig15", "fig16", "raw_frames", "claim_values", "claim_readings",
-           "claim_samples", "DECISION_LAG", "burst_continuation", "burst_left_after_decision", "migrations_in_window"]
+           "claim_samples", "DECISION_LAG", "burst_continuation", "burst_left_after_decision", "migrations_in_window",
+           "POLICY_READINGS", "WORKLOAD_READINGS", "READING_NAMES", "policy_readings", "workload_readings",
+           "cells_workload_readings"]
 
 #: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
 TABLE6 = {40: (1, 3), 70: (2, 5), 100: (3, 7)}
@@ -101,6 +106,27 @@ NMST, SMST = "NMST", "SMST"
 #: the causal decision at window w's start sees window w - 1, the look-ahead one window w itself.
 DECISION_LAG = {"causal": 1, "lookahead": 0}
 
+#: Settings the thesis does not give that decide forward validation (issue 31), run beside the default as
+#: one-at-a-time departures (each changes one setting; a cross product would not fit the notebook's time budget):
+#: fields of :class:`~tieringlab.policies.lmst.LmstParams`, run as further LMST configurations of every cell's call
+#: (the same I/Os as NMST and the default LMST).
+POLICY_READINGS: tuple[Reading, ...] = (
+    Reading("e_m5", {"e": -0.05}, "Eq. 16 at e% = -5, the thesis' own example of a permissive threshold "
+                                  "(Sec. 4.1.3.3); the default is e% = 0"),
+    Reading("rho_0p8", {"rho_max": 0.8}, "A10 (a) with the guard at rho_max = 0.8 instead of 0.95 (the notes leave "
+                                         "rho_max open: 'validation outcomes are sensitive to it')"),
+    Reading("a10c", {"migration_term": "hidden"}, "A10 (c): migration I/Os have the lowest priority, so the "
+                                                  "during-migration term of Eqs. 11/14 is g(lambda)"),
+)
+#: ... and a field of the workload (its own run per cell: other I/Os, NMST and SMST with them).
+WORKLOAD_READINGS: tuple[Reading, ...] = (
+    Reading("persist_0p7", {"slot_persistence": 0.7}, "A4 (b): slot states a Markov chain with lag-1 correlation "
+                                                      "0.7, so a burst lasts 1 / (1 - q) slots and a causal decision "
+                                                      "can still act on it; the default is i.i.d. slots (A4 a)"),
+)
+#: The names a section's ``readings`` may list.
+READING_NAMES = tuple(r.name for r in POLICY_READINGS + WORKLOAD_READINGS)
+
 
 @section("lmst")
 @dataclass(frozen=True)
@@ -118,6 +144,10 @@ class LmstSection:
                                             "source in tieringlab.models.workloads.lmst); each cell sets "
                                             "n_high_apps, n_low_apps (Table 6) and burst_ratio (burst_ratios)")
     lookahead_variant: bool = param(True, "run LMST's look-ahead reading (A5 T2) beside the causal one in every cell")
+    readings: tuple[str, ...] = param(READING_NAMES, "the further readings run beside the default, one at a time "
+                                      "(POLICY_READINGS as LMST configurations of every cell, WORKLOAD_READINGS as "
+                                      "runs of their own): settings the thesis does not give (issue 31)",
+                                      choices=READING_NAMES)
     fig16_alphas: tuple[float, ...] = param((0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 1.0),
                                             "Fig. 16(a) alpha sweep (values not printed; A21)", bounds=(0.0, None))
     fig16_e: tuple[float, ...] = param((-0.1, -0.05, 0.0, 0.05, 0.1), "Fig. 16(b) sweep of e (Eq. 16) as a fraction: "
@@ -153,6 +183,7 @@ class LmstSection:
             problems.append("focus_capacity_gb and focus_burst must be one of the cells (capacities_gb x "
                             f"burst_ratios); got {self.focus_capacity_gb} GB / {self.focus_burst}")
         for name, what in (("capacities_gb", "a cell per value"), ("burst_ratios", "a cell per value"),
+                           ("readings", "a run per reading"),
                            ("fig16_alphas", "a Fig. 16(a) point per value"),
                            ("fig16_e", "a Fig. 16(b) point per value")):
             vals = getattr(self, name)
@@ -175,6 +206,16 @@ def variants(p: LmstSection) -> list[str]:
     return [label(r) for r in TIMING if r.is_default or p.lookahead_variant]
 
 
+def policy_readings(p: LmstSection) -> tuple[Reading, ...]:
+    """The :data:`POLICY_READINGS` that ``p.readings`` lists (LMST configurations of every cell), in that order."""
+    return tuple(r for r in POLICY_READINGS if r.name in p.readings)
+
+
+def workload_readings(p: LmstSection) -> tuple[Reading, ...]:
+    """The :data:`WORKLOAD_READINGS` that ``p.readings`` lists (a run of the cells each)."""
+    return tuple(r for r in WORKLOAD_READINGS if r.name in p.readings)
+
+
 def fig16_readings(p: LmstSection) -> dict[str, tuple[Reading, ...]]:
     """Fig. 16's readings of ``policy``: ``{"alpha": one per fig16_alphas (e = policy.e), "e": one per fig16_e
     (alpha = policy.alpha)}``; Sec. 4.1.3.3 varies each knob with the other at the section's value."""
@@ -194,12 +235,19 @@ def _keys(key, capacity_gb, burst_ratio, n_reps):
 
 
 def _baselines(p: LmstSection):
-    """NMST and SMST, then LMST under each further timing reading (``lookahead_variant``), as ``registry.run``'s
-    ``baselines``: ``(name, {LmstParams field: value})``."""
+    """NMST and SMST, then LMST under each further timing reading (``lookahead_variant``) and each of
+    :func:`policy_readings`, as ``registry.run``'s ``baselines``: ``(name, {LmstParams field: value})``."""
     out = [NMST, SMST]
     if p.lookahead_variant:
         out += [("LMST", dict(r.overrides)) for r in TIMING if not r.is_default]
+    out += [("LMST", dict(r.overrides)) for r in policy_readings(p)]
     return tuple(out)
+
+
+def _labels(p: LmstSection) -> list[str]:
+    """The ``config`` labels of a cell's call (LMST, then :func:`_baselines` in order)."""
+    return ([MAIN, NMST, SMST] + [label(r) for r in TIMING if not r.is_default and p.lookahead_variant]
+            + [label(r) for r in policy_readings(p)])
 
 
 # ------------------------------------------------------------------------------------------ experiments
@@ -234,12 +282,21 @@ def _trim_migrations(ds: xr.Dataset) -> xr.Dataset:
     return ds.isel(migration=slice(0, max(1, n)))
 
 
-def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Dataset | None]:
+def cells_workload_readings(p: LmstSection, key) -> dict[str, xr.Dataset]:
+    """``{reading name: cells}`` for each of :func:`workload_readings`: every cell's NMST, LMST and SMST on the
+    workload under that reading (the same keys as :func:`cells`), labelled as :func:`cells`' configurations."""
+    return {r.name: _cells(p, key, with_sweep=False, wreading=r)[0] for r in workload_readings(p)}
+
+
+def _cells(p: LmstSection, key, with_sweep: bool, wreading: Reading | None = None
+           ) -> tuple[xr.Dataset, xr.Dataset | None]:
     grid = [(c, b) for c in p.capacities_gb for b in p.burst_ratios]
     focus = (p.focus_capacity_gb, p.focus_burst)
     parts, sw = {}, None
-    base = _baselines(p)
+    base = _baselines(p) if wreading is None else (NMST, SMST)
+    labels = _labels(p) if wreading is None else [MAIN, NMST, SMST]
     for c, b in progress(grid, total=len(grid), desc="LMST cells"):   # nine cells, each one batched call
+        wp = workload(p, c, b) if wreading is None else wreading.apply(workload(p, c, b))
         params = p.policy
         at_focus = with_sweep and (c, b) == focus
         if at_focus:
@@ -249,7 +306,7 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
             params = dataclasses.replace(params, alpha=(main[0],) + tuple(a for a, _ in extra),
                                          e=(main[1],) + tuple(e for _, e in extra))
         keys = _keys(key, c, b, p.n_reps)
-        ds = registry.run("LMST", workload(p, c, b), params=params, key=keys, baselines=base)
+        ds = registry.run("LMST", wp, params=params, key=keys, baselines=base)
         if at_focus:
             k = 1 + len(extra)                       # LMST's sets first, then the baselines (NMST first)
             pos = {s: 1 + i for i, s in enumerate(extra)}
@@ -258,8 +315,8 @@ def _cells(p: LmstSection, key, with_sweep: bool) -> tuple[xr.Dataset, xr.Datase
             sw = sw.assign_coords(part=("config", np.array(part + ["nmst"])))
             ds = _trim_migrations(ds.isel(config=[0] + list(range(k, k + len(base)))))
             ds = ds.assign_coords(config=np.arange(ds.sizes["config"]))
-        ds = ds.assign_coords(config=ds.label.values).drop_vars("label").reset_coords("app_class")
-        parts[(c, b)] = ds.assign(**_burst_pairs(workload(p, c, b), keys))
+        ds = ds.assign_coords(config=np.array(labels)).drop_vars("label").reset_coords("app_class")
+        parts[(c, b)] = ds.assign(**_burst_pairs(wp, keys))
     rows = [xr.concat([parts[(c, b)] for b in p.burst_ratios], dim=pd.Index(list(p.burst_ratios), name="burst_ratio"),
                       join="outer") for c in p.capacities_gb]
     out = xr.concat(rows, dim=pd.Index(list(p.capacities_gb), name="capacity_gb"), join="outer")
@@ -365,10 +422,15 @@ def table7(cl: xr.Dataset, variant: str = MAIN) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table7_readings(cl: xr.Dataset, p: LmstSection) -> dict[str, pd.DataFrame]:
-    """Table 7 under each timing reading the cells ran: ``{"table7": main, "table7_lookahead": ...}``."""
-    return {"table7" + ("" if r.is_default else f"_{r.name}"): table7(cl, label(r))
-            for r in TIMING if label(r) in variants(p)}
+def table7_readings(cl: xr.Dataset, p: LmstSection, wcells: dict[str, xr.Dataset] | None = None
+                    ) -> dict[str, pd.DataFrame]:
+    """Table 7 under each reading the cells ran: ``{"table7": main, "table7_lookahead": ..., "table7_e_m5": ...}``
+    (timing and policy readings from ``cl``, workload readings from ``wcells``, :func:`cells_workload_readings`)."""
+    out = {"table7" + ("" if r.is_default else f"_{r.name}"): table7(cl, label(r))
+           for r in TIMING if label(r) in variants(p)}
+    out.update({f"table7_{r.name}": table7(cl, label(r)) for r in policy_readings(p) if label(r) in cl.config.values})
+    out.update({f"table7_{name}": table7(w) for name, w in (wcells or {}).items()})
+    return out
 
 
 def table5(cl: xr.Dataset, p: LmstSection, variant: str = MAIN) -> pd.DataFrame:
@@ -776,17 +838,20 @@ def claim_values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection) -> dict[
     return out
 
 
-def claim_readings(cl: xr.Dataset, p: LmstSection) -> dict[str, dict[str, float | bool]]:
-    """``{claim_id: {reading name: value}}``: every claim's (and precondition's) value under each non-default timing
-    reading the cells ran (:data:`TIMING`; the look-ahead LMST), for ``Outputs.claim(..., readings=...)``. The
-    Fig. 16 sweep runs only the main reading: its rows have no other reading."""
+def claim_readings(cl: xr.Dataset, p: LmstSection, wcells: dict[str, xr.Dataset] | None = None
+                   ) -> dict[str, dict[str, float | bool]]:
+    """``{claim_id: {reading name: value}}``: every claim's (and precondition's) value under each non-default
+    reading the cells ran -- the look-ahead timing (:data:`TIMING`) and :func:`policy_readings` from ``cl``, the
+    :func:`workload_readings` from ``wcells`` (:func:`cells_workload_readings`) -- for ``Outputs.claim(...,
+    readings=...)``. The Fig. 16 sweep runs only the default reading: its rows have no other reading."""
+    runs = [(r.name, cl, label(r)) for r in TIMING + policy_readings(p)
+            if not r.is_default and label(r) in cl.config.values]
+    runs += [(name, w, MAIN) for name, w in (wcells or {}).items()]
     out: dict[str, dict] = {}
-    for r in TIMING:
-        if r.is_default or label(r) not in cl.config.values:
-            continue
-        for cid, value in _values(cl, None, p, label(r)).items():
+    for name, data, v in runs:
+        for cid, value in _values(data, None, p, v).items():
             if value is not None:
-                out.setdefault(cid, {})[r.name] = value
+                out.setdefault(cid, {})[name] = value
     return out
 
 

@@ -26,19 +26,24 @@ known the moment it starts (no preemption). Only the disks of running migrations
 choice by choice in time order with the chunk hand-offs between them. So an I/O costs one routing, one
 enqueue and one choice, and no global event queue.
 
-**Commit at arrival.** An I/O that nothing can ever overtake is started the moment it arrives, at
-``max(t, free)``, without entering a buffer: an SLA^H I/O when no SLA^H I/O is buffered there (SLA^H is
-the top class and FIFO, and the disk's earlier choices are made first: a lazy disk catches up, a migrating
-disk has made them already, since the arrivals run only up to its next choice), and an SLA^L I/O on a disk
-that holds no SLA^H data and has nothing buffered (SMST's suspended I/Os are never committed). A disk
-carries the committed work in its free time, and its migration I/Os (the lowest class) wait for it as they
-would for buffered I/Os; so every committed I/O has started before a migration onto the disk cuts over,
-and no SLA^H I/O that the cutover brings can find one still waiting. Committing on migrating disks too
-(where, while a forward migration runs, one of the two SSDs takes every SLA^H I/O of its ALUNs) took the
-``lmst`` benchmark's LMST run from 11.1 to 8.3 s (33 -> 25 ns per I/O on six 70 GB slots, NMST 21-25).
-The responses are those of the buffered path bit for bit (tests compare both against an event-by-event
-reference); the sums of the metrics may differ from it in the last bits (the same terms added in another
-order). Under NMST every I/O is committed, so a disk costs what the Lindley recursion does.
+**Commit at arrival.** An I/O that nothing can ever overtake is started the moment it arrives, at ``max(t,
+free)``, without entering a buffer: an SLA^H I/O when no SLA^H I/O is buffered there (SLA^H is the top class
+and FIFO, and the disk's earlier choices are made first: a lazy disk catches up, a migrating disk has made
+them already, since the arrivals run only up to its next choice), and an SLA^L I/O on a disk that holds no
+SLA^H data, is the destination of no running SLA^H migration, and has nothing buffered (SMST's suspended I/Os
+are never committed). A disk carries the committed work in its free time, and its migration I/Os (the lowest
+class) wait for it as they would for buffered I/Os; so an I/O committed before a migration onto the disk
+starts has started before its last chunk write, hence before the cutover. SLA^L I/Os that arrive *during* an
+SLA^H ALUN's migration are not committed: those that arrive while its last chunk is being written would start
+one after another from the cutover on, and an SLA^H I/O that the cutover brings must overtake all but the
+first (an earlier version committed them: at 600-900 I/O/s on the tests' 7-disk system with SLA^H moves, 11 of
+32 runs differed from the event reference, up to 70 responses per run by up to 0.40 s; LMST's controller never
+moves SLA^H ALUNs, so its results were not affected). Committing on migrating disks too (where, while a
+forward migration runs, one of the two SSDs takes every SLA^H I/O of its ALUNs) took the ``lmst`` benchmark's
+LMST run from 11.1 to 8.3 s (33 -> 25 ns per I/O on six 70 GB slots, NMST 21-25). The responses are those of
+the buffered path bit for bit (tests compare both against an event-by-event reference); the sums of the
+metrics may differ from it in the last bits (the same terms added in another order). Under NMST every I/O is
+committed, so a disk costs what the Lindley recursion does.
 
 **Reference counts.** The helpers are compiled with ``_nrt=False`` (they allocate nothing): inlined as
 numba IR (``inline="always"``) or called with ~30 array arguments, they cost an atomic increment and
@@ -281,11 +286,16 @@ def advance(t_start, t_end, slot_s, horizon_s,
         if mig_i[k, M_ALUN] >= 0:
             n_active += 1
 
-    # ALUNs of class H mapped to each disk: an SLA^L I/O may be committed at arrival only where none can come
+    # ALUNs of class H that map to each disk or are being migrated onto it: an SLA^L I/O may be committed at
+    # arrival only where no SLA^H I/O can come before it starts. An SLA^H ALUN counts at its destination from
+    # its migration's start (see "Commit" in the module doc), and at its source until the cutover.
     n_high = np.zeros(m, np.int64)
     for a in range(mapping.shape[0]):
         if alun_class[a] == H:
             n_high[mapping[a]] += 1
+    for k in range(mig_i.shape[0]):                 # migrations running since an earlier window
+        if mig_i[k, M_ALUN] >= 0 and alun_class[mig_i[k, M_ALUN]] == H:
+            n_high[mig_i[k, M_DST]] += 1
 
     i_next = 0
     n_burst_ios = 0            # counters[C_BURST_IOS], [C_BURST_SSD] of this call (added at the end)
@@ -388,8 +398,7 @@ def advance(t_start, t_end, slot_s, horizon_s,
                     dd = mig_i[k, M_DST]
                     mapping[a] = dd
                     if alun_class[a] == H:
-                        n_high[s] -= 1
-                        n_high[dd] += 1
+                        n_high[s] -= 1              # (counted at dd since the migration started)
                     alun_mig[a] = -1
                     dsi[s, I_MIG] = -1
                     dsi[dd, I_MIG] = -1
@@ -447,6 +456,8 @@ def advance(t_start, t_end, slot_s, horizon_s,
                 mig_i[slot, M_PEND] = 0
                 n_active += 1
                 alun_mig[a] = slot
+                if alun_class[a] == H:              # its I/Os reach dd from the cutover on: no more L commits there
+                    n_high[dd] += 1
                 dsi[s, I_MIG] = slot
                 dsi[dd, I_MIG] = slot
                 dsf[s, F_MIGARR] = t                # the first chunk read arrives at the source now

@@ -54,8 +54,9 @@ migration, SMST-suspended), FIFO inside a buffer, no preemption (the queue of
   migration), and Eq. 16 validates when the mean of source and destination benefits exceeds ``e``.
 - ``dl`` = ``min{mu_k - lambda_k, mu_j - lambda_j}`` (Sec. 4.1.2.3; Eq. 17's "mu_i - lambda_i", A11)
   makes the bottleneck's during-migration term ``s / 0``: Eq. 9 is guarded there as
-  ``g = s / max(mu - x, (1 - rho_max) mu)`` (A10 reading a, ``rho_max`` = 0.95). The look-ahead next-window
-  terms use the same guard (the true next load may exceed ``mu``).
+  ``g = s / max(mu - x, (1 - rho_max) mu)`` (A10 reading a, ``rho_max`` = 0.95; ``migration_term="hidden"``
+  is reading c, the term ``g(lambda)``: the lowest-priority migration I/Os are not seen by applications). The
+  look-ahead next-window terms use the same guard (the true next load may exceed ``mu``).
 - Eq. 17 assumes ``t_mgt < t_win``: a candidate whose estimate is not is not validated.
 - Backward candidates are checked against the SLA constraint only ("(for forward migration)", A12;
   ``rt_check_backward``). The source must satisfy ``lambda_{D_k} < mu_{D_k}`` (A13).
@@ -102,11 +103,11 @@ from tieringlab.models.workloads import lmst as wl
 from tieringlab.policies.lmst.controller import eq4_rates, plan_window
 from tieringlab.policies.lmst.engine import simulate
 from tieringlab.policies.lmst.layout import SystemLayout, system_layout
-from tieringlab.policies.lmst.params import POLICIES, TIMINGS, VECTOR_KNOBS, LmstParams
+from tieringlab.policies.lmst.params import MIGRATION_TERMS, POLICIES, TIMINGS, VECTOR_KNOBS, LmstParams
 from tieringlab.policies.registry import PolicySpec, register
 
-__all__ = ["POLICIES", "TIMINGS", "VECTOR_KNOBS", "LmstParams", "SystemLayout", "system_layout", "eq4_rates",
-           "plan_window", "simulate", "run", "scenario"]
+__all__ = ["POLICIES", "TIMINGS", "MIGRATION_TERMS", "VECTOR_KNOBS", "LmstParams", "SystemLayout", "system_layout",
+           "eq4_rates", "plan_window", "simulate", "run", "scenario"]
 
 
 def run(params: LmstParams, arrivals=None, services=None, key=None, *, workload: wl.LmstWorkloadParams | None = None,

@@ -31,7 +31,7 @@ def _g_guard(s, mu, x, rho_max):
 
 @jax.jit
 def _plan_scan(lam_A, lam_An, s_D, mapping, eligible, free, alun_class, mu, fast, sla, t_win, alun_bytes,
-               e, beta, tau_h, tau_l, rho_max, guard_next, rt_back):
+               e, beta, tau_h, tau_l, rho_max, guard_next, rt_back, hide_mig):
     """LMST Sec. 4.1.2.2-4.1.2.3 for one window and one parameter set: a ``lax.scan`` over the candidates.
 
     Returns per scan position (backward candidates coldest first, then forward ones hottest first):
@@ -75,10 +75,13 @@ def _plan_scan(lam_A, lam_An, s_D, mapping, eligible, free, alun_class, mu, fast
         # (2) response-time constraint, Eqs. 10-16 (Eqs. 11 and 14 reconstructed, see module docstring)
         gn = lambda d, x: jnp.where(guard_next, _g_guard(s_D[d], mu[d], x, rho_max), _g(s_D[d], mu[d], x))  # noqa: E731
         rt_k = (_g(s_D[k], mu[k], lam_D[k]) + gn(k, lam_Dn[k])) * t_win                         # Eq. 10
-        rt_k2 = (_g(s_D[k], mu[k], lam_D[k]) * (t_win - tm) + _g_guard(s_D[k], mu[k], lam_D[k] + dl, rho_max) * tm
+        # the during-migration term: A10 (a) guarded g(lambda + dl), or (c) g(lambda) (migration I/Os unseen)
+        gm = lambda d: jnp.where(hide_mig, _g(s_D[d], mu[d], lam_D[d]),  # noqa: E731
+                                 _g_guard(s_D[d], mu[d], lam_D[d] + dl, rho_max))
+        rt_k2 = (_g(s_D[k], mu[k], lam_D[k]) * (t_win - tm) + gm(k) * tm
                  + gn(k, lam_Dn[k] - lan) * t_win)                                              # Eq. 11
         rt_j = (_g(s_D[j], mu[j], lam_D[j]) + gn(j, lam_Dn[j])) * t_win                         # Eq. 13
-        rt_j2 = (_g(s_D[j], mu[j], lam_D[j]) * (t_win - tm) + _g_guard(s_D[j], mu[j], lam_D[j] + dl, rho_max) * tm
+        rt_j2 = (_g(s_D[j], mu[j], lam_D[j]) * (t_win - tm) + gm(j) * tm
                  + gn(j, lam_Dn[j] + lan) * t_win)                                              # Eq. 14
         ben_k = (rt_k - rt_k2) / rt_k                                                           # Eq. 12 (as a benefit)
         ben_j = (rt_j - rt_j2) / rt_j                                                           # Eq. 15
@@ -100,7 +103,7 @@ def _plan_scan(lam_A, lam_An, s_D, mapping, eligible, free, alun_class, mu, fast
 
 # vmapped over parameter sets (the knobs and the per-set state: mapping, eligibility, free slots, loads)
 _plan_batch = jax.jit(jax.vmap(_plan_scan, in_axes=(0, 0, 0, 0, 0, 0, None, None, None, None, None, None,
-                                                     0, 0, 0, 0, 0, None, None)))
+                                                     0, 0, 0, 0, 0, None, None, None)))
 
 
 def eq4_rates(samples: np.ndarray, alpha) -> np.ndarray:
@@ -152,7 +155,8 @@ def plan_window(p: LmstParams, layout: SystemLayout, samples, samples_next, s_D,
                       jnp.asarray(np.r_[layout.alun_class, np.zeros(nb - n, np.int64)]), jnp.asarray(layout.mu),
                       jnp.asarray(layout.fast), jnp.asarray(layout.sla), float(p.window_s), float(alun_bytes),
                       jnp.asarray(kn["e"]), jnp.asarray(kn["beta"]), jnp.asarray(kn["tau_h"]), jnp.asarray(kn["tau_l"]),
-                      jnp.asarray(kn["rho_max"]), p.timing == "lookahead", bool(p.rt_check_backward))
+                      jnp.asarray(kn["rho_max"]), p.timing == "lookahead", bool(p.rt_check_backward),
+                      p.migration_term == "hidden")
     alun, dst, acc, kind, est = (np.asarray(x)[:C] for x in out)
     plans = []
     fwd = np.zeros((C, n), bool)

@@ -18,10 +18,13 @@ from tieringlab.models.devices import LMST_TIERS
 from tieringlab.params import cross_field, field_problems, param
 from tieringlab.units import KB, MB, MINUTE, MS
 
-__all__ = ["POLICIES", "TIMINGS", "VECTOR_KNOBS", "LmstParams"]
+__all__ = ["POLICIES", "TIMINGS", "MIGRATION_TERMS", "VECTOR_KNOBS", "LmstParams"]
 
 POLICIES = ("nmst", "lmst", "smst")
 TIMINGS = ("causal", "lookahead")
+#: The during-migration term of Eqs. 11/14 (notes A10): "guard" (reading a, Eq. 9 guarded at rho_max) or "hidden"
+#: (reading c: migration I/Os have the lowest priority, so applications see g(lambda), not g(lambda + dl)).
+MIGRATION_TERMS = ("guard", "hidden")
 #: Numeric knobs that may be given as a 1-D sequence: one parameter set per entry (dimension ``config``).
 VECTOR_KNOBS = ("alpha", "e", "beta", "tau_h", "tau_l", "rho_max")
 
@@ -72,6 +75,10 @@ class LmstParams:
     timing: str = param("causal", "decision timing of Eqs. 10-14 (A5, A8): 'causal' (the main reading) or "
                         "'lookahead' (the variant); see tieringlab.policies.lmst", choices=TIMINGS)
     rt_check_backward: bool = param(False, "Eq. 16 for backward candidates too (thesis: forward only, A12)")
+    migration_term: str = param("guard", "the during-migration term of Eqs. 11/14 (A10): 'guard' (reading a, "
+                                "g(lambda + dl) guarded at rho_max) or 'hidden' (reading c: the lowest-priority "
+                                "migration I/Os are not seen by applications, the term is g(lambda))",
+                                choices=MIGRATION_TERMS)
 
     def __post_init__(self):
         """Each field against its declaration (:func:`tieringlab.params.field_problems`, per parameter set for
