@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 
@@ -407,6 +408,13 @@ def test_separation_is_above_one_exactly_when_intervals_separate(shift):
 
 
 def _synthetic_datasets(qlen_first: bool, half_slow: bool = False):
+    """:func:`_build_synthetic_datasets`, built once per argument pair (deterministic: a fixed seed) and handed out
+    as deep copies, so that no test sees another's changes."""
+    return tuple(x.copy(deep=True) for x in _build_synthetic_datasets(qlen_first, half_slow))
+
+
+@functools.cache
+def _build_synthetic_datasets(qlen_first: bool, half_slow: bool = False):
     """Hand-made result Datasets (N = 4) in which Qlen beats Rand everywhere (``qlen_first``) or loses
     everywhere, with ARA between them and tight replications (8 seeds); ``half_slow``: Table 2's ARA with
     th_l = ceil(N / 2) far slower than both baselines. Parameters as coordinates, as the grids make them."""
@@ -503,14 +511,14 @@ def test_table2_readings_go_through_tieringlab_readings():
     assert X.READINGS[1].apply(X.Table2Reading()) == X.Table2Reading(th_l="half")
     data = _synthetic_datasets(True, half_slow=True)
     table, flipped = X.verdicts_by_reading(*data)
+    by = X.values_by_reading(*data)  # its default reading is claim_values(*data) (Table2Reading())
     assert list(table.columns) == ["id", "kind", "value", "verdict", "th_l half, N service", "th_l scaled, N arrivals"]
-    assert list(table.id) == list(X.claim_values(*data))
+    assert list(table.id) == list(by["default"])
     row = table.set_index("id")
     assert row.loc[C.PRED_BEATS_QLEN_AND_RAND, "verdict"] == "holds"
     assert row.loc[C.PRED_BEATS_QLEN_AND_RAND, "th_l half, N service"] == "differs"
     assert row.loc[C.PRED_BEATS_QLEN_AND_RAND, "th_l scaled, N arrivals"] == "holds"
     assert C.PRED_BEATS_QLEN_AND_RAND in flipped and C.QLEN_BEATS_RAND_NONBURSTY not in flipped
-    by = X.values_by_reading(*data)
     for cid in flipped:
         assert readings.flips(readings.verdicts(_claim_registry()[cid], {k: v[cid][0] for k, v in by.items()}))
     with pytest.raises(Exception, match="th_l.*'scaled', 'half'"):

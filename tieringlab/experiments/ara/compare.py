@@ -24,13 +24,14 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import scipy.stats
 import xarray as xr
 
 from tieringlab.claims import ara as C
 from tieringlab.stats import mean_ci, paired_gap_pct, relative_separation
 
 __all__ = ["Comparison", "RULES", "compare", "gaps", "verdict", "note", "sensitivity_table",
-           "orderings_never_reproduced"]
+           "orderings_never_reproduced", "replications_for_relative_ci"]
 
 #: The verdict rules of an ordering: the paired gap's interval (the ledger's), the marginal intervals' separation.
 RULES = ("paired", "unpaired")
@@ -108,7 +109,7 @@ def sensitivity_table(sens: xr.Dataset, rule: str = "paired") -> pd.DataFrame:
         t1 = lambda I, pol, x=x: x.t1_response_s.sel(index_of_dispersion=I, t1_policy=pol).values  # noqa: E731
         f8 = lambda pol, x=x: x.f8_response_s.sel(f8_policy=pol).values  # noqa: E731
         row = {c: x[c].item() for c in ("mean_interarrival_s", "mean_service_s", "service_scv", "rate_ratio",
-                                        "jobs_in_burst", "default")}
+                                        "t1_rate_ratio", "jobs_in_burst", "default") if c in x.coords}
         if P in Is:
             row["T1 non-bursty: Qlen < Rand"] = verdict(t1(P, "qlen"), t1(P, "rand"), rule)
         if W in Is:
@@ -135,3 +136,21 @@ def orderings_never_reproduced(table: pd.DataFrame) -> list[str]:
     """The ordering columns of :func:`sensitivity_table` that no setting reproduces ("yes" nowhere)."""
     cols = [c for c in table.columns if c.startswith(("T1 ", "F8 "))]
     return [c for c in cols if not (table[c] == "yes").any()]
+
+
+def replications_for_relative_ci(samples, target: float = 0.05, max_n: int = 100_000) -> int:
+    """The fewest replications n whose 95 % Student-t half-width ``t(0.975, n - 1) sd / sqrt(n)`` is at most
+    ``target`` times the mean, with the per-replication sd and the mean estimated from ``samples`` (>= 2 values,
+    mean > 0): how many replications a relative-interval target (params: Table 2's Rand within 5 %) needs."""
+    x = np.asarray(samples, float)
+    if x.ndim != 1 or x.size < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples must be >= 2 finite replications; got shape {x.shape}")
+    if not 0 < target < 1:
+        raise ValueError(f"target must lie in (0, 1) (a share of the mean); got {target!r}")
+    m, sd = float(x.mean()), float(x.std(ddof=1))
+    if not m > 0:
+        raise ValueError(f"samples must have a positive mean; got {m!r}")
+    for n in range(2, max_n + 1):
+        if scipy.stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n) <= target * m:
+            return n
+    raise ValueError(f"more than max_n = {max_n} replications needed")

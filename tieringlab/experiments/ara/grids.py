@@ -29,6 +29,7 @@ from tieringlab.experiments.ara.section import (
     _streams,
     balanced_accuracy,
     mean_service,
+    predictor,
     service_scv,
 )
 from tieringlab.models import burstiness
@@ -37,7 +38,7 @@ from tieringlab.models.workloads.ara import mean_service_s
 from tieringlab.policies import registry
 from tieringlab.policies.ara import predicted_burst_state
 from tieringlab.progress import progress
-from tieringlab.stats import mean_ci
+from tieringlab.stats import interval, mean_ci
 
 # ------------------------------------------------------------------------------------------ experiments
 
@@ -106,7 +107,7 @@ def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     resp = resp.reshape(len(runs), nI, R).transpose(1, 0, 2)
     ds = response_dataset(resp, [r.label for r in runs], {"index_of_dispersion": list(p.index_of_dispersion)},
                           config=config_coords(runs))
-    acc = balanced_accuracy(predicted_burst_state(arr), phase).reshape(nI, R)
+    acc = balanced_accuracy(predicted_burst_state(arr, predictor(p)), phase).reshape(nI, R)
     acc[np.asarray(p.index_of_dispersion) == 1.0] = np.nan  # Poisson: no phases to follow
     ds["predictor_balanced_accuracy"] = (("index_of_dispersion", "seed"), acc)
     # preconditions (experiments.ara.preconditions): the streams as run
@@ -131,7 +132,7 @@ def arrivals_per_second(p: AraLoadBalancingParams, key) -> xr.Dataset:
         counts.append(np.bincount(np.floor(t[t < p.fig3_seconds]).astype(int), minlength=sec.size)[: sec.size])
         j = np.clip(np.searchsorted(t, sec + 0.5), 0, len(t) - 1)  # the phase of the next arrival
         true_on.append(ph[j])
-        pred_on.append(np.asarray(burstiness.burst_state_at(burstiness.predict_bursts(t), sec + 0.5)))
+        pred_on.append(np.asarray(burstiness.burst_state_at(burstiness.predict_bursts(t, predictor(p)), sec + 0.5)))
     dims = ("index_of_dispersion", "second")
     return xr.Dataset({"arrivals_per_s": (dims, np.stack(counts)), "true_burst": (dims, np.stack(true_on)),
                        "predicted_burst": (dims, np.stack(pred_on))},
@@ -181,7 +182,7 @@ def predictor_trace(p: AraLoadBalancingParams, key) -> xr.Dataset:
     mm = _phased_mmpp(p)
     n = int(1.5 * p.fig6_seconds / p.mean_interarrival_s) + 200
     t, burst = sample_with_phases(mm, key, n)
-    pred = burstiness.predict_bursts(t)
+    pred = burstiness.predict_bursts(t, predictor(p))
     sec = np.arange(int(p.fig6_seconds))
     keep = t < p.fig6_seconds
     counts = np.bincount(np.floor(t[keep]).astype(int), minlength=sec.size)[: sec.size]
@@ -204,7 +205,7 @@ def predictor_trace(p: AraLoadBalancingParams, key) -> xr.Dataset:
 def _phased(p: AraLoadBalancingParams, key, *, mean_interarrival_s=None):
     """The phased workload's ``p.n_reps`` streams: arrivals, true burst state, predicted state."""
     arr, burst = _streams([_phased_mmpp(p, mean_interarrival_s)], key, p.n_jobs, p.n_reps)
-    return arr, burst, predicted_burst_state(arr)
+    return arr, burst, predicted_burst_state(arr, predictor(p))
 
 
 def online_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
@@ -321,18 +322,24 @@ def table2_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
 
 
 def sensitivity_settings(p: AraLoadBalancingParams) -> pd.DataFrame:
-    """The workload settings of the sensitivity study: every (E[A], SCV, rate ratio) at the default share
-    of jobs in bursts, and every (rate ratio, share) at the default E[A] and SCV."""
-    rows = [(ea, scv, R, p.mmpp_jobs_in_burst) for ea, scv, R in
+    """The workload settings of the sensitivity study: every (E[A], SCV, rate ratio) at the default share of jobs in
+    bursts, every (rate ratio, share) at the default E[A] and SCV, every ``sens_rate_ratio_between`` at the default
+    E[A], SCV and share, and the default workload itself. A setting's rate ratio R applies to every MMPP
+    (``rate_ratio``: the phased workload's, ``t1_rate_ratio``: Table 1's); the default setting has the two
+    calibrated ratios (``mmpp_rate_ratio``, ``table1_rate_ratio``)."""
+    ea0, scv0, f0 = p.mean_interarrival_s, service_scv(p), p.mmpp_jobs_in_burst
+    rows = [(ea, scv, R, R, f0) for ea, scv, R in
             itertools.product(p.sens_mean_interarrival_s, p.sens_service_scv, p.sens_rate_ratio)]
-    rows += [(p.mean_interarrival_s, service_scv(p), R, f) for R, f in
-             itertools.product(p.sens_rate_ratio, p.sens_jobs_in_burst) if f != p.mmpp_jobs_in_burst]
+    rows += [(ea0, scv0, R, R, f) for R, f in itertools.product(p.sens_rate_ratio, p.sens_jobs_in_burst) if f != f0]
+    rows += [(ea0, scv0, R, R, f0) for R in p.sens_rate_ratio_between]
+    rows += [(ea0, scv0, p.mmpp_rate_ratio, p.table1_rate_ratio, f0)]
     rows = list(dict.fromkeys(rows))
-    df = pd.DataFrame(rows, columns=["mean_interarrival_s", "service_scv", "rate_ratio", "jobs_in_burst"])
+    df = pd.DataFrame(rows, columns=["mean_interarrival_s", "service_scv", "rate_ratio", "t1_rate_ratio",
+                                     "jobs_in_burst"])
     df.insert(1, "mean_service_s", [mean_service_s(p.policy.n_sites, p.utilization, ea)
                                     for ea in df.mean_interarrival_s])
-    df["default"] = ((df.mean_interarrival_s == p.mean_interarrival_s) & (df.service_scv == service_scv(p))
-                     & (df.rate_ratio == p.mmpp_rate_ratio) & (df.jobs_in_burst == p.mmpp_jobs_in_burst))
+    df["default"] = ((df.mean_interarrival_s == ea0) & (df.service_scv == scv0) & (df.rate_ratio == p.mmpp_rate_ratio)
+                     & (df.t1_rate_ratio == p.table1_rate_ratio) & (df.jobs_in_burst == f0))
     return df
 
 
@@ -359,7 +366,7 @@ def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
     scv = np.repeat(st.service_scv.values, R)
     # (i) Table 1: settings x I x replications, one batch
     mms = [mm for row in st.itertuples() for mm in _fig3_mmpps(p, row.mean_interarrival_s, row.jobs_in_burst,
-                                                                  row.rate_ratio)]
+                                                                  row.t1_rate_ratio)]
     arr, phase = _streams(mms, jax.random.fold_in(key, 0), n, R)
     t1_herd = herding_exposure(arr, phase, base.delay_s).reshape(S, nI, R)
     t1_I = measured_index_of_dispersion(arr).reshape(S, nI, R)
@@ -372,7 +379,7 @@ def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
     mms = [_phased_mmpp(p, row.mean_interarrival_s, row.jobs_in_burst, row.rate_ratio) for row in st.itertuples()]
     arr, burst = _streams(mms, jax.random.fold_in(key, 3), n, R)
     svc = _services(jax.random.fold_in(key, 4), n, es, scv)
-    pred = predicted_burst_state(arr)
+    pred = predicted_burst_state(arr, predictor(p))
     f8 = _policy_runs(arr, svc, [system_run(x, SENS_SYSTEMS[x], base) for x in SENS_F8_POLICIES],
                       key=jax.random.fold_in(key, 5), burst_state=burst, predicted=pred,
                       desc="sensitivity, Fig. 8")
@@ -402,3 +409,111 @@ def rate_ratio_calibration(p: AraLoadBalancingParams, key) -> pd.DataFrame:
     m, h = mean_ci(resp, axis=-1)
     return pd.DataFrame({"rate_ratio": Rs, "rand_mean_s": m, "rand_ci95_s": h, "thesis_rand_s": 1109.33,
                          "default": [r == p.mmpp_rate_ratio for r in Rs]})
+
+
+#: Table 1's Rand cells the rate ratio of its bursty workloads is calibrated on (I -> s): the non-bursty cell is
+#: Poisson at every ratio, so it cannot inform the ratio.
+TABLE1_CALIBRATION_TARGETS = {C.STRONG_I: C.TABLE1_PAPER[("rand", C.STRONG_I)],
+                              C.WEAK_I: C.TABLE1_PAPER[("rand", C.WEAK_I)]}
+
+
+def table1_rate_ratio_calibration(p: AraLoadBalancingParams, key) -> pd.DataFrame:
+    """Rand on Table 1's two bursty workloads (N, D, rho of the base; ``n_jobs`` x ``n_reps``) at each of
+    ``p.table1_calibration_rate_ratios`` (all in one batched call), beside Table 1's Rand: the calibration of
+    ``table1_rate_ratio`` on Table 1's own Rand column (issue 34). Rand assigns without looking at the load view,
+    so this column does not depend on herding; Qlen and ARA are never run here. ``log_error``: ln(ours / thesis);
+    ``sse``: the sum of the squared log errors of the ratio's two cells (:func:`fit_table1_rate_ratio`)."""
+    Rs = list(p.table1_calibration_rate_ratios)
+    Is = [I for I in TABLE1_CALIBRATION_TARGETS if I in p.index_of_dispersion]
+    mms = [bursty_mmpp_for(p, I, R) for R in Rs for I in Is]
+    arr, _ = _streams(mms, jax.random.fold_in(key, 0), p.n_jobs, p.n_reps)
+    svc = _services(jax.random.fold_in(key, 1), p.n_jobs, [mean_service(p)] * arr.shape[0],
+                    [service_scv(p)] * arr.shape[0])
+    resp = _policy_runs(arr, svc, [system_run("rand", "Rand", p.policy)], key=jax.random.fold_in(key, 2),
+                        desc="Table 1 calibration")[0].reshape(len(Rs), len(Is), p.n_reps)
+    m, h = mean_ci(resp, axis=-1)
+    rows = [{"rate_ratio": R, "index_of_dispersion": I, "rand_mean_s": m[i, j], "rand_ci95_s": h[i, j],
+             "thesis_rand_s": TABLE1_CALIBRATION_TARGETS[I],
+             "log_error": float(np.log(m[i, j] / TABLE1_CALIBRATION_TARGETS[I]))}
+            for i, R in enumerate(Rs) for j, I in enumerate(Is)]
+    df = pd.DataFrame(rows)
+    df["sse"] = df.groupby("rate_ratio").log_error.transform(lambda e: float(np.sum(np.square(e))))
+    df["default"] = df.rate_ratio == p.table1_rate_ratio
+    return df
+
+
+def fit_table1_rate_ratio(cal: pd.DataFrame) -> float:
+    """The rate ratio of :func:`table1_rate_ratio_calibration`'s table with the least sum of squared log errors
+    against Table 1's Rand cells (the rule fixed before the calibration first ran; the first on a tie)."""
+    if cal.empty:
+        raise ValueError("the calibration table is empty: table1_calibration_rate_ratios must name at least one ratio")
+    sse = cal.groupby("rate_ratio", sort=False).sse.first()
+    return float(sse.idxmin())
+
+
+def bursty_mmpp_for(p: AraLoadBalancingParams, index_of_dispersion: float, rate_ratio: float):
+    """One of Fig. 3's MMPP(2)s (``index_of_dispersion``) at ``rate_ratio``, the section's E[A] and burst share."""
+    from tieringlab.models.workloads.ara import bursty_mmpp  # noqa: PLC0415
+
+    return bursty_mmpp(p.mean_interarrival_s, index_of_dispersion, p.mmpp_jobs_in_burst, rate_ratio)
+
+
+def _runs(flags: np.ndarray):
+    """Start index and length of each maximal run of equal values of a 1-D bool array."""
+    change = np.flatnonzero(np.diff(flags.astype(np.int8))) + 1
+    starts = np.concatenate([[0], change])
+    return starts, np.diff(np.concatenate([starts, [flags.size]]))
+
+
+def detection_lags(arrivals, truth, pred) -> tuple[float, float, float, float]:
+    """The predictor's detection lags on one stream (1-D, arrival-ordered): for each run of true burst jobs (of true
+    idle jobs), the seconds from its first job to its first job predicted "on" ("off"); a run with no such job is
+    missed. Returns (mean onset lag s, share of bursts missed, mean end lag s, share of idle runs missed); the run
+    in progress when the stream starts is skipped (its start is unseen); NaN where no run counts."""
+    a, t, q = np.asarray(arrivals, float), np.asarray(truth, bool), np.asarray(pred, bool)
+    starts, lengths = _runs(t)
+    out = {True: ([], 0), False: ([], 0)}
+    for st, ln in zip(starts[1:], lengths[1:]):
+        state = bool(t[st])
+        hit = np.flatnonzero(q[st:st + ln] == state)
+        lags, missed = out[state]
+        if hit.size:
+            lags.append(a[st + hit[0]] - a[st])
+        else:
+            missed += 1
+        out[state] = (lags, missed)
+
+    def summary(state):
+        lags, missed = out[state]
+        n = len(lags) + missed
+        return (float(np.mean(lags)) if lags else float("nan"), missed / n if n else float("nan"))
+
+    return (*summary(True), *summary(False))
+
+
+def predictor_m_sweep(p: AraLoadBalancingParams, key) -> pd.DataFrame:
+    """The on/off predictor at each window m of ``p.predictor_m_sweep`` (its other parameters at their defaults) on
+    the phased workload and on Table 1's strong-bursty workload (``sens_n_reps`` streams of ``sens_n_jobs`` jobs):
+    balanced accuracy against the true phase, and the mean detection lags (s) and missed shares of burst starts and
+    ends (:func:`detection_lags`), mean over streams. The predictor alone: no dispatcher runs, so the choice of m
+    (``predictor_m``, from the thesis' text) can be read against accuracy and lag, never against a policy."""
+    R, n = p.sens_n_reps, p.sens_n_jobs
+    workloads = {"phased": _phased_mmpp(p)}
+    if C.STRONG_I in p.index_of_dispersion:
+        workloads["strong (Table 1)"] = bursty_mmpp_for(p, C.STRONG_I, p.table1_rate_ratio)
+    rows = []
+    for w, (name, mm) in enumerate(workloads.items()):
+        arr, burst = _streams([mm], jax.random.fold_in(key, w), n, R)
+        for m in p.predictor_m_sweep:
+            pred = predicted_burst_state(arr, predictor(p, m))
+            lags = np.array([detection_lags(arr[r], burst[r], pred[r]) for r in range(R)])
+            with np.errstate(invalid="ignore"):
+                on, on_miss, off, off_miss = (float(np.nanmean(lags[:, i])) if np.isfinite(lags[:, i]).any()
+                                              else float("nan") for i in range(4))
+            acc = balanced_accuracy(pred, burst)
+            rows.append({"workload": name, "m": int(m), "balanced_accuracy": float(np.nanmean(acc)),
+                         "accuracy_ci95": interval(acc[np.isfinite(acc)]).half if np.isfinite(acc).sum() > 1
+                         else float("nan"),
+                         "onset_lag_s": on, "bursts_missed": on_miss, "end_lag_s": off, "idle_runs_missed": off_miss,
+                         "default": int(m) == int(p.predictor_m)})
+    return pd.DataFrame(rows)

@@ -39,7 +39,7 @@ from tieringlab.stats import interval, paired_gap_pct, replications_for
 
 __all__ = ["Table2Reading", "READINGS", "UNPAIRED", "Row", "Entry", "claim_records", "claim_values", "claim_verdicts",
            "values_by_reading", "verdicts_by_reading", "reading_label", "sensitivity_reading", "sensitivity_records",
-           "is_reading", "ledger_entries", "ordering_power"]
+           "is_reading", "ledger_entries", "ordering_power", "reading_verdicts"]
 
 #: How Table 2 (a) keeps the 50 % load as N changes (choice 6).
 N_SCALINGS = ("service", "arrivals")
@@ -361,7 +361,7 @@ def _fmt(v: float) -> str:
 
 #: The sensitivity study's workload axes (its Dataset's coordinates) and the short names of its readings.
 _SENS_AXES = (("mean_interarrival_s", "ea"), ("service_scv", "scv"), ("rate_ratio", "ratio"),
-              ("jobs_in_burst", "burst"))
+              ("t1_rate_ratio", "t1ratio"), ("jobs_in_burst", "burst"))
 #: The sensitivity settings that are readings of what the thesis leaves open, and so go on the ledger's rows: the
 #: service SCV and the burst/idle rate ratio (not stated), and E[A] at the printed 10 s or at 0.1 s (choice 1: the
 #: "10" read as a rate). A setting that moves a stated value (E[A] = 1 s; a burst share other than Sec. 3.2.3's
@@ -378,11 +378,15 @@ def is_reading(setting: dict, p: AraLoadBalancingParams) -> bool:
 def sensitivity_reading(setting: dict, p: AraLoadBalancingParams) -> readings.Reading:
     """The reading one sensitivity setting is (``setting``: its coordinates): named ``sens.`` and the axes where it
     differs from ``p``'s defaults (``sens.ea_0p1.scv_198p25``), overriding those parameters; the default setting
-    is named ``sens`` (the default workload at the study's smaller scale)."""
+    is named ``sens`` (the default workload at the study's smaller scale). ``ratio``: the phased workload's rate
+    ratio, ``t1ratio``: Table 1's (a setting of the study's rate-ratio axis sets both)."""
     default = {"mean_interarrival_s": p.mean_interarrival_s, "service_scv": service_scv(p),
-               "rate_ratio": p.mmpp_rate_ratio, "jobs_in_burst": p.mmpp_jobs_in_burst}
+               "rate_ratio": p.mmpp_rate_ratio, "t1_rate_ratio": p.table1_rate_ratio,
+               "jobs_in_burst": p.mmpp_jobs_in_burst}
     params = {"mean_interarrival_s": "mean_interarrival_s", "service_scv": "service_scv",
-              "rate_ratio": "mmpp_rate_ratio", "jobs_in_burst": "mmpp_jobs_in_burst"}
+              "rate_ratio": "mmpp_rate_ratio", "t1_rate_ratio": "table1_rate_ratio",
+              "jobs_in_burst": "mmpp_jobs_in_burst"}
+    setting = {**default, **setting}  # an axis the setting does not name is at its default
     diff = [(ax, short) for ax, short in _SENS_AXES if float(setting[ax]) != float(default[ax])]
     name = ".".join(["sens", *(f"{short}_{_fmt(float(setting[ax]))}" for ax, short in diff)])
     return readings.Reading(name, {params[ax]: float(setting[ax]) for ax, _ in diff},
@@ -398,7 +402,7 @@ def sensitivity_records(sens: xr.Dataset, p: AraLoadBalancingParams) -> dict[str
     out: dict[str, dict[str, Row]] = {}
     for s in sens.setting.values:
         x = sens.sel(setting=s)
-        setting = {ax: x[ax].item() for ax, _ in _SENS_AXES}
+        setting = {ax: x[ax].item() for ax, _ in _SENS_AXES if ax in x.coords}
         if bool(x["default"].item()) or not is_reading(setting, p):
             continue
         rd = sensitivity_reading(setting, p)
@@ -542,3 +546,41 @@ def verdicts_by_reading(static: xr.Dataset, online: xr.Dataset, t2: xr.Dataset, 
                if readings.flips(readings.verdicts(reg[cid], {name: vals[cid][0] for name, vals in by.items()}),
                                  default=default)]
     return table, flipped
+
+
+def reading_verdicts(entries: dict[str, Entry], names, default: str = "default") -> tuple[pd.DataFrame, dict]:
+    """The claim rows' verdicts side by side under the default reading and each of ``names`` (reading names
+    recorded in ``entries``' readings), as the ledger decides them: a row's value under a reading it was not
+    recorded under is left blank; a precondition not recorded under a reading keeps its default value there, and a
+    failing one makes the claim ``untestable`` (:func:`tieringlab.claims.verdict_given`). Also ``{reading name:
+    [ids whose verdict differs from the default's]}``."""
+    from tieringlab.claims import registry as claim_registry  # noqa: PLC0415
+    from tieringlab.claims import verdict_given  # noqa: PLC0415
+
+    reg = claim_registry()
+
+    def value(cid, name):
+        e = entries[cid]
+        return e.value if name == default else e.readings.get(name)
+
+    def verdict(cid, name):
+        v = value(cid, name)
+        if v is None:
+            return ""
+        need = {}
+        for pid in reg[cid].requires:
+            pv = value(pid, name) if pid in entries else None
+            need[pid] = (reg[pid], entries[pid].value if pv is None and pid in entries else pv)
+        return verdict_given(reg[cid], v, need)[0]
+
+    rows, flips = [], {n: [] for n in names}
+    for cid in entries:
+        if reg[cid].kind != "claim":
+            continue
+        row = {"id": cid, default: verdict(cid, default)}
+        for n in names:
+            row[n] = verdict(cid, n)
+            if row[n] and row[n] != row[default]:
+                flips[n].append(cid)
+        rows.append(row)
+    return pd.DataFrame(rows), flips
