@@ -159,7 +159,7 @@ def one_vmdk(t, sim, lam, f, s, window, tier=0, mig=0.0):
 def test_open_vmdk_on_single_server_tier_is_mm1(lam):
     # QD_ref = 1 and one disk: the tier is one server; an IO of 4 KiB read on T2 holds it u = 1/200K s
     t = tiers((1, 1, 1))
-    sim = af.DatacenterParams(n_disks=(1, 1, 1), qd_ref=1)
+    sim = af.DatacenterParams(n_disks=(1, 1, 1), qd_ref=1, source="closed")
     r = one_vmdk(t, sim, lam, 1.0, 4 * KiB, 1e9, tier=1)
     u = 1 / 200e3
     assert float(r.x[0]) == pytest.approx(lam)
@@ -171,7 +171,7 @@ def test_open_vmdk_on_single_server_tier_is_mm1(lam):
 
 def test_open_vmdk_on_many_servers_is_mmc():
     t = tiers()
-    sim = af.DatacenterParams()
+    sim = af.DatacenterParams(source="closed")
     lam = 300e3                                         # 4 KiB reads on T1: rho = 300K / 480K
     r = one_vmdk(t, sim, lam, 1.0, 4 * KiB, 1e9, tier=0)
     es = 32 / 240e3                                     # mean server time QD_ref u
@@ -183,17 +183,40 @@ def test_open_vmdk_on_many_servers_is_mmc():
 
 def test_window_bound_vmdk_obeys_littles_law():
     t = tiers()
-    sim = af.DatacenterParams()
+    sim = af.DatacenterParams(source="closed")
     r = one_vmdk(t, sim, 1e6, 0.8, 8 * KiB, 4.0, tier=1)   # 4 outstanding IOs, demand far above
     x, lat = float(r.x[0]), float(r.lat[0])
     assert x < 1e6
     assert x * lat == pytest.approx(4.0, rel=1e-6)       # L = X W
     assert float(r.rho[1]) < sim.rho_max
+    # open source: the same VMDK's offered IOs queue in the guest, g = min(lam L / q, rho_max) = rho_max
+    r_open = one_vmdk(t, af.DatacenterParams(), 1e6, 0.8, 8 * KiB, 4.0, tier=1)
+    assert float(r_open.x[0]) == pytest.approx(x, rel=1e-12)   # the window, not the source, sets the rate
+    assert float(r_open.lat[0]) == pytest.approx(4.0 / x / (1 - 0.98), rel=1e-6)
+
+
+def test_open_source_guest_queue_by_hand():
+    """Open source below its window: latency L / (1 - lam L / q) with L the closed-loop latency, and the
+    TSSCS slope d lat / d inject = 1 / (1 - g)^2 (a light tier: the tier's wait barely moves)."""
+    t = tiers()
+    lam, q = 2e3, 1.0
+    closed = one_vmdk(t, af.DatacenterParams(source="closed"), lam, 1.0, 4 * KiB, q, tier=1)
+    opened = one_vmdk(t, af.DatacenterParams(), lam, 1.0, 4 * KiB, q, tier=1)
+    L = float(closed.lat[0])
+    g = lam * L / q                                     # about 0.33 on T2 (163 µs)
+    assert 0.2 < g < 0.5
+    assert float(opened.x[0]) == pytest.approx(lam)
+    assert float(opened.lat[0]) == pytest.approx(L / (1 - g), rel=1e-9)
+    dx = 1e-6
+    r2 = af.serve(t, af.DatacenterParams(), jnp.array([1]), jnp.array([lam]), jnp.array([1.0]),
+                  jnp.array([4.0 * KiB]), jnp.array([q]), jnp.zeros(3), inject=dx)
+    slope = (float(r2.lat[0]) - float(opened.lat[0])) / dx
+    assert slope == pytest.approx(1 / (1 - g) ** 2, rel=1e-2)
 
 
 def test_saturated_tier_splits_device_time_max_min_fair():
     t = tiers()
-    sim = af.DatacenterParams()
+    sim = af.DatacenterParams(source="closed")
     # three write streams on T3 (18K write IOPS per disk, 2 disks), windows huge: demand >> capacity
     lam = jnp.array([50e3, 50e3, 1e3])
     r = af.serve(t, sim, jnp.array([2, 2, 2]), lam, jnp.zeros(3), jnp.full(3, 4 * KiB), jnp.full(3, 1e4), jnp.zeros(3))
@@ -250,7 +273,7 @@ def test_probe_slopes_and_sampling_noise():
     from tieringlab.models.regression import calibrate
 
     t = tiers()
-    sim = af.DatacenterParams()
+    sim = af.DatacenterParams(source="closed")
     levels = jnp.array([0.0, 50e-6, 100e-6, 200e-6])
     place = jnp.array([0, 2, 2, 1])
     lam = jnp.array([1e3, 60e3, 60e3, 4.0])
@@ -277,7 +300,7 @@ def test_one_copy_runs_at_the_bottleneck_of_source_read_and_target_write():
     sim = af.DatacenterParams()
     size = 800 * GB
     moved, util, done = af.migration_step(t, sim, jnp.array([size, 0.0]), jnp.array([0, 1]), jnp.array([2, 1]),
-                                          jnp.zeros(3), 300.0)
+                                          jnp.zeros(3), 300.0, jnp.zeros(2))
     # 1 MiB IOs are bandwidth-bound everywhere: read share 0.98 * 2 * 1000 MB/s, write 0.98 * 2 * 480 MB/s
     rate = min(0.98 * 2 * 1000 * MB, 0.98 * 2 * 480 * MB)
     assert float(moved[0]) == pytest.approx(rate * 300.0)
@@ -285,14 +308,14 @@ def test_one_copy_runs_at_the_bottleneck_of_source_read_and_target_write():
     np.testing.assert_allclose(util, [rate / (1000 * MB) / 2, 0.0, 0.98], rtol=1e-12)
     # a small copy finishes within the epoch and uses device time only for its bytes
     moved, util, done = af.migration_step(t, sim, jnp.array([1 * GB]), jnp.array([0]), jnp.array([2]), jnp.zeros(3),
-                                          300.0)
+                                          300.0, jnp.zeros(1))
     assert bool(done[0]) and float(moved[0]) == 1 * GB
     assert float(util[2]) == pytest.approx(1 * GB / 300.0 / (480 * MB) / 2)
 
 
 def test_copies_share_a_tier_and_a_busy_tier_lends_only_its_floor():
     t = tiers()
-    sim = af.DatacenterParams()
+    sim = af.DatacenterParams(mig_share="floor")
     moved, _, _ = af.migration_step(t, sim, jnp.array([1e15, 1e15]), jnp.array([0, 1]), jnp.array([2, 2]),
                                     jnp.zeros(3), 1.0)
     np.testing.assert_allclose(moved, [0.98 * 2 * 480 * MB / 2] * 2)
@@ -300,6 +323,25 @@ def test_copies_share_a_tier_and_a_busy_tier_lends_only_its_floor():
                                     jnp.array([0.0, 0.99, 0.0]), 1.0)
     assert float(moved[0]) == pytest.approx(sim.mig_min_share * 2 * 930 * MB)
     assert sim.mig_io_bytes == MiB
+
+
+def test_a_copy_is_one_more_stream_in_the_fair_share():
+    """mig_share = 'fair': on a saturated T2 (2 disks, 0.98 x 2 disk-s/s) with VMDKs wanting 0.1, 1.5 and 1.5
+    disk-s/s, a copy into T2 is a fourth stream: the light VMDK keeps 0.1, the other three get the water level
+    (1.96 - 0.1) / 3 = 0.62 disk-s/s; the copy writes 1 MiB IOs at 930 MB/s per disk. On an idle source (T1) it
+    could read faster, so T2's share sets the rate."""
+    t = tiers()
+    sim = af.DatacenterParams()
+    assert sim.mig_share == "fair"
+    src = jnp.array([0, 1, 1, 1])                       # VMDK 0 is copied T1 -> T2; 1-3 live on T2
+    work = jnp.array([0.0, 0.1, 1.5, 1.5])
+    moved, util, done = af.migration_step(t, sim, jnp.array([1e15, 0.0, 0.0, 0.0]), src, jnp.array([1, 1, 1, 1]),
+                                          jnp.array([0.0, 0.98, 0.0]), 1.0, work)
+    level = (0.98 * 2 - 0.1) / 3
+    assert float(moved[0]) == pytest.approx(level * 930 * MB, rel=1e-9)
+    assert float(util[1]) == pytest.approx(level / 2, rel=1e-9)
+    with pytest.raises(ValueError, match="fg_work"):
+        af.migration_step(t, sim, jnp.array([1.0]), jnp.array([0]), jnp.array([1]), jnp.zeros(3), 1.0)
 
 
 # ----------------------------------------------------------------------------- first fit

@@ -139,6 +139,31 @@ def test_fig2_example_orders_vms_by_sensitivity():
     assert gain[0] > gain[1] > gain[2]
 
 
+def test_predictions_below_the_device_are_raised_to_its_floor_and_mixed_caps_by_hand():
+    """A line extrapolated to a faster tier (m = 3 from a 2 ms tier to a 0.2 ms one) predicts 2 ms - 3 x 1.8 ms < 0:
+    as printed (no floor) 0 IOPS; with the floor, the tier's unloaded latency qd / IOPS + s / BW at the VMDK's read
+    mix, so P = 1 / floor. The mixed caps are the harmonic mix of the read and write caps at the read fraction."""
+    caps = af.capacity_caps(TIERS, 0.9, 0.9)
+    L = jnp.array([0.2e-3, 2e-3, 2e-3])
+    args = (jnp.array([3.0]), jnp.array([2e-3]), jnp.ones(1), L, jnp.array([1]), jnp.array([1]), jnp.full(1, 4096.0),
+            jnp.full(1, 1 * GB), jnp.zeros(1), jnp.zeros((3, 2)), jnp.zeros((3, 1)))
+    kw = dict(caps=caps, spc=[[1, 1, 1]] * 3, wet=[[1, 1, 1]] * 3, sla=1.0, aging_factor=0.0, wet_mig=0.0,
+              mig_speed_floor=1 * MB, migration_epoch_s=900.0)
+    literal = at.autotiering_scores(*args, **kw)
+    assert float(literal.lat_raw[0, 0]) == pytest.approx(2e-3 - 3 * 1.8e-3)
+    assert float(literal.cap[0, 0, 0]) == 0.0
+    floor = at.latency_floor(TIERS, jnp.array([4096.0]), jnp.array([0.5]), 32)
+    l0_t1 = 0.5 * (32 / 240e3 + 4096 / 1000e6) + 0.5 * (32 / 19e3 + 4096 / 870e6)
+    assert float(floor[0, 0]) == pytest.approx(l0_t1, rel=1e-12)
+    clamped = at.autotiering_scores(*args, **kw, lat_floor=floor)
+    assert float(clamped.lat[0, 0]) == pytest.approx(l0_t1) and float(clamped.cap[0, 0, 0]) == pytest.approx(1 / l0_t1)
+    assert float(clamped.lat[1, 0]) == pytest.approx(2e-3)             # above the floor: unchanged
+    mixed = np.asarray(at.vmdk_caps(caps, jnp.array([0.25, 1.0]), True))
+    assert mixed[0, 0, 0] == pytest.approx(1 / (0.25 / (0.9 * 2 * 240e3) + 0.75 / (0.9 * 2 * 19e3)))
+    assert mixed[2, 1, 1] == pytest.approx(0.9 * 2 * 540 * MB)          # all reads: the read cap
+    np.testing.assert_allclose(np.asarray(at.vmdk_caps(caps, jnp.array([0.25]), False))[:, 0, 0], caps.P)
+
+
 def test_migration_cost_is_zero_on_the_own_tier_and_uses_the_bottleneck():
     caps = af.capacity_caps(TIERS, 0.9, 0.9)
     used = jnp.array([[500 * MB, 100 * MB], [0.0, 1000 * MB], [0.0, 0.0]])
@@ -333,17 +358,18 @@ def test_section_embeds_each_systems_params():
     p = params.validate_section("autotiering", {"policy": {"history": "B", "levels_s": [0.0, 1e-4]},
                                                 "edt": {"rank": "iops"}, "datacenter": {"n_disks": [4, 4, 4]},
                                                 "workload": {"sigma": 0.5}})
-    assert p.epochs == at.TieringEpochs()
+    assert p.epochs == at.TieringEpochs(3600.0, 10800.0)
     assert p.policy == at.AutoTieringSettings(history="B", levels_s=(0.0, 1e-4))
     assert p.idt == at.GreedySettings(rank="iops", iops_budget=False)
     assert p.edt == at.GreedySettings(rank="iops")
     assert p.datacenter == af.DatacenterParams(n_disks=(4, 4, 4)) and p.workload == wl.WorkloadParams(sigma=0.5)
+    ep = {"monitor_epoch_s": 3600.0, "migration_epoch_s": 10800.0}
     assert [X.system_params(p, n) for n in X.POLICIES] == [
-        at.AutoTieringParams(history="B", levels_s=(0.0, 1e-4)), at.GreedyTieringParams(rank="iops", iops_budget=False),
-        at.GreedyTieringParams(rank="iops")]
-    assert X.system_params(X.AutoTieringExperimentParams(), "IDT") == registry.make_params("IDT")
+        at.AutoTieringParams(history="B", levels_s=(0.0, 1e-4), **ep),
+        at.GreedyTieringParams(rank="iops", iops_budget=False, **ep), at.GreedyTieringParams(rank="iops", **ep)]
+    assert X.system_params(X.AutoTieringExperimentParams(), "IDT") == registry.make_params("IDT", ep)
     with pytest.raises(ParamsError, match=r"autotiering\.policy\.histroy: unknown parameter; allowed: aging_factor, "
-                                          r"fallback_qd, history, levels_s"):
+                                          r"fallback_qd, history, lat_floor, levels_s"):
         params.validate_section("autotiering", {"policy": {"histroy": "B"}})
     with pytest.raises(ParamsError, match=r"autotiering\.n_disks: unknown parameter; allowed: datacenter, edt, "
                                           r"epochs, idt, n_epochs"):
@@ -363,14 +389,16 @@ def test_the_epochs_are_declared_and_set_once_for_the_three_systems():
     have."""
     import tieringlab.experiments.autotiering as X
 
-    p = params.validate_section("autotiering", {"epochs": {"migration_epoch_s": 1800.0, "gamma": 0.8}})
+    p = params.validate_section("autotiering", {"epochs": {"monitor_epoch_s": 300.0, "migration_epoch_s": 1800.0,
+                                                           "gamma": 0.8}})
     for name in X.POLICIES:
         q = X.system_params(p, name)
         assert (q.monitor_epoch_s, q.migration_epoch_s, q.gamma, q.gamma_s, q.every) == (300.0, 1800.0, 0.8, 0.9, 6)
-    hourly = readings.Reading("hourly", {"epochs.monitor_epoch_s": 3600.0, "epochs.migration_epoch_s": 10800.0})
-    h = hourly.apply(params.validate_section("autotiering", {}))
-    assert {X.system_params(h, n).monitor_epoch_s for n in X.POLICIES} == {3600.0}
-    assert {X.system_params(h, n).migration_epoch_s for n in X.POLICIES} == {10800.0}
+    # the section's default: monitor hourly, migrate every 3 h; a reading of the epochs is one override
+    assert {X.system_params(params.validate_section("autotiering", {}), n).every for n in X.POLICIES} == {3}
+    h = X._BY_NAME["epochs_5min"].apply(params.validate_section("autotiering", {}))
+    assert {X.system_params(h, n).monitor_epoch_s for n in X.POLICIES} == {300.0}
+    assert {X.system_params(h, n).migration_epoch_s for n in X.POLICIES} == {900.0}
     with pytest.raises(ParamsError, match=r"autotiering\.idt\.monitor_epoch_s: unknown parameter; allowed: cadence, "
                                           r"iops_budget, rank$"):
         params.validate_section("autotiering", {"idt": {"monitor_epoch_s": 60.0}})

@@ -61,6 +61,22 @@ def test_copy_in_flight_and_durations_by_hand():
     np.testing.assert_array_equal(X.copy_in_flight(tier_of[None], dst[None])[0], expect)
 
 
+def test_copy_duration_counts_and_flips_per_reading_by_hand():
+    import pandas as pd
+
+    cd = X.copy_duration_counts(_p(), _copy_res(*_schedule()), longest=3).set_index("copy (monitor epochs)")
+    assert cd["copies"].to_dict() == {"1": 0, "2": 1, "3": 0, "> 3": 0, "not ended": 1}
+    np.testing.assert_allclose(X.in_flight_series(_copy_res(*_schedule())).values[0], [0, 0, .5, .5, .5, .5])
+    sens = pd.DataFrame({"claim": ["a.c1", "a.c2", "a.pre", "a.c1", "a.c2", "a.pre", "a.c1", "a.c2", "a.pre"],
+                         "kind": ["claim", "claim", "precondition"] * 3,
+                         "reading": ["default"] * 3 + ["r1"] * 3 + ["r2"] * 3,
+                         "flips": [False] * 3 + [True, False, True] + [True, True, False]})
+    f = X.flips_per_reading(sens)
+    assert f["reading"].tolist() == ["r2", "r1"]
+    assert f["claims flipped"].tolist() == [2, 1] and f["preconditions flipped"].tolist() == [0, 1]
+    assert f["rows"].tolist() == ["c1, c2", "c1, pre"]
+
+
 def test_copy_stats_by_hand():
     res = _copy_res(*_schedule())
     p = _p()                                                       # post-warm-up = epochs 2..5: 4 of 8 in flight
@@ -77,23 +93,15 @@ def test_copy_stats_by_hand():
     assert X.copy_stats(_p(warmup_epochs=3), res)["in_flight_share"].item() == pytest.approx(3 / 6)
 
 
-def test_in_flight_matches_the_bytes_the_simulator_copies(runs):
+def test_in_flight_matches_the_bytes_the_simulator_copies(small):
     """Independent of the schedule reading: in the closed loop a copy moves bytes in exactly the epochs it is in
     flight (the epoch it ends in included)."""
-    for r in runs.values():
+    _, res = small
+    for pol in res.policy.values:
+        r = res.sel(policy=pol)
         flight = X.copy_in_flight(r["tier_of"].values, r["dst"].values)
         np.testing.assert_array_equal(flight, r["moved_bytes"].values > 0)
         assert flight.any()
-
-
-@pytest.fixture(scope="module")
-def runs():
-    from tieringlab.models.workloads import autotiering as wl
-    from tieringlab.policies import registry
-
-    kw = dict(tier_table=autotiering_tier_table(), n_disks=(2, 2, 2), n_epochs=9)
-    obs = xr.concat([wl.scenario(jax.random.key(s), **kw) for s in (11, 12)], dim="seed").assign_coords(seed=[0, 1])
-    return {name: registry.run(name, obs, key=jax.random.key(5)) for name in ("AutoTiering", "EDT")}
 
 
 # ----------------------------------------------------------------------------- slope spread
@@ -224,7 +232,9 @@ def test_paired_gap_helpers_by_hand():
 
 @pytest.fixture(scope="module")
 def small():
-    p = params.validate_section("autotiering", {"n_seeds": 2, "n_epochs": 10, "warmup_epochs": 4,
+    # the shapes and epochs of test_autotiering's closed-loop runs (one compiled program when both run in a process)
+    p = params.validate_section("autotiering", {"n_seeds": 2, "n_epochs": 9, "warmup_epochs": 4,
+                                                "epochs": {"monitor_epoch_s": 300.0, "migration_epoch_s": 900.0},
                                                 "sensitivity": ["history_b"]})
     res = X.run(p, jax.random.key(0))
     return p, res

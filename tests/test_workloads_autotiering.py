@@ -53,6 +53,30 @@ def test_vmdk_sizes_fill_the_chosen_fraction_and_zipf_is_scaled():
     assert float(v.io_bytes[zipf_data - 1]) == 4 * KiB
 
 
+def test_pooled_utilisation_by_hand_and_the_scenario_scales_every_rate_by_one_factor():
+    from tieringlab.models import allflash as af
+
+    t = af.tier_arrays(autotiering_tier_table(), (2, 2, 2))
+    # 4 KiB reads: the pooled tiers do 2 x (240K + 200K + 99K) IO/s (IOPS-bound on every tier); 4 KiB writes:
+    # 2 x (19K + 37K + 18K); 64 KiB reads on T3: 540 MB/s / 64 KiB per disk (bandwidth-bound)
+    c_r4, c_w4 = 2 * (240e3 + 200e3 + 99e3), 2 * (19e3 + 37e3 + 18e3)
+    got = wl.pooled_utilisation(t, [1e5, 3e4], [4 * KiB, 4 * KiB], [1.0, 0.25])
+    assert got == pytest.approx(1e5 / c_r4 + 3e4 * (0.25 / c_r4 + 0.75 / c_w4), rel=1e-12)
+    c_r64 = 2 * (min(240e3, 1000e6 / (64 * KiB)) + min(200e3, 1400e6 / (64 * KiB)) + min(99e3, 540e6 / (64 * KiB)))
+    assert wl.pooled_utilisation(t, [1e3], [64 * KiB], [1.0]) == pytest.approx(1e3 / c_r64, rel=1e-12)
+    kw = dict(tier_table=autotiering_tier_table(), n_disks=(2, 2, 2), n_epochs=3)
+    key = jax.random.key(4)
+    printed = wl.scenario(key, wp=wl.WorkloadParams(pooled_utilisation=None), **kw)
+    scaled = wl.scenario(key, **kw)
+    ratio = scaled["base_iops"].values / printed["base_iops"].values
+    np.testing.assert_allclose(ratio, scaled.attrs["load_scale"], rtol=1e-12)
+    assert printed.attrs["load_scale"] == 1.0 and 1.5 < printed.attrs["pooled_utilisation_printed"] < 2.5
+    v = wl.make_vmdks(jax.random.split(key, 3)[0], wl.vm_table(), 4800 * GB)
+    f = wl.mean_read_fraction(v)
+    assert f[np.flatnonzero(v.is_data)[0]] == 0.5 and f[np.flatnonzero(v.is_data)[9]] == 0.5   # BasicVerify, SSDTest
+    assert wl.pooled_utilisation(t, scaled["base_iops"].values, scaled["io_bytes"].values, f) == pytest.approx(0.7)
+
+
 def test_offered_load_mean_and_phase_cycles():
     wp = wl.WorkloadParams(spike_probability=0.05, sigma=0.25)
     v = wl.make_vmdks(jax.random.key(0), wl.vm_table(), 4800 * GB, wp)

@@ -31,8 +31,13 @@ steps). A VMDK held below its window rate is backlogged, so its latency is ``q_v
 
 **Migration** (Sec. III-B, ``g = S_v / mu``): a VMDK copy runs as ``mig_io_bytes`` sequential IOs at
 the bottleneck of the source's remaining read and the destination's remaining write bandwidth
-(:func:`migration_step`); it consumes device time on both tiers; the VMDK is served from the source
-until the copy completes. The same mechanics apply to every policy.
+(:func:`migration_step`), competing for device time as one more IO stream in each tier's max-min fair share
+(``mig_share = "fair"``; ``"floor"``: idle time with a floor); it consumes device time on both tiers; the VMDK
+is served from the source until the copy completes. The same mechanics apply to every policy.
+
+**Sources** (``source``): open (default), the application offers ``lam_v`` and its IOs wait in a guest queue
+in front of the window, so a VMDK near its window rate is more sensitive to its tier's speed (TSSCS slopes
+``1 / (1 - g)^2 > 1``), or closed (the window alone; slope 1).
 
 **TSSCS ground truth** (Sec. IV-2, Alg. 1 lines 9-21): :func:`probe_samples` injects a latency ``x``
 into one VMDK's IOs, lets the tier re-equilibrate (a full re-solve of the fixed point) and returns the
@@ -107,6 +112,16 @@ class DatacenterParams:
                                        bounds=(1.0, None), unit="bytes/s")
     cv_io: float = param(1.0, "coefficient of variation of single IO latencies behind the TSSCS sampling noise "
                               "(an exponential-like spread; documented choice)", bounds=(0.0, 100.0))
+    mig_share: str = param("fair", "device time of a VMDK copy on a busy tier: 'fair', one more IO stream in the "
+                                   "tier's max-min fair share (a storage live migration is a sequential IO stream "
+                                   "queued beside the VMDKs' own IO, Sec. III-B g = S / mu); 'floor', the time the "
+                                   "VMDKs leave idle but at least mig_min_share (documented choice; notes 6.5)",
+                           choices=("fair", "floor"))
+    source: str = param("open", "VMDK sources: 'open', the application offers its rate and IOs wait in a guest "
+                                "queue in front of the q-IO window, latency L / (1 - min(lam L / q, rho_max)) (notes "
+                                "6.5's open-loop variant; gives Fig. 2's premise that VMs differ in tier sensitivity, "
+                                "Sec. IV-2); 'closed', the window alone, latency L (slope 1 for every unheld VMDK)",
+                        choices=("open", "closed"))
 
     def __post_init__(self):
         cross_field(field_problems(self))
@@ -244,6 +259,7 @@ class ServeResult(NamedTuple):
     lat_rw: jax.Array     #: (V, 2) mean latency per direction (s)
     rho: jax.Array        #: (T,) tier utilisation (foreground + migration), capped at rho_max
     wq: jax.Array         #: (T,) M/M/c mean wait on each tier (s)
+    work: jax.Array       #: device time the VMDK's IO uses on its tier (disk-seconds per second)
 
 
 def _one_hot(place, n_tiers):
@@ -252,7 +268,7 @@ def _one_hot(place, n_tiers):
 
 @partial(jax.jit, static_argnames=("sim", "n_iter"))
 def serve(tiers: TierArrays, sim: DatacenterParams, place, lam, read_frac, io_bytes, window, mig_util, inject=0.0,
-          n_iter: int | None = None):
+          n_iter: int | None = None, open_source=None):
     """Served rates and latencies of all VMDKs in one epoch (the contention fixed point).
 
     ``place`` (V,) int tier of each VMDK; ``lam`` (V,) offered IO/s; ``read_frac`` (V,) in [0, 1];
@@ -271,7 +287,12 @@ def serve(tiers: TierArrays, sim: DatacenterParams, place, lam, read_frac, io_by
       ``(rho_max - mig_util_t) n_t``, it is divided by max-min fair share (:func:`waterfill`).
 
     Latency: ``L0_v + W_t + inject_v``, or ``q_v / X_v`` when the VMDK is held below its window rate
-    (backlogged at its window; the extra wait is added to both directions). Returns :class:`ServeResult`.
+    (backlogged at its window; the extra wait is added to both directions). With open sources
+    (``sim.source == "open"``) the offered IOs also wait in a guest queue in front of the window: latency
+    ``L / (1 - g)`` with ``L = L0_v + W_t + inject_v`` and the guest load ``g = min(lam_v L / q_v, rho_max)``
+    (the larger of the two when held), so ``dlat / dinject = 1 / (1 - g)^2``: VMDKs that fill their window are
+    more sensitive to a tier's speed. ``open_source`` (a bool, may be traced) overrides ``sim.source`` (one
+    compiled program for both). Returns :class:`ServeResult`.
     """
     n_t = tiers.n_disks.shape[0]
     lam = jnp.asarray(lam, jnp.float64)
@@ -322,13 +343,17 @@ def serve(tiers: TierArrays, sim: DatacenterParams, place, lam, read_frac, io_by
     base = l0 + oh @ w + inj
     held = x < xw * (1.0 - 1e-12)
     extra = jnp.where(held, jnp.maximum(q / jnp.where(x > 0, x, 1.0) - base, 0.0), 0.0)
+    is_open = (sim.source == "open") if open_source is None else open_source
+    # open source: the offered IOs queue in the guest in front of the window; guest load lam base / q
+    g = jnp.minimum(lam * base / q, sim.rho_max)
+    extra = jnp.where(is_open, jnp.maximum(extra, base / (1.0 - g) - base), extra)
     lat_rw = l0_rw + (oh @ w + inj + extra)[:, None]
-    return ServeResult(x=x, x_rw=x[:, None] * mix, lat=base + extra, lat_rw=lat_rw, rho=rho, wq=w)
+    return ServeResult(x=x, x_rw=x[:, None] * mix, lat=base + extra, lat_rw=lat_rw, rho=rho, wq=w, work=x * u)
 
 
 @partial(jax.jit, static_argnames=("sim", "n_samples"))
 def probe_samples(key, tiers: TierArrays, sim: DatacenterParams, place, lam, read_frac, io_bytes, window,
-                  mig_util, levels, n_samples: int, probe_window_s):
+                  mig_util, levels, n_samples: int, probe_window_s, open_source=None):
     """TSSCS ground truth (AutoTiering Sec. IV-2; Alg. 1 line 12's ``sampleSet[t][v]``): for every VMDK
     ``v`` and injected latency ``x_l`` (``levels``, (L,) seconds), the fixed point is re-solved with ``x_l``
     added to ``v``'s IOs only (the tier re-equilibrates), and ``n_samples`` measurements of ``v``'s
@@ -342,7 +367,7 @@ def probe_samples(key, tiers: TierArrays, sim: DatacenterParams, place, lam, rea
 
     def one(v_onehot, x_l):
         r = serve(tiers, sim, place, lam, read_frac, io_bytes, window, mig_util, inject=v_onehot * x_l,
-                  n_iter=sim.n_iter_probe)
+                  n_iter=sim.n_iter_probe, open_source=open_source)
         return r.lat @ v_onehot, r.x @ v_onehot
 
     lat, x = jax.vmap(lambda oh: jax.vmap(lambda xl: one(oh, xl))(lv))(eye)     # (V, L)
@@ -387,16 +412,27 @@ def tier_latency(meas: Measured, tiers: TierArrays, fallback_qd, datasheet=False
 
 
 @partial(jax.jit, static_argnames=("sim",))
-def migration_step(tiers: TierArrays, sim: DatacenterParams, remaining, src, dst, fg_util, epoch_s):
+def migration_step(tiers: TierArrays, sim: DatacenterParams, remaining, src, dst, fg_util, epoch_s, fg_work=None,
+                   fair=None):
     """One epoch of the in-flight VMDK copies (AutoTiering Sec. III-B migration; same for all policies).
 
-    ``remaining`` (V,) bytes still to copy (0: no copy in flight), ``src``/``dst`` (V,) tiers,
-    ``fg_util`` (T,) the utilisation the VMDKs' own IO would have without copies (a :func:`serve` with
-    ``mig_util = 0``). A tier lends ``max(rho_max - fg_util_t, mig_min_share)`` of its device time to
-    copies (so the foreground is squeezed by at most the floor), split equally among
-    the copies that read from or write to it; a copy of ``mig_io_bytes`` IOs moves at the bottleneck of
-    its source's read share and its destination's write share (and ``mig_rate_cap``). Returns
-    ``(moved (V,) bytes this epoch, util (T,) epoch-average device time used by copies, done (V,) bool)``.
+    ``remaining`` (V,) bytes still to copy (0: no copy in flight), ``src``/``dst`` (V,) tiers (``src`` is
+    every VMDK's current tier), ``fg_util`` (T,) the utilisation the VMDKs' own IO would have without copies
+    and ``fg_work`` (V,) each VMDK's share of it in disk-seconds per second on its tier (a :func:`serve`
+    with ``mig_util = 0``: ``rho`` and ``work``). How much device time a copy gets on a tier it reads from
+    or writes to (``sim.mig_share``):
+
+    - ``"fair"``: the copy is one more IO stream in the tier's max-min fair share (:func:`waterfill` of
+      ``rho_max n_t`` over the VMDKs' demands ``fg_work`` and the copies', each as large as the tier): on an
+      idle tier it takes what the VMDKs leave, on a saturated one the water level, never less than the
+      lightest VMDKs' demand (``fg_work`` required);
+    - ``"floor"``: ``max(rho_max - fg_util_t, mig_min_share)`` split equally among the tier's copies (the
+      foreground is squeezed by at most the floor).
+
+    ``fair`` (a bool, may be traced) overrides ``sim.mig_share`` (one compiled program for both).
+    A copy of ``mig_io_bytes`` IOs moves at the bottleneck of its source's read share and its destination's
+    write share (and ``mig_rate_cap``). Returns ``(moved (V,) bytes this epoch, util (T,) epoch-average
+    device time used by copies, done (V,) bool)``.
     """
     n_t = tiers.n_disks.shape[0]
     rem = jnp.asarray(remaining, jnp.float64)
@@ -404,11 +440,23 @@ def migration_step(tiers: TierArrays, sim: DatacenterParams, remaining, src, dst
     s_oh = _one_hot(src, n_t) * active[:, None]
     d_oh = _one_hot(dst, n_t) * active[:, None]
     per_byte = device_time(tiers, jnp.float64(sim.mig_io_bytes)) / sim.mig_io_bytes   # (T, 2) disk-s per byte
+    is_fair = (sim.mig_share == "fair") if fair is None else fair
+    # floor: the idle time, at least mig_min_share, split equally among the tier's copies
     share = jnp.maximum(sim.rho_max - jnp.asarray(fg_util, jnp.float64), sim.mig_min_share)
     k = jnp.sum(s_oh, axis=0) + jnp.sum(d_oh, axis=0)                               # copies per tier
     cap_t = share * tiers.n_disks / jnp.maximum(k, 1.0)                             # disk-s/s per copy
     r_read = s_oh @ (cap_t / per_byte[:, 0])
     r_write = d_oh @ (cap_t / per_byte[:, 1])
+    if is_fair is not False:
+        if fg_work is None:
+            raise ValueError("migration_step: mig_share = 'fair' needs fg_work (each VMDK's device time, "
+                             "serve(...).work)")
+        total = sim.rho_max * tiers.n_disks                                         # (T,) disk-s/s
+        fg_d = _one_hot(src, n_t).T * jnp.asarray(fg_work, jnp.float64)[None, :]     # (T, V)
+        cp_d = jnp.where((s_oh + d_oh).T > 0, total[:, None], 0.0)                   # (T, V) copies
+        alloc = waterfill(jnp.concatenate([fg_d, cp_d], axis=1), total)[:, rem.shape[0]:]
+        r_read = jnp.where(is_fair, jnp.sum(s_oh * (alloc / per_byte[:, 0:1]).T, axis=1), r_read)
+        r_write = jnp.where(is_fair, jnp.sum(d_oh * (alloc / per_byte[:, 1:2]).T, axis=1), r_write)
     rate = jnp.minimum(r_read, r_write)
     if sim.mig_rate_cap is not None:
         rate = jnp.minimum(rate, sim.mig_rate_cap)

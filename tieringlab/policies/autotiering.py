@@ -22,8 +22,11 @@ AutoTiering, line by line (reading notes ``autotiering.md`` Sec. 2-3 and 6.2; re
   :func:`tieringlab.models.regression.calibrate` over the probe samples (``levels_s`` x ``n_samples``);
 - A1.22-35 ``calCapacityMatrices``, ``estimateAvgLat``: ``Lat[t,v] = m_v (L_t - L_{t_v}) + b_v`` for
   **every** tier and VMDK ([R] the printed loop over ``VMSet[t]`` could never move a VM);
-  ``P = 1/Lat`` (0 if ``Lat <= 0``), ``B = P s_v``, ``S = size``;
+  ``P = 1/Lat`` (0 if ``Lat <= 0``), ``B = P s_v``, ``S = size``; [R] a ``Lat`` below the tier's unloaded
+  datasheet latency (an extrapolation past the device, A1.26's ``Lat <= 0`` included) is raised to it
+  (``lat_floor``; "zero" keeps A1.26-29 as printed);
 - A2.1-13 ``calScore``: ineligible (any ``X > maxX``) -> score -1 and ratios 0; ``VMCapRatMat = X / maxX``
+  (``maxP``, ``maxB`` read-direction, or the read/write mix at the VMDK's read fraction: ``max_mix``)
   ([R] A2.11 ``maxI`` and A2.12 ``B / maxP`` read as ``maxP`` and ``maxB``);
 - Eq. 6 ``currCapScore = (spc . wet) . VMCapRatMat x SLA x conf / sum(wet)``;
 - A2.14 / Eq. 7 ``score = agingFactor x hist + currCapScore - wetMig x migCost``; reading A (default):
@@ -41,8 +44,10 @@ the measured IOPS of the last decision window (IDT) or by IOPS density, IOPS per
 storage cap (both) and a mixed read/write IOPS budget (EDT). No history, prediction or migration cost.
 
 Shared mechanics [R]: a VMDK with a copy in flight is pinned to its destination (its usage counted
-there first); a VMDK that no tier accepts is placed by storage alone (its current tier if the storage
-cap allows, else the first tier with room; :func:`tieringlab.models.allflash.first_fit`).
+there first); a copy starts only while its destination physically holds it (the VMDKs a tier serves plus the
+copies into it in flight, against its raw capacity: :func:`admit_copies`), else it waits for a later decision;
+a VMDK that no tier accepts is placed by storage alone (its current tier if the storage cap allows, else the first
+tier with room; :func:`tieringlab.models.allflash.first_fit`).
 
 Scoring and matching are array code over tiers x VMDKs; the only sequential part is the greedy's
 capacity check, a ``lax.scan`` over the VMDKs of each tier with the tier's loads as its carry.
@@ -175,6 +180,13 @@ class AutoTieringSettings:
                                           "or the tier's unloaded datasheet latency", choices=("measured", "datasheet"))
     fallback_qd: int = param(32, "queue depth of the datasheet latency qd / IOPS + 4 KiB / BW (documented choice)",
                              bounds=(1, None))
+    lat_floor: str = param("unloaded", "a predicted latency (A1.35) below the tier's unloaded datasheet latency at the "
+                                       "VMDK's IO size and read mix is raised to it ('unloaded': an extrapolated line "
+                                       "cannot make a tier faster than its device; documented choice), or A1.26-29 "
+                                       "as printed ('zero': Lat <= 0 gives 0 IOPS)", choices=("unloaded", "zero"))
+    max_mix: str = param("read", "maxP and maxB of A2.4 and Eq. 5: read-direction datasheet caps ('read', notes 6.2 "
+                                 "item 9) or the harmonic read/write mix at each VMDK's measured read fraction "
+                                 "('mixed')", choices=("read", "mixed"))
 
     def __post_init__(self):
         cross_field(field_problems(self))
@@ -242,11 +254,13 @@ class AtScores(NamedTuple):
     mig_cost: jax.Array   #: (T, V) migCost in migration epochs
     score: jax.Array      #: (T, V) tierVMPerfScore, -1 where not eligible
     hist: jax.Array       #: (T, V) history carried to the next epoch
+    lat_raw: jax.Array    #: (T, V) the line's value before the floor (A1.35 as printed), s
+    cap_max: jax.Array    #: (T, V, 3) the caps maxP, maxB, maxS each entry was held against (A2.4, Eq. 5)
 
 
 def autotiering_scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, used_bps, hist, *,
                        caps: af.Caps, spc, wet, sla, aging_factor, wet_mig, mig_speed_floor, migration_epoch_s,
-                       history="A") -> AtScores:
+                       history="A", lat_floor=None, cap_max=None) -> AtScores:
     """Alg. 1 lines 22-35 and Alg. 2 lines 1-18 over all tiers x VMDKs at once.
 
     ``m, b, conf`` (V,): the TSSCS line and confidence; ``tier_lat`` (T,): ``L_t``; ``cal_tier`` (V,):
@@ -255,27 +269,35 @@ def autotiering_scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size,
     (V,) ``currReadThrpt`` bytes/s; ``used_bps`` (T, 2) measured read/write bytes/s of each tier;
     ``hist`` (T, V) the history term. ``spc``, ``wet`` (T, 3). ``history``: "A" (Eq. 7) or "B"
     (A2.14's aged capacity score), or a traced bool (True = "B").
+    ``lat_floor`` (T, V) seconds or None: a predicted latency below it is raised to it (the tier's unloaded
+    latency, :func:`latency_floor`); None: A1.26-29 as printed (``Lat <= 0`` gives 0 IOPS).
+    ``cap_max`` (T, V, 3) or None: the caps each (tier, VMDK) entry is held against (:func:`vmdk_caps`);
+    None: ``maxP, maxB, maxS`` of ``caps`` for every VMDK.
     """
     hb = (history == "B") if isinstance(history, str) else history
+    n_t, n_v = jnp.shape(tier_lat)[0], jnp.shape(m)[0]
+    floor = jnp.zeros((n_t, n_v)) if lat_floor is None else jnp.asarray(lat_floor, jnp.float64)
+    if cap_max is None:
+        cap_max = jnp.broadcast_to(jnp.stack([caps.P, caps.B, caps.S], axis=-1)[:, None, :], (n_t, n_v, 3))
     return _scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, used_bps, hist, caps,
                    jnp.asarray(spc, jnp.float64), jnp.asarray(wet, jnp.float64), sla, aging_factor, wet_mig,
-                   mig_speed_floor, migration_epoch_s, jnp.asarray(hb))
+                   mig_speed_floor, migration_epoch_s, jnp.asarray(hb), floor, jnp.asarray(cap_max, jnp.float64))
 
 
 @jax.jit
 def _scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, used_bps, hist, caps, spc, wet, sla,
-            aging_factor, wet_mig, mig_speed_floor, migration_epoch_s, history_b) -> AtScores:
+            aging_factor, wet_mig, mig_speed_floor, migration_epoch_s, history_b, floor, maxes) -> AtScores:
     n_t = tier_lat.shape[0]
     t_idx = jnp.arange(n_t)[:, None]
-    # A1.34-35 estimateAvgLat(v, t) = m_v (L_t - L_{VM[v].tier}) + b_v
-    lat = m[None, :] * (tier_lat[:, None] - tier_lat[cal_tier][None, :]) + b[None, :]
+    # A1.34-35 estimateAvgLat(v, t) = m_v (L_t - L_{VM[v].tier}) + b_v; [R] at least the tier's floor
+    lat_raw = m[None, :] * (tier_lat[:, None] - tier_lat[cal_tier][None, :]) + b[None, :]
+    lat = jnp.maximum(lat_raw, floor)
     # A1.26-32
     p = jnp.where(lat > 0, 1.0 / jnp.where(lat > 0, lat, 1.0), 0.0)
     cap = jnp.stack([p, p * io_bytes[None, :], jnp.broadcast_to(size[None, :], p.shape)], axis=-1)
-    maxes = jnp.stack([caps.P, caps.B, caps.S], axis=-1)                    # (T, 3)
-    # A2.4-13
-    eligible = jnp.all(cap <= maxes[:, None, :], axis=-1)
-    ratio = jnp.where(eligible[..., None], cap / maxes[:, None, :], 0.0)
+    # A2.4-13 (maxes: (T, V, 3))
+    eligible = jnp.all(cap <= maxes, axis=-1)
+    ratio = jnp.where(eligible[..., None], cap / maxes, 0.0)
     # Eq. 6 orthogonal match
     omega = jnp.einsum("tk,tvk->tv", spc * wet, ratio) * sla * conf[None, :] / jnp.sum(wet, axis=1)[:, None]
     # A2.16-18 migCost, in migration epochs; 0 on the own tier
@@ -289,7 +311,7 @@ def _scores(m, b, conf, tier_lat, cal_tier, cur_tier, io_bytes, size, read_bps, 
     s_b = perf_score(h_b, 0.0, 1.0, wet_mig, mig_cost)
     score = jnp.where(eligible, jnp.where(history_b, s_b, s_a), -1.0)
     hist_next = jnp.where(history_b, h_b, jnp.where(eligible, s_a, 0.0))
-    return AtScores(lat, cap, ratio, eligible, omega, mig_cost, score, hist_next)
+    return AtScores(lat, cap, ratio, eligible, omega, mig_cost, score, hist_next, lat_raw, maxes)
 
 
 # ============================================================================ matching
@@ -346,6 +368,25 @@ def place_leftovers(dest, current, size, cap_s):
     return jnp.where(left, tier, dest)
 
 
+@jax.jit
+def admit_copies(want, dst, place, reserved_dst, size, raw_bytes):
+    """The copies that may start (same for every policy, [R]): a VMDK occupies its source until its copy ends and its
+    destination from the start, so a tier physically holds the VMDKs it serves plus the copies into it in flight
+    (``reserved_dst`` (V,), -1 for none). The wanted copies (``want`` (V,) bool into ``dst``) start in index order
+    while the destination's raw capacity ``raw_bytes`` (T,) holds them; the others wait for a later decision.
+    Returns (V,) bool. A ``lax.scan`` over the VMDKs with the T occupancies as its carry."""
+    n_t = raw_bytes.shape[0]
+    tiers_ = jnp.arange(n_t)[None, :]
+    occ = (((place[:, None] == tiers_) | (reserved_dst[:, None] == tiers_)) * size[:, None]).sum(0)
+
+    def step(o, v):
+        ok = want[v] & (o[dst[v]] + size[v] <= raw_bytes[dst[v]])
+        return o.at[dst[v]].add(jnp.where(ok, size[v], 0.0)), ok
+
+    _, ok = jax.lax.scan(step, occ, jnp.arange(size.shape[0]))
+    return ok
+
+
 # ============================================================================ policy steps
 
 
@@ -369,15 +410,40 @@ def autotiering_monitor(num, tiers, caps, meas: af.Measured, samples, hist, cur_
     x = jnp.sum(meas.iops_rw, axis=1)
     bts = jnp.sum(meas.bytes_rw, axis=1)
     io = jnp.where(x > 0, bts / jnp.where(x > 0, x, 1.0), 4.0 * KiB)      # avgIOSize, measured
+    f = jnp.where(x > 0, meas.iops_rw[:, 0] / jnp.where(x > 0, x, 1.0), 0.5)   # read fraction, measured
     n_t = tiers.n_disks.shape[0]
     oh = (meas.tier[:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
     used = oh.T @ meas.bytes_rw                                             # (T, 2)
+    floor = jnp.where(num["lat_floor_zero"], 0.0, latency_floor(tiers, io, f, num["fallback_qd"]))
+    cmax = vmdk_caps(caps, f, num["maxp_mixed"])
     sc = autotiering_scores(m, b, conf, lt, meas.tier, cur_tier, io, meas.size, meas.bytes_rw[:, 0], used, hist,
                             caps=caps, spc=num["spc"], wet=num["wet"], sla=num["sla"],
                             aging_factor=num["aging_factor"], wet_mig=num["wet_mig"],
                             mig_speed_floor=num["mig_speed_floor"], migration_epoch_s=num["migration_epoch_s"],
-                            history=num["history_b"])
+                            history=num["history_b"], lat_floor=floor, cap_max=cmax)
     return sc, (m, b, conf, r2)
+
+
+def latency_floor(tiers: af.TierArrays, io_bytes, read_frac, qd):
+    """The tier's floor for a predicted latency, (T, V) seconds: its unloaded datasheet latency
+    ``qd / IOPS + s / BW`` for the VMDK's IO size ``s`` at its read fraction (:func:`~tieringlab.models.allflash.
+    unloaded_latency`), the fastest the tier answers an IO. A1.35 extrapolates the TSSCS line to faster tiers;
+    a value below this (A1.26's ``Lat <= 0`` included) is a failure of the extrapolation, not a faster tier."""
+    l0 = af.unloaded_latency(tiers, io_bytes, qd)                           # (T, 2, V)
+    f = jnp.asarray(read_frac, jnp.float64)[None, :]
+    return f * l0[:, 0, :] + (1.0 - f) * l0[:, 1, :]
+
+
+def vmdk_caps(caps: af.Caps, read_frac, mixed):
+    """The caps each (tier, VMDK) entry is held against, (T, V, 3) ``[maxP, maxB, maxS]``: the read-direction
+    ``caps.P``, ``caps.B`` (notes 6.2 item 9), or with ``mixed`` (may be traced) the harmonic mix of the read and
+    write caps at the VMDK's read fraction ``f``, ``1 / (f / max_R + (1 - f) / max_W)`` (what the tier serves of
+    a stream with that mix)."""
+    f = jnp.asarray(read_frac, jnp.float64)[None, :]
+    mix = lambda rw: 1.0 / (f / rw[:, 0:1] + (1.0 - f) / rw[:, 1:2])      # noqa: E731
+    p = jnp.where(mixed, mix(caps.P_rw), caps.P[:, None] + 0.0 * f)
+    b = jnp.where(mixed, mix(caps.B_rw), caps.B[:, None] + 0.0 * f)
+    return jnp.stack([p, b, jnp.broadcast_to(caps.S[:, None], p.shape)], axis=-1)
 
 
 @jax.jit
@@ -425,18 +491,22 @@ def _numeric(kind: str, p):
             "mig_speed_floor": f(a.mig_speed_floor), "migration_epoch_s": f(a.migration_epoch_s),
             "fallback_qd": f(a.fallback_qd), "history_b": jnp.asarray(a.history == "B"),
             "tier_latency_datasheet": jnp.asarray(a.tier_latency == "datasheet"),
+            "lat_floor_zero": jnp.asarray(a.lat_floor == "zero"), "maxp_mixed": jnp.asarray(a.max_mix == "mixed"),
             "rank_density": jnp.asarray(g.rank == "density"), "iops_budget": jnp.asarray(bool(g.iops_budget))}
 
 
-@partial(jax.jit, static_argnames=("n_samples", "sim", "epoch_s"))
+@partial(jax.jit, static_argnames=("n_samples", "sim"))
 def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
     """The closed loop of one run (see the module docstring): a ``lax.scan`` over monitor epochs. The
-    policy is chosen by ``num["is_at"]`` (a ``lax.cond``: only the chosen branch runs)."""
+    policy is chosen by ``num["is_at"]`` (a ``lax.cond``: only the chosen branch runs); the epoch length and the
+    model's source and copy-share readings (``num["open_source"]``, ``num["mig_fair"]``) are traced, so their
+    readings share one compiled program."""
+    op, fair = num["open_source"], num["mig_fair"]
     n_t = tiers.n_disks.shape[0]
     n_v = env.size.shape[0]
     n_e = env.lam.shape[0]
     caps = af.capacity_caps(tiers, num["gamma"], num["gamma_s"])
-    cap3 = jnp.stack([caps.P, caps.B, caps.S], axis=-1)
+    ones3 = jnp.ones((n_t, 3))
     zeros_tv = jnp.zeros((n_t, n_v))
 
     carry0 = dict(place=env.place0.astype(jnp.int64), rem=jnp.zeros(n_v), dst=env.place0.astype(jnp.int64),
@@ -446,10 +516,12 @@ def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
         e, lam_e, read_e = xs
         # 1. in-flight copies (served from their source during the whole epoch) take the device time the
         #    VMDKs' own IO leaves, at least mig_min_share of a tier
-        r0 = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, jnp.zeros(n_t))
-        moved, mig_util, done = af.migration_step(tiers, sim, c["rem"], c["place"], c["dst"], r0.rho, epoch_s)
+        r0 = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, jnp.zeros(n_t),
+                      open_source=op)
+        moved, mig_util, done = af.migration_step(tiers, sim, c["rem"], c["place"], c["dst"], r0.rho, epoch_s,
+                                                  r0.work, fair=fair)
         # 2. contention fixed point with the copies
-        r = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, mig_util)
+        r = af.serve(tiers, sim, c["place"], lam_e, read_e, env.io_bytes, env.window, mig_util, open_source=op)
         # 3. the IO Filter's view
         meas = af.Measured(tier=c["place"], iops_rw=r.x_rw, bytes_rw=r.x_rw * env.io_bytes[:, None], lat=r.lat,
                         size=env.size)
@@ -464,10 +536,11 @@ def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
         def autotiering(_):
             samples, _n = af.probe_samples(jax.random.fold_in(key, e), tiers, sim, c["place"], lam_e, read_e,
                                            env.io_bytes, env.window, mig_util, num["levels"], n_samples,
-                                           num["probe_window_s"])
+                                           num["probe_window_s"], open_source=op)
             sc, (m, b, conf, r2) = autotiering_monitor(num, tiers, caps, meas, samples, c["hist"], place)
-            dest, _ = tier_major_greedy(sc.score, sc.eligible, sc.cap, cap3, pinned)
-            diag = dict(pred_lat=sc.lat, score=sc.score, slope=m, intercept=b, conf=conf, r2=r2, samples=samples)
+            dest, _ = tier_major_greedy(sc.score, sc.eligible, sc.cap / sc.cap_max, ones3, pinned)
+            diag = dict(pred_lat=sc.lat, pred_raw=sc.lat_raw, score=sc.score, slope=m, intercept=b, conf=conf,
+                        r2=r2, samples=samples)
             return dest, sc.hist, c["acc"], c["n_acc"], diag
 
         def greedy(_):
@@ -478,14 +551,16 @@ def _simulate_one(n_samples, sim, epoch_s, num, tiers, env: Env, key):
             usage3 = jnp.concatenate([usage, jnp.zeros(usage.shape[:2] + (1,))], axis=-1)
             cap_ = jnp.concatenate([cap, jnp.full((n_t, 1), jnp.inf)], axis=-1)
             dest, _ = tier_major_greedy(score, elig, usage3, cap_, pinned)
-            diag = dict(pred_lat=zeros_tv, score=score, slope=jnp.zeros(n_v), intercept=jnp.zeros(n_v),
-                        conf=jnp.zeros(n_v), r2=jnp.zeros(n_v),
+            diag = dict(pred_lat=zeros_tv, pred_raw=zeros_tv, score=score, slope=jnp.zeros(n_v),
+                        intercept=jnp.zeros(n_v), conf=jnp.zeros(n_v), r2=jnp.zeros(n_v),
                         samples=jnp.zeros((n_v, num["levels"].shape[0], n_samples)))
             return dest, c["hist"], jnp.where(decide, 0.0, acc), jnp.where(decide, 0.0, n_acc), diag
 
         dest, hist, acc, n_acc, diag = jax.lax.cond(num["is_at"], autotiering, greedy, None)
         final = place_leftovers(dest, place, env.size, caps.S)
-        start = decide & (~in_flight) & (final != place)
+        want = decide & (~in_flight) & (final != place)
+        start = admit_copies(want, final, place, jnp.where(in_flight, c["dst"], -1), env.size,
+                             tiers.n_disks * tiers.disk_bytes)
         dst = jnp.where(in_flight, c["dst"], jnp.where(start, final, place))
         rem = jnp.where(start, env.size, rem)
         oh = (c["place"][:, None] == jnp.arange(n_t)[None, :]).astype(jnp.float64)
@@ -550,7 +625,11 @@ def simulate(kind: str, params, observations: xr.Dataset, key=None, sim: af.Data
         n_samples = AutoTieringParams().n_samples
         key = jax.random.key(0) if key is None else key
     num = _numeric(kind, params)
-    run = partial(_simulate_one, n_samples, sim, epoch_s, num, tiers)
+    num.update(open_source=jnp.asarray(sim.source == "open"), mig_fair=jnp.asarray(sim.mig_share == "fair"),
+               epoch_s=jnp.asarray(epoch_s, jnp.float64))
+    # the readings that are traced flags share the compiled program of the default model
+    run = partial(_simulate_one, n_samples, dataclasses.replace(sim, source="open", mig_share="fair"),
+                  num["epoch_s"], num, tiers)
     if has_seed:
         outs = jax.vmap(run)(env, jax.random.split(key, env.size.shape[0]))
     else:
@@ -564,8 +643,8 @@ def _label(outs, obs, has_seed, policy, kind, levels_s):
     dims = {"iops": (e, t, d), "bytes_per_s": (e, t, d), "latency_s": (e, t, d), "tier_of": (e, v),
             "moved_bytes": (e, v), "started": (e, v), "dst": (e, v), "vmdk_iops": (e, v, d),
             "vmdk_latency_s": (e, v), "rho": (e, t), "mig_util": (e, t), "decided": (e,),
-            "pred_lat": (e, t, v), "score": (e, t, v), "slope": (e, v), "intercept": (e, v), "conf": (e, v),
-            "r2": (e, v), "samples": (e, v, "level", "sample")}
+            "pred_lat": (e, t, v), "pred_raw": (e, t, v), "score": (e, t, v), "slope": (e, v), "intercept": (e, v),
+            "conf": (e, v), "r2": (e, v), "samples": (e, v, "level", "sample")}
     data = {k: (lead + dims[k], np.asarray(val)) for k, val in outs.items()}
     coords = {"epoch": obs["epoch"].values, "tier": obs["tier"].values, "direction": list(_DIRECTIONS),
               "vmdk": obs["vmdk"].values, "level": levels_s}
@@ -577,8 +656,8 @@ def _label(outs, obs, has_seed, policy, kind, levels_s):
             da = obs[c] if obs[c].dims == ("vmdk",) else obs[c].isel(seed=0)
             ds = ds.assign_coords({c: ("vmdk", da.values)})
     units = {"iops": "IO/s", "bytes_per_s": "bytes/s", "latency_s": "s", "moved_bytes": "bytes", "vmdk_iops": "IO/s",
-             "vmdk_latency_s": "s", "pred_lat": "s", "intercept": "s", "rho": "1", "mig_util": "1", "samples": "s",
-             "level": "s"}
+             "vmdk_latency_s": "s", "pred_lat": "s", "pred_raw": "s", "intercept": "s", "rho": "1", "mig_util": "1",
+             "samples": "s", "level": "s"}
     for k, u in units.items():
         if k in ds:
             ds[k].attrs["units"] = u

@@ -15,6 +15,9 @@ notes ``autotiering.md`` Sec. 1.6 and 6.4; none of it is a paper number):
   window 1) and a data VMDK that carries the Table V workload.
 - **Data VMDK sizes**: log-uniform in ``data_size_range_bytes`` (seeded), rescaled so that all VMDKs
   together fill ``fill_fraction`` of the tiers' raw capacity (tier 1 must not hold everything).
+- **Offered load**: Table V's rates (with Zipf's fraction, below) sum to about 1.8x the device time of the
+  tiers pooled into one device (:func:`pooled_utilisation`); every VMDK's rate is scaled by one factor to
+  ``pooled_utilisation`` of it (0.7: busy, but servable; None keeps the printed rates, the overload reading).
 - **Zipf IOs**: its 1942K IOPS exceed any Table IV disk eightfold (fio's ``zipf.fio`` uses the null
   engine); the device demand is ``zipf_device_fraction`` of it.
 - **Dynamics** ("VMs are changing behaviors during runtime", "I/O spikes or bursties", Sec. III-B,
@@ -48,8 +51,8 @@ from tieringlab.units import GB, KiB, MiB
 
 __all__ = [
     "TableVRow", "TABLE_V", "table_v", "BEHAVIOUR", "VM_COLUMNS", "vm_table", "check_vm_table",
-    "WorkloadParams", "Vmdks", "make_vmdks", "offered_load", "spike_mmpp", "initial_placement", "scenario",
-    "tiers_from_scenario",
+    "WorkloadParams", "Vmdks", "make_vmdks", "pooled_utilisation", "mean_read_fraction", "offered_load", "spike_mmpp",
+    "initial_placement", "scenario", "tiers_from_scenario",
 ]
 
 
@@ -175,6 +178,13 @@ class WorkloadParams:
     spike_mean_epochs: float = param(1.0, "mean spike length in epochs (documented choice)", bounds=(0.01, None))
     epochs_per_phase: int = param(10, "multi-phase jobs change phase every this many epochs (documented choice)",
                                   bounds=(1, 1000))
+    pooled_utilisation: float | None = param(
+        0.7, "offered load: every VMDK's Table V rate is scaled by one factor so that the tiers, pooled into one "
+             "device, would be busy this share of their device time at the base rates (spikes add about 10 %); "
+             "Table V's rates sum to about 1.8x what the tiers serve and Fig. 5's totals (100-150K IOPS) are far below "
+             "Table V's 499K, so they cannot all be offered at once; 0.7: busy, but a placement decides which tier "
+             "saturates (documented choice). None: Table V's rates as printed (the overload reading)",
+        bounds=(0.01, 5.0))
 
     def __post_init__(self):
         cross_field(field_problems(self))
@@ -238,6 +248,23 @@ def make_vmdks(key, table: pd.DataFrame, raw_capacity_bytes: float, wp: Workload
     )
 
 
+def pooled_utilisation(tiers: af.TierArrays, base_iops, io_bytes, read_frac) -> float:
+    """The share of the tiers' device time the VMDKs would use if the tiers were one pooled device:
+    ``sum_v lam_v (f_v / C_R(s_v) + (1 - f_v) / C_W(s_v))`` with ``C_d(s) = sum_t n_t / u_{t,d}(s)`` the pooled
+    IO/s in direction ``d`` at IO size ``s`` (:func:`tieringlab.models.allflash.device_time`; the Table V limits
+    per disk). Below 1 the tiers together could serve the load; each tier alone may still saturate."""
+    u = np.asarray(af.device_time(tiers, np.asarray(io_bytes, float)))           # (T, 2, V)
+    c = np.sum(np.asarray(tiers.n_disks)[:, None, None] / u, axis=0)             # (2, V) pooled IO/s
+    f = np.asarray(read_frac, float)
+    return float(np.sum(np.asarray(base_iops, float) * (f / c[0] + (1.0 - f) / c[1])))
+
+
+def mean_read_fraction(vmdks: Vmdks) -> np.ndarray:
+    """Each VMDK's read fraction averaged over its phases (V,)."""
+    pr, n = np.asarray(vmdks.phase_read), np.asarray(vmdks.n_phases)
+    return np.array([pr[v, : n[v]].mean() for v in range(pr.shape[0])])
+
+
 def spike_mmpp(wp: WorkloadParams, epoch_s: float) -> MMPP2:
     """The MMPP(2) of rate multipliers: phase 1 (spike) multiplies the rate by ``spike_factor``, phase 2
     by 1; the spike phase holds ``spike_probability`` of the time (``pi_1 = r21 / (r12 + r21)``) and lasts
@@ -294,9 +321,11 @@ def scenario(key, *, tier_table: pd.DataFrame, n_disks, vms: pd.DataFrame | None
              epoch_s: float = 300.0, gamma_s: float = 0.9, wp: WorkloadParams = WorkloadParams()) -> xr.Dataset:
     """The environment of one AutoTiering run as a labelled Dataset (the ``observations`` of the
     AutoTiering / IDT / EDT controllers): the tiers (``tier_table`` with ``n_disks``), the VMDKs of
-    ``vms`` (:func:`vm_table` by default) with sizes drawn from ``key``, their offered load per epoch
-    (:func:`offered_load`) and a random feasible initial placement under the storage caps
-    ``gamma_s x raw capacity``. Dims ``epoch`` (``n_epochs`` monitor epochs of ``epoch_s`` seconds),
+    ``vms`` (:func:`vm_table` by default) with sizes drawn from ``key``, their base rates scaled by one factor
+    (``attrs["load_scale"]``) to ``wp.pooled_utilisation`` of the pooled tiers (:func:`pooled_utilisation`; None:
+    as printed), their offered load per epoch (:func:`offered_load`) and a random feasible initial placement
+    under the storage caps ``gamma_s x raw capacity``. Dims ``epoch`` (``n_epochs`` monitor epochs of
+    ``epoch_s`` seconds),
     ``vmdk``, ``tier``. Bad tables raise ``ValueError`` naming the table, row and column, as does a tier
     smaller than one VMDK."""
     vms = vm_table() if vms is None else vms
@@ -308,6 +337,9 @@ def scenario(key, *, tier_table: pd.DataFrame, n_disks, vms: pd.DataFrame | None
     raw = float(jnp.sum(tiers.n_disks * tiers.disk_bytes))
     k_size, k_load, k_place = jax.random.split(key, 3)
     vm = make_vmdks(k_size, vms, raw, wp)
+    u_printed = pooled_utilisation(tiers, vm.base_iops, vm.io_bytes, mean_read_fraction(vm))
+    load_scale = 1.0 if wp.pooled_utilisation is None else wp.pooled_utilisation / u_printed
+    vm = vm._replace(base_iops=vm.base_iops * load_scale)
     cap_s = gamma_s * tiers.n_disks * tiers.disk_bytes
     names = list(vms.index)
     labels = [f"{names[i]}/{'data' if d else 'system'}" for i, d in zip(vm.vm, vm.is_data)]
@@ -332,7 +364,8 @@ def scenario(key, *, tier_table: pd.DataFrame, n_disks, vms: pd.DataFrame | None
     for k, u in units.items():
         ds[k].attrs["units"] = u
     ds["initial_tier"].attrs["long_name"] = "initial tier (0-based position in the tier table)"
-    ds.attrs.update(epoch_s=float(epoch_s), gamma_s=float(gamma_s),
+    ds.attrs.update(epoch_s=float(epoch_s), gamma_s=float(gamma_s), load_scale=float(load_scale),
+                    pooled_utilisation_printed=float(u_printed),
                     source="AutoTiering paper Table IV (tiers), Table V (workloads); readings of autotiering.md 6.4")
     return ds
 
