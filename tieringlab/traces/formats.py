@@ -36,16 +36,19 @@ from tieringlab.traces.readers import (
     READ_OPS,
     SECTOR_BYTES,
     WRITE_OPS,
+    BlockFields,
     TraceFormatError,
     _category_codes,
     _check_errors_arg,
     _check_extent,
+    _check_file,
     _finish,
     _is_int,
     _is_real,
     _numeric,
     _open_text,
     _read_chunked,
+    block_parser,
     read_cloudphysics,
     read_msr,
 )
@@ -101,20 +104,6 @@ def _check_common(errors, name, max_request_bytes, max_time_inversion_s, obj_id_
     if not (_is_int(obj_id_bytes) and 1 <= obj_id_bytes <= MAX_ADDRESS_BYTES):
         raise ValueError(f"obj_id_bytes must be a positive integer number of bytes per object id (4096: pages, "
                          f"512: sectors, 1: byte offsets), got {obj_id_bytes!r}")
-
-
-def _check_file(path) -> Path:
-    path = Path(path)
-    if not path.is_file():
-        if path.is_dir():
-            raise IsADirectoryError(f"{path}: is a directory, not a trace file")
-        if path.exists():
-            raise TraceFormatError(f"{path}: not a regular file (a FIFO, socket or device); a trace reader reads a "
-                                   f"file on disk (it hashes the whole file)")
-        raise FileNotFoundError(f"{path}: no such trace file")
-    if path.stat().st_size == 0:
-        raise TraceFormatError(f"{path}: empty file (no requests)")
-    return path
 
 
 def _read_exact(path: Path, stream, n: int) -> bytes:
@@ -364,40 +353,16 @@ def _one_volume(path: Path, read, volume, what: str):
     return ds
 
 
-def _parse_tencent(chunk, fail, max_request_bytes):
-    t, bad, big = _numeric(chunk["Timestamp"])
-    fail(bad, "Timestamp", "expected an integer Unix time in seconds")
-    fail(big | (t < 0), "Timestamp", "out of range: a Unix time in seconds in [0, 2^63 - 1]")
-    off, bad, big = _numeric(chunk["Offset"])
-    fail(bad | (off < 0), "Offset", "expected a non-negative integer sector number")
-    fail(big | (off > MAX_ADDRESS_BYTES // SECTOR_BYTES), "Offset",
-         f"out of range: Offset x {SECTOR_BYTES} bytes must stay within the address limit of 2^53 bytes (8 PiB)")
-    n, bad, big = _numeric(chunk["Size"])
-    fail(bad | (n <= 0), "Size", "expected a positive integer number of 512-byte sectors")
-    fail(big | (n > max_request_bytes // SECTOR_BYTES), "Size",
-         f"out of range: larger than the limit of {max_request_bytes} bytes per request")
-    off = np.where(off > MAX_ADDRESS_BYTES // SECTOR_BYTES, 0, off) * SECTOR_BYTES
-    sz = np.where(big, 1, n) * SECTOR_BYTES
-    _check_extent(fail, off, sz, max_request_bytes, "Size", "Offset")
-    code = _category_codes(chunk["IOType"], {"0": 0, "1": 1})
-    fail(code < 0, "IOType", "expected 0 (read) or 1 (write)")
-    return t, off, sz, code == 1
-
-
-def _parse_alibaba(chunk, fail, max_request_bytes):
-    t, bad, big = _numeric(chunk["timestamp"])
-    fail(bad, "timestamp", "expected an integer time in microseconds")
-    fail(big | (t < 0), "timestamp", "out of range: a time in microseconds in [0, 2^63 - 1]")
-    off, bad, big = _numeric(chunk["offset"])
-    fail(bad | (off < 0), "offset", "expected a non-negative integer byte offset")
-    fail(big | (off > MAX_ADDRESS_BYTES), "offset", "out of range: offsets are at most 2^53 bytes (8 PiB)")
-    sz, bad, big = _numeric(chunk["length"])
-    fail(bad | (sz <= 0), "length", "expected a positive integer size in bytes")
-    fail(big, "length", f"out of range: larger than the limit of {max_request_bytes} bytes per request")
-    _check_extent(fail, off, sz, max_request_bytes, "length", "offset")
-    code = _category_codes(chunk["opcode"], {"r": 0, "w": 1})
-    fail(code < 0, "opcode", "expected 'R' or 'W'")
-    return t, off, sz, code == 1
+TENCENT_CBS_FIELDS = BlockFields(
+    time="Timestamp", time_what="an integer Unix time in seconds", time_range="a Unix time in seconds in [0, 2^63 - 1]",
+    offset="Offset", offset_unit=SECTOR_BYTES, size="Size", size_unit=SECTOR_BYTES, op="IOType",
+    op_codes={"0": 0, "1": 1}, op_what="0 (read) or 1 (write)")
+ALIBABA_FIELDS = BlockFields(
+    time="timestamp", time_what="an integer time in microseconds",
+    time_range="a time in microseconds in [0, 2^63 - 1]", offset="offset", offset_unit=1, size="length",
+    size_unit=1, op="opcode", op_codes={"r": 0, "w": 1}, op_what="'R' or 'W'")
+_parse_tencent = block_parser(TENCENT_CBS_FIELDS)
+_parse_alibaba = block_parser(ALIBABA_FIELDS)
 
 
 def _text_kw(errors, name, chunksize, max_request_bytes, max_time_inversion_s):

@@ -32,6 +32,8 @@ import hashlib
 import io
 import warnings
 import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -514,6 +516,21 @@ def _header_names(path: Path, line: str, columns: tuple[str, ...]) -> tuple[str,
     return tuple(canon[f] for f in fields)
 
 
+def _check_file(path) -> Path:
+    """``path`` as a Path when it is a non-empty regular file; otherwise the error that says what it is."""
+    path = Path(path)
+    if not path.is_file():
+        if path.is_dir():
+            raise IsADirectoryError(f"{path}: is a directory, not a trace file")
+        if path.exists():
+            raise TraceFormatError(f"{path}: not a regular file (a FIFO, socket or device); a trace reader reads a "
+                                   f"file on disk (it hashes the whole file)")
+        raise FileNotFoundError(f"{path}: no such trace file")
+    if path.stat().st_size == 0:
+        raise TraceFormatError(f"{path}: empty file (no requests)")
+    return path
+
+
 def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, numeric: tuple[str, ...],
                   parse, ticks_per_s: int, time_field: str, source: str,
                   name: str | None, errors: str, chunksize: int, max_request_bytes: int,
@@ -540,16 +557,7 @@ def _read_chunked(path: str | Path, *, columns: tuple[str, ...], dtype: dict, nu
         raise ValueError(f"max_time_inversion_s must be a number of seconds >= 0, got {max_time_inversion_s!r}")
     if name is not None and not isinstance(name, str):
         raise ValueError(f"name must be a string (the trace's name) or None, got {name!r}")
-    path = Path(path)
-    if not path.is_file():
-        if path.is_dir():
-            raise IsADirectoryError(f"{path}: is a directory, not a trace file")
-        if path.exists():
-            raise TraceFormatError(f"{path}: not a regular file (a FIFO, socket or device); a trace reader reads a "
-                                   f"file on disk (it hashes the whole file)")
-        raise FileNotFoundError(f"{path}: no such trace file")
-    if path.stat().st_size == 0:
-        raise TraceFormatError(f"{path}: empty file (no requests)")
+    path = _check_file(path)
     parts: tuple[list, ...] = ([], [], [], [], [])
     names = columns        # the file's column order: the header's, else the format's
     n_skipped = 0
@@ -638,38 +646,82 @@ def _check_extent(fail, off: np.ndarray, sz: np.ndarray, max_request_bytes: int,
                              "bytes (8 PiB)")
 
 
-def _parse_msr(chunk: pd.DataFrame, fail, max_request_bytes: int) -> tuple[np.ndarray, ...]:
-    ts, bad, big = _numeric(chunk["Timestamp"])
-    fail(bad, "Timestamp", "expected an integer Windows FILETIME (100 ns ticks)")
-    fail(big | (ts < 0), "Timestamp", "out of range: a Windows FILETIME is an integer in [0, 2^63 - 1]")
-    off, bad, big = _numeric(chunk["Offset"])
-    fail(bad | (off < 0), "Offset", "expected a non-negative integer byte offset")
-    fail(big | (off > MAX_ADDRESS_BYTES), "Offset", "out of range: offsets are at most 2^53 bytes (8 PiB)")
-    sz, bad, big = _numeric(chunk["Size"])
-    fail(bad | (sz <= 0), "Size", "expected a positive integer size in bytes")
-    fail(big, "Size", f"out of range: larger than the limit of {max_request_bytes} bytes per request")
-    _check_extent(fail, off, sz, max_request_bytes, "Size", "Offset")
-    code = _category_codes(chunk["Type"], {"read": 0, "write": 1})
-    fail(code < 0, "Type", "expected 'Read' or 'Write'")
-    return ts, off, sz, code == 1
+@dataclass(frozen=True)
+class BlockFields:
+    """One block-trace CSV layout's four request fields and how each is checked (one parser for every layout).
+
+    ``time_what``/``time_range`` complete "expected ..." and "out of range: ..."; ``offset_unit`` and
+    ``size_unit`` are 1 (bytes) or :data:`SECTOR_BYTES` (512-byte sectors); ``op_codes`` maps the operation
+    field's (stripped, lower-case) values to 0 (read) or 1 (write); ``order`` is the order in which the
+    offset and size fields are checked (the first failing check names the error)."""
+
+    time: str
+    time_what: str
+    time_range: str
+    offset: str
+    offset_unit: int
+    size: str
+    size_unit: int
+    op: str
+    op_codes: Mapping[str, int]
+    op_what: str
+    order: tuple[str, str] = ("offset", "size")
 
 
-def _parse_cloudphysics(chunk: pd.DataFrame, fail, max_request_bytes: int) -> tuple[np.ndarray, ...]:
-    t, bad, big = _numeric(chunk["time"])
-    fail(bad, "time", "expected an integer number of seconds")
-    fail(big | (t < 0), "time", "out of range: time is a number of seconds in [0, 2^63 - 1]")
-    sz, bad, big = _numeric(chunk["size"])
-    fail(bad | (sz <= 0), "size", "expected a positive integer size in bytes")
-    fail(big, "size", f"out of range: larger than the limit of {max_request_bytes} bytes per request")
-    lbn, bad, big = _numeric(chunk["lbn"])
-    fail(bad | (lbn < 0), "lbn", "expected a non-negative integer sector number")
-    fail(big | (lbn > MAX_ADDRESS_BYTES // SECTOR_BYTES), "lbn",
-         f"out of range: lbn x {SECTOR_BYTES} bytes must stay within the address limit of 2^53 bytes (8 PiB)")
-    off = np.where(lbn > MAX_ADDRESS_BYTES // SECTOR_BYTES, 0, lbn) * SECTOR_BYTES  # no int64 wrap-around
-    _check_extent(fail, off, sz, max_request_bytes, "size", "lbn")
-    code = _category_codes(chunk["op"], {**{o: 0 for o in READ_OPS}, **{o: 1 for o in WRITE_OPS}})
-    fail(code < 0, "op", f"expected a SCSI read ({'/'.join(READ_OPS)}) or write ({'/'.join(WRITE_OPS)}) opcode")
-    return t, off, sz, code == 1
+def _address_field(chunk, fail, f: BlockFields) -> np.ndarray:
+    v, bad, big = _numeric(chunk[f.offset])
+    if f.offset_unit == 1:
+        fail(bad | (v < 0), f.offset, "expected a non-negative integer byte offset")
+        fail(big | (v > MAX_ADDRESS_BYTES), f.offset, "out of range: offsets are at most 2^53 bytes (8 PiB)")
+        return v
+    fail(bad | (v < 0), f.offset, "expected a non-negative integer sector number")
+    fail(big | (v > MAX_ADDRESS_BYTES // f.offset_unit), f.offset,
+         f"out of range: {f.offset} x {f.offset_unit} bytes must stay within the address limit of 2^53 bytes (8 PiB)")
+    return np.where(v > MAX_ADDRESS_BYTES // f.offset_unit, 0, v) * f.offset_unit  # no int64 wrap-around
+
+
+def _size_field(chunk, fail, f: BlockFields, max_request_bytes: int) -> np.ndarray:
+    v, bad, big = _numeric(chunk[f.size])
+    too_big = f"out of range: larger than the limit of {max_request_bytes} bytes per request"
+    if f.size_unit == 1:
+        fail(bad | (v <= 0), f.size, "expected a positive integer size in bytes")
+        fail(big, f.size, too_big)
+        return v
+    fail(bad | (v <= 0), f.size, f"expected a positive integer number of {f.size_unit}-byte sectors")
+    fail(big | (v > max_request_bytes // f.size_unit), f.size, too_big)
+    return np.where(big, 1, v) * f.size_unit
+
+
+def block_parser(f: BlockFields):
+    """The ``parse(chunk, fail, max_request_bytes) -> (time ticks, offset, size, is_write)`` of a layout."""
+
+    def parse(chunk: pd.DataFrame, fail, max_request_bytes: int) -> tuple[np.ndarray, ...]:
+        t, bad, big = _numeric(chunk[f.time])
+        fail(bad, f.time, f"expected {f.time_what}")
+        fail(big | (t < 0), f.time, f"out of range: {f.time_range}")
+        got = {}
+        for which in f.order:
+            got[which] = (_address_field(chunk, fail, f) if which == "offset"
+                          else _size_field(chunk, fail, f, max_request_bytes))
+        _check_extent(fail, got["offset"], got["size"], max_request_bytes, f.size, f.offset)
+        code = _category_codes(chunk[f.op], dict(f.op_codes))
+        fail(code < 0, f.op, f"expected {f.op_what}")
+        return t, got["offset"], got["size"], code == 1
+
+    return parse
+
+
+MSR_FIELDS = BlockFields(
+    time="Timestamp", time_what="an integer Windows FILETIME (100 ns ticks)",
+    time_range="a Windows FILETIME is an integer in [0, 2^63 - 1]", offset="Offset", offset_unit=1,
+    size="Size", size_unit=1, op="Type", op_codes={"read": 0, "write": 1}, op_what="'Read' or 'Write'")
+CLOUDPHYSICS_FIELDS = BlockFields(
+    time="time", time_what="an integer number of seconds",
+    time_range="time is a number of seconds in [0, 2^63 - 1]", offset="lbn", offset_unit=SECTOR_BYTES,
+    size="size", size_unit=1, op="op", op_codes={**{o: 0 for o in READ_OPS}, **{o: 1 for o in WRITE_OPS}},
+    op_what=f"a SCSI read ({'/'.join(READ_OPS)}) or write ({'/'.join(WRITE_OPS)}) opcode", order=("size", "offset"))
+_parse_msr = block_parser(MSR_FIELDS)
+_parse_cloudphysics = block_parser(CLOUDPHYSICS_FIELDS)
 
 
 _RULES_DOC = """
