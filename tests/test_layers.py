@@ -1,8 +1,8 @@
 """The import graph runs one way: no tieringlab module imports from a layer above its own.
 
 Layers, bottom to top (CONTRIBUTING.md): foundations (units, arrays, paths, fileio, progress, params,
-data) -> models -> traces -> policies -> claims -> experiments -> results, report, pipeline, cli. Imports
-inside a layer are allowed. The graph is read from the source with ``ast`` (every ``import`` and
+data) -> models -> traces -> policies -> claims -> experiments -> results, report, pipeline, sweep, simulate,
+cli. Imports inside a layer are allowed. The graph is read from the source with ``ast`` (every ``import`` and
 ``from ... import``, including the ones inside functions), so a lazy import cannot hide an upward edge.
 """
 
@@ -25,7 +25,7 @@ LAYERS = [
     {"tieringlab.claims"},
     {"tieringlab.experiments"},
     {"tieringlab.results", "tieringlab.report", "tieringlab.pipeline", "tieringlab.cli", "tieringlab.__main__",
-     "tieringlab.site", "tieringlab.sweep"},
+     "tieringlab.site", "tieringlab.sweep", "tieringlab.simulate"},
 ]
 
 
