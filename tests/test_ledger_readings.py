@@ -125,6 +125,12 @@ def test_affine_duplicates_need_three_distinct_values():
                                                                          "samples": x[:2]}}, src) == []
     # booleans are not quantities the audit compares
     assert audit.same_quantity({"a": {"value": True}, "b": {"value": True}}, src) == []
+    # a row constant at every point is not an affine copy of a varying row, in either order (least squares gives
+    # it a float-noise slope, not 0: the paper-scale audit at 920fcf0 flagged AutoTiering's constant C13 so)
+    noisy = [0.1 * v + 0.2 for v in (3.7, -1.3, 2.9, 11.0, 0.4)]
+    const = {"a": {"value": 0.0, "samples": noisy}, "b": {"value": 1.0, "samples": [1.0] * 5}}
+    assert audit.same_quantity(const, src) == []
+    assert audit.same_quantity({"a": const["b"], "b": const["a"]}, src) == []
 
 
 def test_a_row_no_seed_or_reading_moves_is_flagged():

@@ -80,8 +80,9 @@ def _close(x: np.ndarray, y: np.ndarray) -> bool:
 
 def _affine(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     """``(a, b)`` when ``y = a x + b`` exactly (to :data:`RTOL`) over at least :data:`MIN_AFFINE_POINTS` distinct
-    ``x`` with ``a != 0``; else None."""
-    if len(np.unique(x)) < MIN_AFFINE_POINTS:
+    ``x`` with ``a != 0``; else None. A constant ``y`` (to :data:`RTOL`) is never a match: it fits a line of slope
+    0 through any ``x``, and least squares returns that slope as float noise (1e-17), not as 0."""
+    if len(np.unique(x)) < MIN_AFFINE_POINTS or _close(y, np.full_like(y, y[0])):
         return None
     a, b = np.polyfit(x, y, 1)
     if a == 0 or not _close(a * x + b, y):
