@@ -32,6 +32,8 @@ from tieringlab.models.mmpp import sample_with_phases
 from tieringlab.models.workloads.ara import bursty_mmpp, sample_services
 from tieringlab.policies import ara
 
+GOAL = '≥ 30× one run, ≥ 100× per replication batched'  # the README's goal column (benchmarks/readme.py)
+
 QLEN = ara.AraParams(n_sites=16, delay_s=1.0, policy="qlen")
 
 

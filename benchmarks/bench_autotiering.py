@@ -26,6 +26,8 @@ from tieringlab.models.devices import autotiering_tier_table
 from tieringlab.policies import autotiering as at
 from tieringlab.units import GB, MB
 
+GOAL = 'milliseconds per epoch'  # the README's goal column (benchmarks/readme.py)
+
 SEED = 20261122
 SPC = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
 WET = np.ones((3, 3))

@@ -40,6 +40,8 @@ from tieringlab.paths import shared_dir
 from tieringlab.policies import caching, lru
 from tieringlab.traces import source
 
+GOAL = "match libcachesim's miss ratios; the Fig. 8/9 sweep under 30 min"  # README goal column
+
 #: vFRM paper Sec. 5.3: cache-friendly (cf4) and cache-unfriendly (cuf4) MSR traces; all8 = both.
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
 CUF4 = ("stg_1", "usr_2", "web_2", "src2_1")

@@ -27,6 +27,8 @@ import simpy
 import tieringlab  # noqa: F401  (x64)
 from tieringlab.models import queueing
 
+GOAL = '≥ 50×'  # the README's goal column (benchmarks/readme.py)
+
 
 def simpy_priority(arrivals: np.ndarray, services: np.ndarray, priority: np.ndarray) -> np.ndarray:
     """Departure times from a SimPy single-server non-preemptive priority model."""

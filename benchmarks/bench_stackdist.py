@@ -28,6 +28,8 @@ import numpy as np
 
 from tieringlab.models.stackdist import lru_hit_counts
 
+GOAL = '`ratio` ≥ 5 (the whole curve against libcachesim at every size)'  # README goal column
+
 ALPHA = 0.9  #: Zipf exponent, a common fit for block and web cache traces
 SEED = 20261121
 N_SIZES = 100

@@ -62,6 +62,8 @@ def test_rerun_is_bit_identical_and_a_killed_stage_leaves_no_partial_output(tmp_
     assert any(k.startswith(f"figures/{STAGE}/") for k in first) and any(k.startswith("tables/") for k in first)
     log = json.loads((results / "logs" / f"{STAGE}.json").read_text())
     assert log["stage"]["stage_seconds"] > 0 and log["stage"]["cells"]               # the times went here
+    # the kernel's resources (a kernel that imported JAX and xarray holds well over 100 MB; it used CPU)
+    assert log["stage"]["kernel_peak_rss_bytes"] > 100 * 2**20 and log["stage"]["cpu_user_s"] > 0.5
     nb = (results / "notebooks" / f"{STAGE}.ipynb").read_text()
     assert '"duration"' not in nb and "start_time" not in nb and ".staging" not in nb
 

@@ -154,3 +154,25 @@ def test_every_claim_names_an_existing_notebook():
     nbs = {p.stem for p in (Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb")}
     for claim in registry().values():
         assert claim.source in nbs, f"claim {claim.id} names missing notebook {claim.source}"
+
+
+def test_metric_arrays_and_units(tmp_path):
+    """An array metric keeps its dims, coordinates and units in the metrics JSON (a sweep rebuilds it from
+    there); a scalar's units sit beside it; a malformed array is refused naming the metric."""
+    import xarray as xr
+
+    out = Outputs("99_demo", tmp_path)
+    curve = xr.DataArray([0.25, np.nan, 0.75], dims=["cache_mb"], coords={"cache_mb": [1.0, 4.0, 16.0]},
+                         attrs={"units": "1"})
+    out.metric("hit_ratio", curve)
+    out.metric("grid", [[1, 2], [3, 4]], dims=("a", "b"), coords={"a": ["x", "y"], "b": [0, 1]}, units="s")
+    out.metric("mean_latency", 0.5, units="s")
+    saved = json.loads((tmp_path / "metrics/99_demo.json").read_text())
+    assert saved["arrays"]["hit_ratio"] == {"dims": ["cache_mb"], "coords": {"cache_mb": [1.0, 4.0, 16.0]},
+                                            "data": [0.25, None, 0.75], "units": "1"}
+    assert saved["arrays"]["grid"]["data"] == [[1.0, 2.0], [3.0, 4.0]] and saved["arrays"]["grid"]["units"] == "s"
+    assert saved["values"] == {"mean_latency": 0.5} and saved["units"] == {"mean_latency": "s"}
+    with pytest.raises(ValueError, match="metric 'bad': dim 'a' has 2 values but 3 coordinates"):
+        out.metric("bad", [1, 2], dims=("a",), coords={"a": [1, 2, 3]})
+    with pytest.raises(ValueError, match="metric 'bad': units must be a non-empty string"):
+        out.metric("bad", 1.0, units="")

@@ -11,6 +11,7 @@ other points are kept. Clusters: a LocalCluster of 2 workers started here and pa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -41,7 +42,11 @@ def stand_in_notebook(folder: Path) -> Path:
         "path = pathlib.Path(results_dir) / 'metrics' / '00_quickstart.json'\n"
         "path.parent.mkdir(parents=True)\n"
         "values = {'pages_per_mib': 2**20 // line_bytes, 'seed_plus_one': seed + 1}\n"
-        "path.write_text(json.dumps({'notebook': '00_quickstart', 'values': values, 'claims': {}}))\n")
+        "sizes = [1.0, 4.0] if seed == 0 else [4.0, 16.0]\n"
+        "curve = {'dims': ['cache_mb'], 'coords': {'cache_mb': sizes}, 'units': '1',\n"
+        "         'data': [c * 1000 + line_bytes for c in sizes]}\n"
+        "path.write_text(json.dumps({'notebook': '00_quickstart', 'values': values, 'claims': {},\n"
+        "                            'units': {'pages_per_mib': 'pages/MiB'}, 'arrays': {'curve': curve}}))\n")
     nb.cells = [cell, body]
     path = folder / "00_quickstart.ipynb"
     nbformat.write(nb, path)
@@ -94,8 +99,12 @@ def test_plan_takes_the_rest_from_params_yaml_or_the_notebook(notebook):
 
 
 def check_sweep(ds: xr.Dataset, out: Path, line_bytes: list[int], seeds: list[int]) -> None:
-    assert list(ds.sizes) == ["line_bytes", "seed"]
+    assert list(ds.sizes) == ["line_bytes", "seed", "cache_mb"]
     assert ds["line_bytes"].values.tolist() == line_bytes and ds["seed"].values.tolist() == seeds
+    # the array metric is kept along its own dim, over the union of the points' coordinates, with its units
+    assert ds["curve"].dims == ("line_bytes", "seed", "cache_mb") and ds["curve"].attrs["units"] == "1"
+    assert ds["cache_mb"].values.tolist() == ([1.0, 4.0, 16.0] if 0 in seeds else [4.0, 16.0])
+    assert ds["pages_per_mib"].attrs["units"] == "pages/MiB" and "units" not in ds["seed_plus_one"].attrs
     for lb in line_bytes:
         for s in seeds:
             at = ds.sel(line_bytes=lb, seed=s)
@@ -108,20 +117,24 @@ def check_sweep(ds: xr.Dataset, out: Path, line_bytes: list[int], seeds: list[in
                 assert at["ok"] and str(at["error"].values) == ""
                 assert float(at["pages_per_mib"]) == 2**20 // lb
                 assert float(at["seed_plus_one"]) == s + 1
+                sizes = [1.0, 4.0] if s == 0 else [4.0, 16.0]
+                curve = at["curve"].to_series().dropna()
+                assert curve.index.tolist() == sizes and curve.tolist() == [c * 1000 + lb for c in sizes]
                 saved = json.loads((out / "results" / label / "metrics/00_quickstart.json").read_text())
                 assert saved["values"] == {"pages_per_mib": 2**20 // lb, "seed_plus_one": s + 1}
 
 
-def test_sweep_on_a_running_cluster_by_its_address(notebook, tmp_path):
+def test_sweep_on_a_running_cluster_by_its_address(notebook, tmp_path, capsys):
     from distributed import LocalCluster
 
     out = tmp_path / "sweep"
     failures = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         ds = sweep.sweep(notebook, {"line_bytes": [4096, 16384], "seed": [0, 1]}, out=out,
                          scheduler=cluster.scheduler_address, base="notebook",
                          report=lambda point, err: failures.append((point.values, err)))
         assert ds.attrs["scheduler"] == cluster.scheduler_address
+        assert f"Dask dashboard at {cluster.dashboard_link}\n" in capsys.readouterr().err  # the cluster's own
     assert failures == [((("line_bytes", 16384), ("seed", 1)), "RuntimeError: planted failure")]
     check_sweep(ds, out, [4096, 16384], [0, 1])
     assert json.loads(ds.attrs["failed_points"]) == ["line_bytes=16384,seed=1"]
@@ -136,6 +149,7 @@ def test_cli_sweep_on_a_local_cluster(notebook, tmp_path, capsys):
                      "--scheduler", "local:2", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 1, "a failed point makes the exit status 1"
+    assert re.search(r"Dask dashboard at http://[\w.]+:\d+/status", err), err  # the local cluster serves one
     assert "point line_bytes=16384, seed=1 failed: RuntimeError: planted failure" in err
     ds = xr.load_dataset(out / sweep.SWEEP_FILE)
     assert ds.attrs["scheduler"] == "local:2"

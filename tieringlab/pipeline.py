@@ -19,7 +19,8 @@
    (:func:`tieringlab.results.complete_installs`). The next run of the stage deletes what an
    interrupted one left in its staging folder.
 4. makes the executed notebook reproducible: papermill's and the kernel's wall-clock metadata (start
-   and end times, durations) are moved out of it into ``results/logs/<stage>.json`` (not a DVC output),
+   and end times, durations) are moved out of it into ``results/logs/<stage>.json`` (not a DVC output;
+   with the kernel's CPU time, its peak resident memory and the load average at the start),
    and progress bars are off inside the notebook (``TIERINGLAB_PROGRESS=0`` for its kernel), so the
    same parameters and seed give the same bytes in every output (tests/test_pipeline_atomic.py); and
    it holds no path of the checkout (every path under it is written relative to it, the shared folder
@@ -38,6 +39,7 @@ import dataclasses
 import json
 import os
 import re
+import resource
 from pathlib import Path
 
 import tieringlab.experiments  # noqa: F401  (registers every params section)
@@ -267,6 +269,8 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
         stage.mkdir(parents=True)
         staged_nb = stage / "notebooks" / nb.name
         staged_nb.parent.mkdir(parents=True, exist_ok=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        load = os.getloadavg()[0]
         try:
             with _kernel_env(TIERINGLAB_PROGRESS="0"):
                 papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
@@ -282,6 +286,14 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
             {str(stage): str(results_root), fileio.relative(stage, root): fileio.relative(results_root, root)},
             root=root)
         fileio.write_text(staged_nb, nbformat.writes(nbformat.from_dict(executed)) + "\n")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the kernel has exited: a waited-for child
+        timing.update({
+            "cpu_user_s": round(after.ru_utime - before.ru_utime, 3),
+            "cpu_system_s": round(after.ru_stime - before.ru_stime, 3),
+            # Linux reports KiB: the largest resident set of any child this process waited for (the kernel)
+            "kernel_peak_rss_bytes": after.ru_maxrss * 1024,
+            "load_average_at_start": round(load, 2),
+        })
         update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})
         # a missing staged output removes its target (the stage no longer makes it, as DVC removes outputs first)
         fileio.install([(staged if os.path.lexists(staged) else None, target) for staged, target in moves],

@@ -329,9 +329,41 @@ class Outputs:
         self._record("tables", name, caption, reproduces, [csv_path.name, md_path.name])
         return [csv_path, md_path]
 
-    def metric(self, key: str, value: Any) -> None:
-        """Record a named number (or small structure) in this notebook's metrics JSON."""
-        self._metrics["values"][key] = plain(value)
+    def metric(self, key: str, value: Any, *, units: str | None = None, dims: tuple[str, ...] | None = None,
+               coords: Mapping[str, Any] | None = None) -> None:
+        """Record a named number (or small structure) in this notebook's metrics JSON.
+
+        ``units``: the value's units (``"s"``, ``"bytes"``, ``"1"`` for a ratio); sweeps carry them into
+        ``sweep.nc``. An array along named dimensions (a hit-ratio curve over cache sizes) is recorded whole: an
+        :class:`xarray.DataArray` (its dims, coordinates and ``attrs["units"]``), or an array with ``dims`` and
+        ``coords`` (one coordinate list per dim). It goes to the JSON's ``arrays`` and a sweep keeps it along its
+        own dimensions beside the swept ones.
+        """
+        if units is not None and (not isinstance(units, str) or not units):
+            raise ValueError(f"metric {key!r}: units must be a non-empty string such as 's' or '1', got {units!r}")
+        if hasattr(value, "dims") and hasattr(value, "coords"):  # an xarray.DataArray
+            dims = tuple(str(d) for d in value.dims)
+            coords = {d: value[d].values if d in value.coords else np.arange(value.sizes[d]) for d in dims}
+            units = units or value.attrs.get("units")
+            value = value.values
+        if dims is not None:
+            data = np.asarray(value, dtype=np.float64)
+            dims = tuple(dims)
+            coords = dict(coords or {})
+            if data.ndim != len(dims) or set(coords) != set(dims):
+                raise ValueError(f"metric {key!r}: an array of shape {data.shape} needs one dim name per axis and "
+                                 f"one coordinate list per dim; got dims {dims} and coords for {sorted(coords)}")
+            for axis, d in enumerate(dims):
+                if len(coords[d]) != data.shape[axis]:
+                    raise ValueError(f"metric {key!r}: dim {d!r} has {data.shape[axis]} values but "
+                                     f"{len(coords[d])} coordinates")
+            self._metrics.setdefault("arrays", {})[key] = {
+                "dims": list(dims), "coords": {d: plain(list(np.asarray(coords[d]).tolist())) for d in dims},
+                "data": plain(data.tolist()), "units": units}
+        else:
+            self._metrics["values"][key] = plain(value)
+            if units is not None:
+                self._metrics.setdefault("units", {})[key] = units
         self._write_metrics()
 
     def claim(self, claim_id: str, value: float | bool | None, note: str | None = None, *,

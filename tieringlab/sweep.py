@@ -10,7 +10,8 @@ runs the notebook once per point of the grid (the Cartesian product of the ``-p`
 - ``DIR/notebooks/<point>.ipynb``: each executed notebook (``<point>`` is ``line_bytes=4096,seed=0``;
   a label longer than :data:`MAX_LABEL` characters is cut and ends in a hash of the whole);
 - ``DIR/results/<point>/``: what the notebook saved there (figures, tables, metrics);
-- ``DIR/sweep.nc``: one :class:`xarray.Dataset` gathering every run's scalar metrics and claim values,
+- ``DIR/sweep.nc``: one :class:`xarray.Dataset` gathering every run's metrics (scalars, and arrays recorded
+  with their own dims, e.g. a hit-ratio curve over ``cache_mb``, kept along them; ``units`` attributes), claim values,
   with one dimension per swept parameter (named after it, in ``-p`` order), ``ok``, ``error`` and
   ``ran`` per point, the scheduler in ``attrs["scheduler"]``, the parameters held fixed in
   ``attrs["fixed_parameters"]`` (JSON; a swept value, also a swept field of a shared section, is never
@@ -483,17 +484,20 @@ def _client(spec: str, timeout: float) -> Iterator[Any]:
         try:
             if m:
                 cluster = stack.enter_context(LocalCluster(n_workers=int(m.group(1)), threads_per_worker=1,
-                                                           processes=True, dashboard_address=None))
+                                                           processes=True, dashboard_address=":0"))
                 address = cluster.scheduler_address
             else:
                 address = spec
             client = stack.enter_context(_Client(address, set_as_default=False, timeout=timeout))
+            link = client.dashboard_link if client.scheduler_info().get("services", {}).get("dashboard") else None
         except Exception as exc:  # noqa: BLE001  (nobody answers: TimeoutError; not a Dask scheduler: anything)
             text = str(exc) if len(str(exc)) <= 200 else f"{str(exc)[:200]}..."
             why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
             what = f"cannot start the local cluster {spec}" if m else \
                 f"cannot reach the Dask scheduler {spec} within {timeout:g} s"
             raise SweepError(f"sweep: --scheduler {spec}: {what} ({why})") from None
+        print(f"tieringlab sweep: Dask dashboard at {link}" if link else
+              f"tieringlab sweep: the scheduler {spec} serves no dashboard", file=sys.stderr)
         yield client
 
 
@@ -596,14 +600,32 @@ def execute(notebook_text: str, notebook_name: str, parameters: Mapping[str, Any
 def _scalars(metrics: Mapping[str, Any]) -> dict[str, tuple[float, dict]]:
     """The scalar metrics (numbers, booleans) and claim values of one metrics JSON, as floats."""
     out: dict[str, tuple[float, dict]] = {}
+    units = metrics.get("units") or {}
     for key, value in (metrics.get("values") or {}).items():
         if isinstance(value, (bool, int, float)) or value is None:
-            out[key] = (math.nan if value is None else float(value), {"kind": "metric"})
+            a = {"kind": "metric", **({"units": units[key]} if isinstance(units.get(key), str) else {})}
+            out[key] = (math.nan if value is None else float(value), a)
     for cid, entry in (metrics.get("claims") or {}).items():
         value = entry.get("value") if isinstance(entry, dict) else None
         if isinstance(value, (bool, int, float)) or value is None:
             name = cid if cid not in out else f"claim:{cid}"
             out[name] = (math.nan if value is None else float(value), {"kind": "claim value", "claim": cid})
+    return out
+
+
+def _arrays(metrics: Mapping[str, Any], swept: Sequence[str]) -> dict[str, tuple[list[str], dict, np.ndarray, dict]]:
+    """The array metrics of one metrics JSON (``Outputs.metric`` with dims): name -> (dims, coords, data, attrs).
+    A dim named like a swept parameter is renamed ``<metric>_<dim>`` (the sweep's own dims keep their names)."""
+    out = {}
+    for key, entry in (metrics.get("arrays") or {}).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("dims"), list):
+            continue
+        names = [f"{key}_{d}" if d in swept else str(d) for d in entry["dims"]]
+        coords = {n: list(entry["coords"][d]) for n, d in zip(names, entry["dims"])}
+        data = np.array(entry["data"], dtype=object)
+        data = np.where(data == None, np.nan, data).astype(np.float64)  # noqa: E711  (JSON null: a NaN)
+        attrs = {"kind": "metric", **({"units": entry["units"]} if isinstance(entry.get("units"), str) else {})}
+        out[key] = (names, coords, data, attrs)
     return out
 
 
@@ -619,6 +641,9 @@ def _dataset(points: list[Point], outcomes: dict[int, dict], stem: str, attrs: d
 
     data: dict[str, np.ndarray] = {}
     var_attrs: dict[str, dict] = {}
+    arrays: dict[str, list[tuple[tuple[int, ...], list[str], dict, np.ndarray]]] = {}
+    array_coords: dict[str, list] = {}  # each array dim's coordinates, the union over points and metrics
+    array_attrs: dict[str, tuple[list[str], dict]] = {}
     ok = np.zeros(shape, bool)
     ran = np.zeros(shape, bool)
     error = np.full(shape, "", dtype=object)
@@ -637,12 +662,29 @@ def _dataset(points: list[Point], outcomes: dict[int, dict], stem: str, attrs: d
                 data[key] = np.full(shape, np.nan)
                 var_attrs[key] = a
             data[key][idx] = value
+        for key, (names, acoords, values, a) in _arrays(metrics, dims).items():
+            arrays.setdefault(key, []).append((idx, names, acoords, values))
+            array_attrs.setdefault(key, (names, a))
+            for n in names:
+                known = array_coords.setdefault(n, [])
+                known.extend(c for c in acoords[n] if c not in known)
     variables = {k: (dims, data[k], var_attrs[k]) for k in sorted(data)}
+    for key in sorted(arrays):
+        names, a = array_attrs[key]
+        full = np.full(shape + tuple(len(array_coords[n]) for n in names), np.nan)
+        for idx, point_names, acoords, values in arrays[key]:
+            if point_names != names:
+                continue  # the same metric along other dims at this point: not comparable, left NaN
+            where = np.ix_(*[[array_coords[n].index(c) for c in acoords[n]] for n in names])
+            full[idx][where] = values
+        variables[key] = (dims + names, full, a)
     variables["ok"] = (dims, ok, {"long_name": "the point's notebook ran to the end"})
     variables["error"] = (dims, error.astype(str), {"long_name": "the point's exception ('' when ok)"})
     variables["ran"] = (dims, ran, {"long_name": "the point's run completed, ok or not (false: not run, the sweep "
                                                  "stopped first)"})
-    return xr.Dataset(variables, coords={d: (d, _coord_array(coords[d])) for d in dims}, attrs=attrs)
+    all_coords = {d: (d, _coord_array(coords[d])) for d in dims}
+    all_coords.update({n: (n, _coord_array(values)) for n, values in array_coords.items()})
+    return xr.Dataset(variables, coords=all_coords, attrs=attrs)
 
 
 def _coord_array(values: list) -> np.ndarray:
