@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tieringlab.models.stackdist import (
     COLD,
+    METHODS,
     hit_counts_from_distances,
     lru_hit_counts,
     lru_hit_ratios,
@@ -90,7 +91,25 @@ def test_small_example_by_hand():
 @settings(max_examples=150, deadline=None)
 @given(traces)
 def test_stack_distances_equal_explicit_stack(keys):
-    np.testing.assert_array_equal(stack_distances(np.array(keys)), brute_stack_distances(keys))
+    expected = brute_stack_distances(keys)
+    for method in METHODS:  # the compiled one-pass Fenwick tree and the numpy array passes
+        np.testing.assert_array_equal(stack_distances(np.array(keys), method), expected, err_msg=method)
+
+
+def test_onepass_grows_and_compacts_like_the_explicit_stack():
+    """The one-pass kernel starts with 1,024 recency slots and a 1,024-entry hash table: a trace with 1,500
+    distinct keys makes it rehash twice, pack its slots and double its window several times."""
+    rng = np.random.default_rng(11)
+    keys = np.concatenate([rng.permutation(1500), rng.integers(0, 1500, 2500), np.arange(1400, 1500)]) * 1_000_003
+    np.testing.assert_array_equal(stack_distances(keys, "onepass"), brute_stack_distances(keys.tolist()))
+
+
+def test_methods_agree_on_a_long_zipf_trace():
+    rng = np.random.default_rng(5)
+    keys = rng.zipf(1.2, 300_000) * 7919 - 2**40
+    np.testing.assert_array_equal(stack_distances(keys, "onepass"), stack_distances(keys, "arrays"))
+    with pytest.raises(ValueError, match="method must be one of arrays, onepass; got 'fenwick'"):
+        stack_distances(keys, "fenwick")
 
 
 @settings(max_examples=100, deadline=None)

@@ -253,21 +253,38 @@ def _distances_from_previous(prev: np.ndarray) -> np.ndarray:
     return out
 
 
-def stack_distances(keys) -> np.ndarray:
+#: How :func:`stack_distances` computes: ``"arrays"``, the numpy whole-array passes of the module docstring
+#: (O(n log n), no compilation), or ``"onepass"``, one compiled pass with a Fenwick tree over recency slots
+#: (:mod:`tieringlab.models._stackdist_native`; O(n log K) for K distinct keys, memory O(K); about a second of
+#: numba compilation per process). Identical results. The default stays ``"arrays"`` until the stack-distance
+#: benchmark (``python -m benchmarks stackdist``, both methods in one run) shows the one-pass kernel faster on
+#: a quiet machine.
+METHODS = ("arrays", "onepass")
+
+
+def stack_distances(keys, method: str = "arrays") -> np.ndarray:
     """LRU stack distance of every access (Mattson et al. 1970), ``int64``, same length as ``keys``.
 
     ``d(i)`` is the number of distinct *other* keys accessed since the previous access to ``keys[i]``;
     a first access gets :data:`COLD`. Access ``i`` hits in a unit-size LRU cache of capacity ``C`` iff
-    ``d(i) < C``. Keys may be any integers (int64 range).
+    ``d(i) < C``. Keys may be any integers (int64 range). ``method``: one of :data:`METHODS`.
 
     >>> stack_distances([1, 2, 1, 3, 2, 2]).tolist()[2:]
     [1, 9223372036854775807, 2, 0]
     """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     keys = _as_keys(keys)
     n = keys.size
     if n == 0:
         return np.empty(0, dtype=np.int64)
-    return _distances_from_previous(_previous_access(keys))
+    if method == "arrays":
+        return _distances_from_previous(_previous_access(keys))
+    from tieringlab.models import _stackdist_native  # noqa: PLC0415  (numba compiles on first use only)
+
+    out = np.empty(n, dtype=np.int64)
+    _stackdist_native.stack_distances_onepass(np.ascontiguousarray(keys, dtype=np.int64), out)
+    return out
 
 
 def hit_counts_from_distances(distances, sizes) -> np.ndarray:
