@@ -179,10 +179,12 @@ def diagnose(by_reading: dict[str, tuple[str, str]]) -> tuple[str, str]:
 
 def build(results: str | Path | None = "results") -> pd.DataFrame:
     """The ledger as a DataFrame (one row per defined claim, in registry order). ``results`` must exist;
-    a missing ``metrics/`` folder in it means no stage has reported yet (every claim not reproduced)."""
+    a missing ``metrics/`` folder in it means no stage has reported yet (every claim not reproduced).
+    ``attrs``: ``audit`` (the audit's findings) and ``provenance`` (:func:`notebook_provenance` of ``results``)."""
     root = _results_root(results)
     found = _read_metrics(root / "metrics") if (root / "metrics").is_dir() else {}
-    status = {stem: prov["status"] for stem, prov in notebook_provenance(root).items()}
+    provenance = notebook_provenance(root)
+    status = {stem: prov["status"] for stem, prov in provenance.items()}
     defined = registry()
 
     def value_of(cid: str):
@@ -229,6 +231,7 @@ def build(results: str | Path | None = "results") -> pd.DataFrame:
         })
     ledger = pd.DataFrame(rows, columns=COLUMNS)
     ledger.attrs["audit"] = [str(f) for f in findings]
+    ledger.attrs["provenance"] = provenance  # notebook_provenance's, for the results site (one reading of params.yaml)
     return ledger
 
 
