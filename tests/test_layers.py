@@ -1,6 +1,6 @@
 """The import graph runs one way: no tieringlab module imports from a layer above its own.
 
-Layers, bottom to top (CONTRIBUTING.md): foundations (units, arrays, paths, fileio, progress, params,
+Layers, bottom to top (CONTRIBUTING.md): foundations (units, arrays, paths, fileio, progress, params, plots,
 data) -> models -> traces -> policies -> claims -> experiments -> results, report, pipeline, sweep, simulate,
 cli. Imports inside a layer are allowed. The graph is read from the source with ``ast`` (every ``import`` and
 ``from ... import``, including the ones inside functions), so a lazy import cannot hide an upward edge.
@@ -18,7 +18,7 @@ PKG = Path(__file__).resolve().parent.parent / "tieringlab"
 LAYERS = [
     {"tieringlab", "tieringlab.units", "tieringlab.arrays", "tieringlab.paths", "tieringlab.fileio",
      "tieringlab.progress", "tieringlab.params", "tieringlab.data", "tieringlab.stats", "tieringlab.readings",
-     "tieringlab.native"},
+     "tieringlab.native", "tieringlab.plots"},
     {"tieringlab.models"},
     {"tieringlab.traces"},
     {"tieringlab.policies"},
