@@ -16,7 +16,7 @@ from tieringlab.experiments import otf_ast as X
 from tieringlab.params import ParamsError, check, validate_section
 from tieringlab.policies import registry
 from tieringlab.policies.otf_ast import FlashCacheParams, HddOnlyParams, OtfAstParams, StaticTieringParams
-from tieringlab.units import KiB, MiB
+from tieringlab.units import MiB
 
 POL = list(X.POLICIES)
 TR = ["src1_0", "src1_1"]
@@ -102,10 +102,10 @@ def test_section_checks():
 @pytest.mark.parametrize("name", ["src1_0", "src1_1"])
 def test_every_prior_builds_a_twin(name):
     """Each prior of params.yaml's default sweep is a valid twin next to the fitted background share
-    (the notes' q = 0.9 is not: q + b <= 1; "q=max" is 1 - b)."""
+    (q + b <= 1: "q=max" is 1 - b, a share above it is refused)."""
     from tieringlab.models.workloads import otf_ast as twin_model
 
-    p = validate_section("otf_ast", {"scale": 0.002})
+    p = validate_section("otf_ast", {"scale": 0.003})
     b = twin_model.OTF_TWINS[name].background_share
     by_name = {r.name: r for r in X.PRIORS}
     for pr in p.priors:
@@ -114,7 +114,7 @@ def test_every_prior_builds_a_twin(name):
     ds = X.load_trace(p, name, 0, None, **by_name["q_max"].overrides)
     assert ds.attrs["twin_band_share"] == pytest.approx(1.0 - b)
     with pytest.raises(ValueError, match="background_share \\+ band_share"):
-        X.load_trace(p, name, 0, None, band_share=0.9)
+        X.load_trace(p, name, 0, None, band_share=1.0 - b + 0.01)
 
 
 # ------------------------------------------------------------------------------------ parameters declared once
@@ -134,7 +134,7 @@ def test_unknown_section_keys_name_the_allowed_ones():
                "copy_unit, copy_up, full_policy, hot_rule, i_pct, i_reading, m_reading, m_window, move_concurrency, "
                "n_top, o_intervals, t_s" in e for e in errs)
     assert any("otf_ast.flashcache.dirty_thresh: unknown parameter; allowed: block_bytes, clean_merge_bytes, "
-               "dirty_thresh_pct, metadata_bytes" in e for e in errs)
+               "cleaning, dirty_thresh_pct, metadata_bytes, set_ways" in e for e in errs)
     # a notebook's parameters cell: an old name is refused, naming the allowed ones
     with pytest.raises(ParamsError, match=r"otf_ast\.le_cut_ms: unknown parameter; allowed: .*measure.*policy"):
         check("otf_ast", {"le_cut_ms": 100.0, "seed": 0, "results_dir": None})
@@ -173,6 +173,16 @@ def test_each_system_gets_exactly_its_own_parameters():
     assert X.system_params(p, "HDD only", unit=MiB).sublun_bytes == MiB
 
 
+def test_a_twin_runs_its_systems_at_its_load_scale():
+    """A twin at scale s (sub-LUNs and IO counts x s) runs every system on the testbed at load_scale s (issue 30
+    item 3); the full-size sub-LUN of a real trace keeps load_scale 1."""
+    p = validate_section("otf_ast", {"scale": 0.01})
+    for pol in X.POLICIES:
+        assert X.system_params(p, pol).load_scale == pytest.approx(0.01), pol
+        assert X.system_params(p, pol, unit=p.measure.sublun_bytes).load_scale == 1.0, pol
+    assert X.system_params(validate_section("otf_ast", {}), "OTF-AST").load_scale == 1.0
+
+
 def test_paper_scale_units_are_the_old_computed_floats():
     """params.yaml gives Table 5's cuts in seconds: the same floats the minutes and milliseconds gave."""
     from tieringlab.params import read_yaml
@@ -189,10 +199,11 @@ def test_readings_and_priors_are_readings_with_labels():
     for group in (X.READINGS, X.PRIORS):
         assert all(isinstance(r, readings.Reading) and not r.is_default and r.why for r in group)
         assert len({r.name for r in group}) == len(group)
-    assert set(X.LABELS) == {r.name for r in X.READINGS + X.PRIORS}
+    assert set(X.LABELS) == {r.name for r in X.READINGS + X.PRIORS} | {X.HIST_MEANS}
     assert [X.LABELS[r.name] for r in X.READINGS] == [
         "n2 prefix_to_i", "n3 n as % of sub-LUNs", "i2 i as IO count", "m2 total floor", "m3 sub-LUN floor",
-        "m4/c2 history", "f2 evict", "2 moves at once", "4 moves at once", "copy in minutes", "FIFO copies"]
+        "m4/c2 history", "f2 evict", "2 moves at once", "4 moves at once", "copy in minutes", "FIFO copies",
+        "HDD write cache on", "FlashCache per-set cleaning"]
     p = validate_section("otf_ast", {})
     by = {r.name: r.apply(p) for r in X.READINGS}
     assert by["n2"].policy.hot_rule == "prefix_to_i" and by["n3"].policy.hot_rule == "pct_of_subluns"
@@ -200,10 +211,19 @@ def test_readings_and_priors_are_readings_with_labels():
     assert [by[k].policy.m_reading for k in ("m2", "m3", "m4_c2")] == ["total_floor", "sublun_floor", "history"]
     assert (by["moves_2"].policy.move_concurrency, by["moves_4"].policy.move_concurrency) == (2, 4)
     assert by["copy_minutes"].policy.copy_s == (150.0, 390.0)
-    assert by["fifo_copies"].measure.testbed.copy_batch_bytes == 512 * KiB
+    assert by["fifo_copies"].measure.testbed.copy_scheduler == "fifo"
+    assert by["write_cache_on"].measure.testbed.hdd_write_cache is True
+    assert by["per_set_cleaning"].flashcache.cleaning == "per_set"
+    # which systems each reading reruns: OTF-AST's own, FlashCache's own, the shared testbed's all
+    assert X.reading_policies(next(r for r in X.READINGS if r.name == "n2"), X.POLICIES) == list(X._OTF)
+    assert X.reading_policies(next(r for r in X.READINGS if r.name == "per_set_cleaning"), X.POLICIES) == [
+        "FlashCache", "FlashCache pass 2"]
+    assert X.reading_policies(next(r for r in X.READINGS if r.name == "write_cache_on"), X.POLICIES) == \
+        list(X.POLICIES)
     assert by["fifo_copies"].policy == p.policy      # a reading changes only what it names
     # each reading reaches the system's parameters
-    assert X.system_params(by["fifo_copies"], "OTF-AST").testbed.copy_batch_bytes == 512 * KiB
+    assert X.system_params(by["fifo_copies"], "OTF-AST").testbed.copy_scheduler == "fifo"
+    assert X.system_params(by["per_set_cleaning"], "FlashCache").cleaning == "per_set"
 
 
 def test_readings_run_each_reading_on_the_same_twins(monkeypatch):

@@ -167,7 +167,42 @@ def test_duplicate_and_cannot_fail_rows_are_gone():
     assert "otf_ast.abstract.response_gain_pct" not in ids and "otf_ast.abstract.ssd_ratio_gain_points" not in ids
     assert "otf_ast.tables4_5.src1_0_flashcache_more_hits_slower" not in ids
     reg = claim_registry()
-    assert reg[C.C9_UTIL].kind == "sanity" and "cannot fail" in reg[C.C9_UTIL].note
+    # C9 is measured on the user IO's own HDD utilisation (copies cannot make it true): a claim, recorded only when
+    # the engine reports that utilisation (run_one leaves NaN otherwise)
+    assert reg[C.C9_UTIL].kind == "claim"
+    res = _fake()
+    res["demotion_saturated_share"][:] = np.nan
+    assert C.C9_UTIL not in X.claim_rows(res)
+    res["demotion_saturated_share"].loc[dict(trace="src1_0", policy="OTF-AST")] = [0.0, 1.0, np.nan, 0.5]
+    v, _note, samples = X.claim_rows(res)[C.C9_UTIL]
+    assert v == pytest.approx(0.5) and len(samples) == 4
+
+
+def test_dirty_write_hits_checked_on_both_passes():
+    """C3_DWH is pass 2's share on src1_0 and C3_DWH_P1 pass 1's: a twin with 5 % in both passes holds C3_DWH
+    but not C3_DWH_P1 (the paper: 0 % then 5 %)."""
+    res = _fake()
+    for pol in ("FlashCache", "FlashCache pass 2"):
+        res["dirty_write_hit_ratio"].loc[dict(trace="src1_0", policy=pol)] = 5.0
+    rows, reg = X.claim_rows(res), claim_registry()
+    assert reg[C.C3_DWH].verdict(rows[C.C3_DWH][0]) == "holds"
+    assert reg[C.C3_DWH_P1].verdict(rows[C.C3_DWH_P1][0]) == "differs"
+    res["dirty_write_hit_ratio"].loc[dict(trace="src1_0", policy="FlashCache")] = 0.0
+    assert reg[C.C3_DWH_P1].verdict(X.claim_rows(res)[C.C3_DWH_P1][0]) == "holds"
+
+
+def test_histogram_means_are_a_reading_of_the_response_rows(fake_by_reading):
+    """The reading hist_means recomputes the response rows from the 10 us - 1 s histogram's means on the same runs:
+    C6's gap under it is the paired gap of the histogram means; rows that use no mean keep their value."""
+    res, by = fake_by_reading
+    ot, st = (res["hist_mean_ms"].sel(trace="src1_0", policy=q).values for q in ("OTF-AST", "static tiering"))
+    assert by[X.HIST_MEANS][C.C6_GAP][0] == pytest.approx((100 * (st - ot) / st).mean())
+    assert by[X.HIST_MEANS][C.C6_GAP][0] != pytest.approx(by["default"][C.C6_GAP][0])
+    assert by[X.HIST_MEANS][C.C1_SRC10][0] == by["default"][C.C1_SRC10][0]
+    le = [res["hist_le_cut_ms"].sel(trace="src1_1", policy=q).values for q in ("OTF-AST", "static tiering")]
+    assert np.allclose(by[X.HIST_MEANS][C.C10_LE100][2],
+                       np.minimum(le[0] - le[1], res["hist_le_cut_ms"].sel(trace="src1_1", policy="OTF-AST").values
+                                  - res["hist_le_cut_ms"].sel(trace="src1_1", policy="FlashCache pass 2").values))
 
 
 def _fake(n_seeds=4, seed=0):
@@ -180,6 +215,14 @@ def _fake(n_seeds=4, seed=0):
                           np.sort(rng.uniform(0.1, 100, shape + (X.QUANTILES.size,)), axis=-1))
     res["resident"] = (("trace", "policy", "seed", "minute"), rng.integers(0, 25, shape + (121,)).astype(float))
     return res.assign_coords(quantile=X.QUANTILES, minute=np.arange(121))
+
+
+@pytest.fixture(scope="module")
+def fake_by_reading():
+    """_fake()'s result and its rows under the default reading and hist_means (one computation for the tests that
+    only read them)."""
+    res = _fake()
+    return res, X.claims_by_reading(res)
 
 
 def test_duplicates_measure_distinct_quantities():
@@ -202,9 +245,9 @@ def test_duplicates_measure_distinct_quantities():
     assert v3[C.C15_FC][0] == pytest.approx(-10.0) and claim_registry()[C.C15_FC].verdict(v3[C.C15_FC][0]) == "differs"
 
 
-def test_response_rows_are_paired_per_seed_with_samples():
-    res = _fake()
-    rows = X.claim_rows(res)
+def test_response_rows_are_paired_per_seed_with_samples(fake_by_reading):
+    res, by = fake_by_reading
+    rows = by["default"]
     s = lambda tr, pol, var="mean_ms": res[var].sel(trace=tr, policy=pol).values
     ot, st = s("src1_0", "OTF-AST"), s("src1_0", "static tiering")
     gap = 100 * (st - ot) / st
@@ -231,8 +274,6 @@ def test_every_row_is_recorded_with_its_readings():
     calibration and sanity rows none."""
     res = _fake()
     copy_s = {"up": 2.5, "down": 6.5}
-    rows = X.claim_rows(res, copy_s)
-    assert set(rows) == {c.id for c in C.CLAIMS}
     rd = res.sel(policy=["OTF-AST", "OTF-AST without write-back"], seed=[0, 1]).expand_dims(
         reading=["n2", "f2"]).copy(deep=True)
     rd["mean_ms"].loc[dict(reading="n2")] = 5.0
@@ -240,13 +281,16 @@ def test_every_row_is_recorded_with_its_readings():
     pr = res.sel(seed=[0, 1]).expand_dims(prior=["q_0p5"]).copy(deep=True)
     pr["footprint_ratio"] += 1.0                                        # this twin prior changes two of them
     pr["hot_lifetime_min"] += 1.0
-    entries = X.ledger_entries(X.claims_by_reading(res, copy_s, reading=rd, prior=pr))
+    by = X.claims_by_reading(res, copy_s, reading=rd, prior=pr)
+    rows = by["default"]
+    assert set(rows) == {c.id for c in C.CLAIMS}
+    entries = X.ledger_entries(by)
     reg = claim_registry()
     assert set(entries) == set(rows)
     for cid, e in entries.items():
         kind = reg[cid].kind
         if kind == "claim":
-            assert set(e["readings"]) == {"n2", "f2", "q_0p5"}, cid
+            assert set(e["readings"]) == {"n2", "f2", "q_0p5", X.HIST_MEANS}, cid
         elif kind in ("calibration", "sanity"):
             assert e["readings"] is None, cid
     assert set(entries[C.PRE_CONC_FAIL["src1_0"]]["readings"]) == {"n2"}

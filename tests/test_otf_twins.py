@@ -66,19 +66,27 @@ def test_windows_and_read_ratio(twin):
 
 
 def test_calibration_targets_at_reduced_scale():
-    """Static tiering's 1 % and FlashCache's pass-1 hit ratio are trace statistics the twins are fitted to
-    (at scale 1, seed 0; src1_1 reached 37 %, src1_0 10.4 % for the paper's 7 %, see FITTED); at a reduced
-    scale and another seed they hold to a few points (both are scale-invariant: sub-LUNs, the cache and the
-    IO count shrink together)."""
-    for name, hit in (("src1_0", 0.104), ("src1_1", 0.37)):    # src1_0: the fit reached 10.4 % (target 7 %)
-        r = wl.calibration_stats(wl.OTF_TWINS[name], SCALE, seed=2, response=False)
+    """Static tiering's 1 %, FlashCache's pass-1 hit ratio and (src1_1) pass 2 equal to pass 1 are trace
+    statistics the twins are fitted to (means over seeds 0-4 at scale 0.05: src1_0 6.3 % for the paper's 7 %,
+    src1_1 36.9 % and a rise of 0.5 points, see ACHIEVED); on another seed they hold to a few points (ratios of
+    counts and of bytes to the cache: scale-invariant, sub-LUNs, the cache and the IO count shrink together)."""
+    for name, hit in (("src1_0", 0.07), ("src1_1", 0.37)):
+        r = wl.calibration_stats(wl.OTF_TWINS[name], 0.02, seed=7, response=False)
         assert r["static_ratio"] == pytest.approx(0.01, abs=0.01)
-        assert r["lru_hit_ratio"] == pytest.approx(hit, abs=0.05)
+        assert r["lru_hit_ratio"] == pytest.approx(hit, abs=0.03)
+        # the footprint premise: pass 2 equal to pass 1 (src1_1) needs it well above the 24 GB cache; src1_0's pass 2
+        # rises (7 % -> 19 %), so its footprint is above the cache but not far (the old twins: 0.66 and 1.01)
+        if name == "src1_1":
+            assert abs(r["lru_pass2_rise"]) < 0.02 and r["footprint_ratio"] > 1.5
+        else:
+            assert r["footprint_ratio"] > 1.0
 
 
 def test_replay_window_structure(twin):
-    """During the active phase (Fig. 6) the IO is concentrated (the paper's top-20 >= 50 % test holds in
-    most intervals) in sub-LUNs that stay hot for several intervals; outside it hot sub-LUNs are fleeting."""
+    """During the active phase (Fig. 6) the IO is concentrated (the paper's top-20 >= 50 % test holds in most
+    intervals); outside it the IO is spread (the test fails in most intervals: the background, fleeting bursts and
+    IO spread over the region put about 0.4 of an interval's IO in its top 20); hot spots live minutes, not the
+    whole phase (the abstract's premise: hot regions move every several minutes)."""
     name, ds = twin
     a = ds.attrs
     rp = _window(ds, a["replay_start_s"], a["replay_end_s"])
@@ -87,19 +95,42 @@ def test_replay_window_structure(twin):
     sub = ds["offset"].values[rp] // U
     K = int((a["replay_end_s"] - a["replay_start_s"]) // 60)
     p = OtfAstParams()
-    hot, conc = hot_matrix(interval_counts(sub, t, 300, 60, 60, K), p)
+    cnt = interval_counts(sub, t, 300, 60, 60, K)
+    hot, conc = hot_matrix(cnt, p)
     ph = np.asarray(a["active_phases_s"]).reshape(-1, 2)[-1] - a["replay_start_s"]
     k_act = (np.arange(K) * 60 >= ph[0]) & (np.arange(K) * 60 + 60 <= ph[1])
+    k_out = (np.arange(K) * 60 + 60 <= ph[0]) | (np.arange(K) * 60 >= ph[1])
     assert conc[k_act].mean() > 0.8
+    # the top-20 share of each interval's IO: about 0.8 in the active phase, about 0.4 outside it (at scale 1, where
+    # the test then fails in every quiet interval; at this scale, ~500 IOs a minute, sampling noise lifts it to
+    # ~0.5: the old twin had 0.89 everywhere)
+    top20 = np.sort(cnt, axis=1)[:, -20:].sum(axis=1) / np.maximum(cnt.sum(axis=1), 1)
+    assert np.median(top20[k_act]) > 0.75 and np.median(top20[k_out]) < 0.6
+    assert np.median(top20[k_act]) - np.median(top20[k_out]) > 0.25
+    # a sub-LUN's hot runs inside the active phase: the band moves every Exp(3 min), so the IO-weighted median run
+    # is minutes long (the old twin's band crept one sub-LUN per 3 min: 18-interval runs)
+    from tieringlab.experiments.otf_ast import hot_runs, weighted_median
+    length, ios = hot_runs(hot[k_act], cnt[k_act])
+    assert 2 <= weighted_median(length, ios) <= 10
 
-    # share of each interval's IOs in sub-LUNs hot for >= c intervals in a row (promotable concentration):
-    # the band's sub-LUNs stay hot for about w * D / t = 18 intervals; fleeting bursts for about one
-    cnt = interval_counts(sub, t, 300, 60, 60, K)
-    run = np.zeros(hot.shape, int)
-    for k in range(K):   # a loop over 100-120 intervals of a test statistic
-        run[k] = np.where(hot[k], (run[k - 1] if k else 0) + 1, 0)
-    share = (cnt * (run >= p.c_intervals)).sum(axis=1) / np.maximum(cnt.sum(axis=1), 1)
-    assert share[k_act].mean() >= 0.5 and share[k_act].mean() >= 3 * share[~k_act].mean()
+
+def test_band_dwell_is_exponential_and_moves_to_the_neighbouring_band():
+    """The band (notes Sec. 6.2) sits on a position for an Exp(band_dwell_s) time, then moves band_width sub-LUNs
+    on: on a pure band twin of width 1 (every IO in the band), the position changes are steps of +1 (mod the
+    region) and the dwell times have the exponential's mean D and coefficient of variation 1."""
+    spec = replace(wl.OTF_TWINS["src1_1"], background_share=0.0, band_share=1.0, band_width=1, mean_iops=100.0,
+                   band_dwell_s=20.0, active_phases_min=((0.0, 120.0),), burst_ratio=1.0, region_subluns=120,
+                   p_repeat=0.0)
+    t, off, _size, _w, a = wl.generate(spec, 0.1, seed=3)
+    rp = slice(*np.searchsorted(t, [a["replay_start_s"], a["replay_end_s"]]))
+    sub = off[rp] // wl.scaled_sublun_bytes(0.1)
+    tt = t[rp]
+    ch = np.flatnonzero(np.diff(sub) != 0)                  # 10 IO/s: a dwell under ~0.3 s (1.5 %) can be missed
+    step = (sub[ch + 1] - sub[ch]) % 293
+    assert np.isin(step, [1, 293 - 119]).mean() > 0.97     # +1, or the wrap at the region's end
+    dwell = np.diff(tt[ch + 1])                             # change to change: ~360 dwells, each to within ~0.1 s
+    assert dwell.mean() == pytest.approx(spec.band_dwell_s, rel=0.1)
+    assert dwell.std() / dwell.mean() == pytest.approx(1.0, abs=0.12)
 
 
 def test_training_hot_area_is_cold_in_the_replay(twin):
@@ -138,8 +169,8 @@ def test_arrivals_are_the_mmpp2_of_the_spec():
     against tieringlab.models.mmpp.MMPP2's closed forms for the spec's rates and switching rates."""
     from tieringlab.models.mmpp import MMPP2
 
-    spec = replace(wl.OTF_TWINS["src1_1"], mean_iops=20.0, duration_min=6000.0, replay_start_min=3000.0,
-                   replay_min=3000.0, outside_rate_factor=1.0)
+    spec = replace(wl.OTF_TWINS["src1_1"], mean_iops=20.0, duration_min=3000.0, replay_start_min=1500.0,
+                   replay_min=1500.0, outside_rate_factor=1.0)   # ~1800 burst cycles of 100 s
     t = wl.arrivals(np.random.default_rng(0), spec)
     c = np.bincount(t.astype(np.int64), minlength=int(spec.duration_min * 60))
     p_on = spec.burst_on_s / (spec.burst_on_s + spec.burst_off_s)

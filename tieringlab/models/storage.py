@@ -95,6 +95,8 @@ class Raid0Hdd:
     cache_segment_bytes: int = 64 * KiB       # C: read-ahead unit (a miss fetches its whole segment)
     cache_hit_s: float = 0.1e-3               # C: a cache hit costs ~0.1 ms of command overhead
     bus_bytes_per_s: float = 300 * MB         # C: SAS 3 Gb/s link
+    write_cache_bytes: int = 16 * MiB         # C: per-disk write-back cache when Testbed.hdd_write_cache is on (the
+                                              # same 16 MiB buffer as the read cache; used by the OTF-AST event model)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -171,12 +173,26 @@ class Testbed:
                                               # stream in time slices (~100 ms: 16 MiB at the copy's streaming rate),
                                               # so chunks reach the disks in batches (notes Sec. 6.3); 512 KiB = FIFO
     sync_max_iops: float = 500.0              # Sec. 3.3.2 (L114-117): buffer write-out throttled to <= 500 IOPS
+    # --- the closed-loop event model of OTF-AST (tieringlab.policies.otf_ast.sim); serve() ignores these
+    copy_inflight: int = 8                    # notes Sec. 6.3: kcopyd keeps up to 8 chunks in flight (C)
+    copy_scheduler: str = "cfq"               # Table 1: CentOS 5.4, whose default IO scheduler is CFQ; "fifo": one
+                                              # arrival-order queue per disk (notes Sec. 6.3's default reading)
+    cfq_slice_s: float = 0.1                  # notes Sec. 6.3: CFQ-like time slices of about 100 ms (CFQ slice_sync)
+    hdd_write_cache: bool = False             # notes Sec. 6.3 (C): write cache off, writes pay the mechanism (the
+                                              # Table 1 read/write copy asymmetry); True: the reading "cache on"
 
     def __post_init__(self):
-        for name in ("buffer_s", "driver_s", "copy_chunk_bytes", "copy_batch_bytes", "sync_max_iops"):
+        for name in ("buffer_s", "driver_s", "copy_chunk_bytes", "copy_batch_bytes", "sync_max_iops", "cfq_slice_s",
+                     "copy_inflight"):
             v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
+            if isinstance(v, (bool, np.bool_)) or not (np.isfinite(v) and v > 0):
                 raise ValueError(f"Testbed.{name} must be > 0; got {v!r}")
+        if self.copy_scheduler not in ("cfq", "fifo"):
+            raise ValueError(f"Testbed.copy_scheduler must be 'cfq' or 'fifo'; got {self.copy_scheduler!r}")
+        if not isinstance(self.hdd_write_cache, (bool, np.bool_)):
+            raise ValueError(f"Testbed.hdd_write_cache must be True or False; got {self.hdd_write_cache!r}")
+        if int(self.copy_inflight) != self.copy_inflight:
+            raise ValueError(f"Testbed.copy_inflight must be a whole number of chunks; got {self.copy_inflight!r}")
 
 
 # ----------------------------------------------------------------------------- HDD

@@ -9,14 +9,16 @@ twin must carry what the paper says about them, and nothing fitted to a policy's
   293 GB volumes (Table 2); the windows' lengths; 11 % / 99 % reads in the replayed windows (C14,
   L234-235, L244-245); static tiering's 1 % SSD access ratio (C2: a trace statistic, the share of replay
   IOs that land in the previous window's 24 busiest sub-LUNs); FlashCache's pass-1 hit ratio 7 % / 37 %
-  (a reuse statistic at 24 GB, 4 KB: the LRU hit ratio of the replay window); static tiering's mean
-  response 50.8 / 7.1 ms (it sets the arrival intensity against the device model,
-  :mod:`tieringlab.models.storage`). The fitted values are :data:`FITTED` (``python -m
-  tieringlab.models.workloads.otf_ast --fit`` prints them; deterministic, seed 0).
+  (a reuse statistic at 24 GB, 4 KB: the LRU hit ratio of the replay window); on src1_1 FlashCache's pass 2
+  equal to pass 1 (37 % -> 37 %: the LRU hit ratio of the window replayed twice, which needs a window
+  footprint well above the cache); static tiering's mean response 50.8 / 7.1 ms (it sets the arrival
+  intensity against the device model, :mod:`tieringlab.models.storage`). Every statistic is fitted as its
+  **mean over seeds 0-4** (:data:`FIT_SEEDS`), not on one draw. The fitted values are :data:`FITTED`
+  (``python -m tieringlab.models.workloads.otf_ast --fit`` prints them; deterministic).
 - **Priors** (notes Sec. 6.2, each a named field, swept in notebook 08): the wandering concentration's
   width ``band_width`` w = 6 sub-LUNs (Fig. 4 shows 5; the CANDAR 2014 abstract about 6 GB, external),
-  its dwell ``band_dwell_s`` D = 3 min per position before it moves to the neighbouring sub-LUN (the
-  abstract's "every several minutes"; CANDAR 2015 reports ~3 min, external), its share ``band_share``
+  its mean dwell ``band_dwell_s`` D = 3 min per position before it moves to the neighbouring band (the
+  abstract's "hot regions move every several minutes"; CANDAR 2015 reports ~3 min, external), its share ``band_share``
   q = 0.7 of the IOs during active phases (a concentration must pass the paper's own top-20 >= 50 % test
   with margin), ``p_jump`` = 0 (probability of a random jump instead of the neighbour), and the
   **active phases** of each window from Fig. 6: src1_1 20-80 min, src1_0 40-70 min. Fig. 6 is OTF-AST
@@ -34,19 +36,25 @@ replayed).
 **Where (sub-LUN).** Each IO belongs to one of three components:
 (a) **background**, share ``background_share`` b, uniform over the volume's sub-LUNs;
 (b) the **band** (active phases only, share q): ``band_width`` neighbouring sub-LUNs, uniformly; the
-band starts each active phase at a random position and moves one sub-LUN up every ``band_dwell_s``
-(with probability ``p_jump`` to a random position instead);
-(c) **fleeting** concentrations (the rest): a band of the same width at a random position, redrawn
-every ``fleeting_dwell_s`` (short bursts elsewhere, notes Sec. 6.2).
+band starts each active phase at its region's start and, after each dwell (an Exp(``band_dwell_s``)
+time), moves to the neighbouring band, ``band_width`` sub-LUNs up (notes Sec. 2.3 and 6.2; with
+probability ``p_jump`` to a random position instead): a sub-LUN is hot for one dwell, a few minutes,
+comparable to OTF-AST's c*t = 3 min (the premise the paper's abstract states);
+(c) the rest: a share ``fleeting_frac`` in **fleeting** concentrations (a band of the same width at a
+random position, redrawn every ``fleeting_dwell_s``: short bursts elsewhere, notes Sec. 6.2), the others
+**spread** uniformly over the window's region of ``region_subluns`` sub-LUNs. Outside the active phases
+the IO is therefore spread: the top 20 sub-LUNs of an interval carry about 0.4 of its IO, so Table 3's
+concentration test (i = 50 %, n = 20) fails there, and holds in the active phases (about 0.75).
 
 **Where (inside the sub-LUN).** An IO is a *repeat* with probability ``p_repeat`` (it re-accesses the
 extent of the IO issued an Exp(``repeat_delay_s``) time earlier: re-reads on src1_1, overwrites on
 src1_0), else *sequential* with probability ``p_seq`` (it continues the sweep of its sub-LUN: per
-sub-LUN and block of the envelope, consecutive sequential IOs are contiguous, from a random start),
-else random (4 KiB aligned).
+sub-LUN and block of the envelope, consecutive sequential IOs are contiguous, from a random start,
+each ``seq_size_bytes``), else random (4 KiB aligned).
 On src1_0 a share ``log_share`` of the IOs writes a small circular **log** of ``log_bytes`` (rewritten
 from start to end, over and over). A share ``p_unaligned`` of random IOs start 512 B-misaligned
-(FlashCache's uncached path). Sizes: 4 KiB 50 %, 8 KiB 20 %, 16/32/64 KiB 10 % each (notes Sec. 6.2).
+(FlashCache's uncached path). Sizes: 4 KiB 50 %, 8 KiB 20 %, 16/32/64 KiB 10 % each (notes Sec. 6.2);
+sweeps in requests of ``seq_size_bytes`` (64 KiB, the mix's largest, C).
 Reads with probability ``read_ratio``.
 
 **Scale.** ``scale < 1`` multiplies every byte count (volume, sub-LUN, log) and the IO rate by
@@ -65,8 +73,8 @@ import numpy as np
 from tieringlab.models.mmpp import on_off_intervals, on_off_points
 from tieringlab.units import MINUTE, GiB, KiB, MiB
 
-__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "TARGETS", "generate", "arrivals", "calibration_stats",
-           "scaled_sublun_bytes", "SIZES", "SIZE_PROBS", "fit"]
+__all__ = ["OtfTwinSpec", "OTF_TWINS", "FITTED", "ACHIEVED", "TARGETS", "RISING", "FIT_SEEDS", "generate", "arrivals",
+           "calibration_stats", "seed_mean_stats", "scaled_sublun_bytes", "SIZES", "SIZE_PROBS", "fit"]
 
 #: Request sizes and their probabilities (notes Sec. 6.2, a documented MSR-like mix).
 SIZES = np.array([4, 8, 16, 32, 64], np.int64) * KiB
@@ -94,20 +102,23 @@ class OtfTwinSpec:
     band_dwell_s: float = 180.0             # prior D = 3 min (abstract "every several minutes"; CANDAR 2015, external)
     p_jump: float = 0.0                     # prior: chance the band jumps instead of moving to the neighbour
     fleeting_dwell_s: float = 60.0          # C: short bursts elsewhere last about one monitoring interval
-    region_subluns: int = 40                # C: the neighbouring sub-LUNs one window's activity covers (area A)
+    fleeting_frac: float = 0.3              # C: share of the IO that is neither background nor band in fleeting bursts
+    region_subluns: int = 120               # C: sub-LUNs one window's activity covers (area A): a 60-min phase at D = 3
+    #                                         min moves the 6-wide band about 20 times, 120 sub-LUNs, before it wraps
     p_seq: float = 0.0                      # C: share of non-repeat IOs continuing their sub-LUN's sweep
+    seq_size_bytes: int = 64 * KiB          # C: a sweep's request size, the mix's largest (0: the mix's sizes)
     repeat_delay_s: float = 5.0             # C: re-accesses come seconds later (re-read / overwrite of fresh data)
     log_share: float = 0.0                  # C: share of IOs writing the circular log (src1_0)
     log_bytes: int = 256 * MiB              # C: size of that log
     p_unaligned: float = 0.05               # prior (notes Sec. 6.2): random IOs starting 512 B off a 4 KiB boundary
     burst_ratio: float = 5.0                # C: MMPP burst rate / quiet rate
-    burst_on_s: float = 60.0                # C: mean burst length
-    burst_off_s: float = 240.0              # C: mean quiet length
+    burst_on_s: float = 20.0                # C: mean burst length (tens of seconds: a 100-min window holds ~60
+    burst_off_s: float = 80.0               # C: mean quiet length  bursts, no one long burst decides its mean response)
     outside_rate_factor: float = 0.1        # C: IO rate outside the training and replay windows (not replayed)
 
     def __post_init__(self):
         for f in ("read_ratio", "background_share", "p_repeat", "band_share", "p_jump", "p_seq", "log_share",
-                  "p_unaligned", "outside_rate_factor"):
+                  "p_unaligned", "outside_rate_factor", "fleeting_frac"):
             v = getattr(self, f)
             if not (0.0 <= v <= 1.0):
                 raise ValueError(f"{self.name}: {f} must be in [0, 1]; got {v!r}")
@@ -119,6 +130,10 @@ class OtfTwinSpec:
             v = getattr(self, f)
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"{self.name}: {f} must be > 0; got {v!r}")
+        if not (int(self.seq_size_bytes) == self.seq_size_bytes and self.seq_size_bytes >= 0
+                and self.seq_size_bytes % (4 * KiB) == 0):
+            raise ValueError(f"{self.name}: seq_size_bytes must be 0 (the mix's sizes) or a positive multiple of "
+                             f"4 KiB; got {self.seq_size_bytes!r}")
         if int(self.band_width) != self.band_width or not (1 <= self.band_width <= self.n_subluns):
             raise ValueError(f"{self.name}: band_width must be an integer in [1, {self.n_subluns}]; "
                              f"got {self.band_width!r}")
@@ -148,41 +163,57 @@ class OtfTwinSpec:
         return (self.replay_start_min - self.replay_min) * MINUTE
 
 
-#: Fitted values per twin (calibration targets, module docstring): output of ``python -m
-#: tieringlab.models.workloads.otf_ast --fit`` (seed 0, scale 1; nested bisections, :func:`fit`).
-#: ``mean_iops`` -> static tiering's mean response (50.8 / 7.1 ms, Table 5); ``background_share`` ->
-#: static tiering's SSD access ratio (1 %, Table 4); the reuse knob -> FlashCache's pass-1 hit ratio (7 % /
-#: 37 %, Table 4): on src1_0 the band's random writes alone already re-hit a 24 GB LRU more than 7 %, so the
-#: share of sequential (fresh-address) writes ``p_seq`` is fitted (no repeats, C); src1_1 needs more
-#: re-reads than the band's collisions give, so the re-read share ``p_repeat`` is fitted (``p_seq`` 0.1, C).
-#: Achieved at seed 0, scale 1 (``calibration_stats``): src1_0 static 1.0 %, LRU hit 10.4 % (target 7 %: the
-#: final rate pass raised the IO density and with it the hits; a further round diverged, the targets are
-#: coupled through the density), static mean response 51.1 ms; src1_1 static 0.98 %, LRU hit 37.0 %,
-#: static mean response 7.45 ms.
+#: Fitted values per twin (calibration targets, module docstring), each statistic the mean over seeds 0-4
+#: (:data:`FIT_SEEDS`; trace statistics at scale 0.05, the response at scale 1; :func:`fit`, secant steps by hand
+#: for the last round). ``background_share`` -> static tiering's SSD access ratio (1 %, Table 4); ``p_seq`` (src1_0)
+#: and ``p_repeat`` (src1_1) -> FlashCache's pass-1 hit ratio (7 % / 37 %, Table 4); ``p_seq`` (src1_1) -> pass 2
+#: equal to pass 1 (37 % / 37 %); ``mean_iops`` -> static tiering's mean response (Table 5): src1_1 7.1 ms.
+#: src1_0's rate is NOT fitted to its 50.8 ms: on this device model static tiering's mean response sits on the
+#: HDD's saturation knee there (5 seeds each, p_seq 0.616: 162 IO/s 18-165 ms by seed, 174 IO/s 35-690 ms; at the
+#: fitted p_seq 0.36, 150 IO/s gives 9.8-12.1 ms), where one draw decides a window's mean (issue 30); the twin runs
+#: off the knee at 150 IO/s (the largest rate tried with every seed under 2 x 50.8 ms) and the calibration row
+#: reports the miss. Achieved: see ``ACHIEVED``.
 FITTED: dict[str, dict[str, float]] = {
-    "src1_0": {"mean_iops": 317.8, "background_share": 0.1218, "p_seq": 0.8301},
-    "src1_1": {"mean_iops": 258.4, "background_share": 0.1206, "p_repeat": 0.2579},
+    "src1_0": {"mean_iops": 150.0, "background_share": 0.0965, "p_seq": 0.36},
+    "src1_1": {"mean_iops": 171.0, "background_share": 0.1206, "p_repeat": 0.357, "p_seq": 0.836},
 }
 
-#: The calibration targets (paper values) and the knob each one sets, per twin.
-TARGETS: dict[str, dict[str, tuple[str, float]]] = {
-    "src1_0": {"static_mean_response_s": ("mean_iops", 0.0508), "static_ratio": ("background_share", 0.01),
-               "lru_hit_ratio": ("p_seq", 0.07)},
-    "src1_1": {"static_mean_response_s": ("mean_iops", 0.0071), "static_ratio": ("background_share", 0.01),
-               "lru_hit_ratio": ("p_repeat", 0.37)},
+#: What the fit achieved (means over seeds 0-4; ratios in %, responses in ms; trace statistics at scale 0.25, the
+#: response at scale 1, ``calibration_stats``), beside the paper. src1_0's pass 2 and both footprints are checks and
+#: premises, not targets.
+ACHIEVED: dict[str, dict[str, float]] = {
+    "src1_0": {"static_ratio": 0.99, "lru_hit_ratio": 6.1, "lru_pass2_hit_ratio": 10.8, "footprint_ratio": 1.09,
+               "static_mean_response_ms": 10.8},   # paper 1, 7, 19, -, 50.8 (per seed 9.8-12.1 ms; see FITTED)
+    "src1_1": {"static_ratio": 0.98, "lru_hit_ratio": 36.9, "lru_pass2_hit_ratio": 37.4, "footprint_ratio": 1.75,
+               "static_mean_response_ms": 6.56},  # paper 1, 37, 37, -, 7.1 (per seed 6.1-7.1 ms)
 }
+
+#: The calibration targets (paper values) and the knob each one sets, per twin. ``lru_pass2_rise`` (src1_1): the LRU
+#: hit ratio of a second replay of the window minus the first's, Table 4's 37 % -> 37 % (whole percentages: a
+#: rise under half a point), which needs a window footprint well above the 24 GB cache; src1_0's pass 2 (19 %) is
+#: not fitted (a check, C3). src1_0's rate is set off the HDD's saturation knee, not fitted (see :data:`FITTED`).
+TARGETS: dict[str, dict[str, tuple[str, float]]] = {
+    "src1_0": {"static_ratio": ("background_share", 0.01), "lru_hit_ratio": ("p_seq", 0.07)},
+    "src1_1": {"static_mean_response_s": ("mean_iops", 0.0071), "static_ratio": ("background_share", 0.01),
+               "lru_hit_ratio": ("p_repeat", 0.37), "lru_pass2_rise": ("p_seq", 0.005)},
+}
+#: Each statistic rises with its knob, except the hit ratios with ``p_seq`` (sweeps touch fresh data).
+RISING = {"mean_iops": True, "background_share": True, "p_repeat": True, "p_seq": False}
+#: The seeds every fitted statistic is averaged over.
+FIT_SEEDS = (0, 1, 2, 3, 4)
 
 _BASE = {
     # src1_0: replay trace minutes 1920-2020 (Table 2), envelope 1440-2040 (notes Sec. 6.2); write-dominated
-    # (11 % reads): random writes in the band (no repeats, C), a share of sequential fresh writes (fitted),
+    # (11 % reads): random writes in the band (no repeats, C), a share of sequential fresh writes (fitted to
+    # pass 1; in 64 KiB requests, whose fresh data keep the footprint above the cache),
     # and a small circular log rewritten throughout (C; below static tiering's 1 % so that target holds).
     "src1_0": dict(name="src1_0", read_ratio=0.11, replay_min=100.0, trace_offset_min=1440.0,
                    active_phases_min=((40.0, 70.0),), p_repeat=0.0, log_share=0.005),
-    # src1_1: replay trace minutes 480-600, envelope 0-600; read-only (99 % reads): re-reads (fitted) and a
-    # small share of sequential runs (notes Sec. 6.2 (c); their Sec. 4.8 arithmetic puts FlashCache's misses
-    # at ~10 ms under static tiering, so most reads that are not re-reads must be random, C).
+    # src1_1: replay trace minutes 480-600, envelope 0-600; read-only (99 % reads): re-reads (fitted to pass 1)
+    # and sweeps (notes Sec. 6.2 (c): "the band is read by a sweep plus re-reads") in 64 KiB requests, their
+    # share fitted to pass 2 = pass 1 (the fresh data a sweep reads keeps the footprint well above the cache).
     "src1_1": dict(name="src1_1", read_ratio=0.99, replay_min=120.0, trace_offset_min=0.0,
-                   active_phases_min=((20.0, 80.0),), p_seq=0.1, log_share=0.0),
+                   active_phases_min=((20.0, 80.0),), log_share=0.0),
 }
 
 
@@ -265,24 +296,33 @@ def generate(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0):
     bsh = spec.background_share
     background = u < bsh
     in_band = (ph >= 0) & ~background & (u < bsh + spec.band_share)
-    # the band (active phases): starts at its region's low end, one sub-LUN up every band_dwell_s (or, with
-    # p_jump, to a random place in the region); positions are offsets in the region
+    # the band (active phases): starts at its region's low end and moves to the neighbouring band (band_width
+    # sub-LUNs up, notes Sec. 2.3 / 6.2) after each dwell, an Exp(band_dwell_s) time (the abstract gives only "every
+    # several minutes", an average: the exponential is the maximum-entropy dwell with that mean, C); with p_jump
+    # it goes to a random place in the region instead; positions are offsets in the region, wrapping at its end
     pos = np.zeros(n, np.int64)
-    span = max(R - w + 1, 1)
     for k, (s0, e0) in enumerate(phases):   # two windows x a few phases
         n_steps = int(np.ceil((e0 - s0) / spec.band_dwell_s)) + 1
-        jump = rng.random(n_steps) < spec.p_jump
+        ends = np.cumsum(rng.exponential(spec.band_dwell_s, 4 * n_steps + 16))
+        while ends[-1] < e0 - s0:            # rarely: more dwells than drawn (a few loops at most)
+            ends = np.r_[ends, ends[-1] + np.cumsum(rng.exponential(spec.band_dwell_s, n_steps + 16))]
+        m_steps = ends.size + 1
+        jump = rng.random(m_steps) < spec.p_jump
         jump[0] = False
-        jpos = rng.integers(0, span, n_steps)
-        last = np.maximum.accumulate(np.where(jump, np.arange(n_steps), 0))
-        p_k = (np.where(last == 0, 0, jpos[last]) + np.arange(n_steps) - last) % span
+        jpos = rng.integers(0, R, m_steps)
+        last = np.maximum.accumulate(np.where(jump, np.arange(m_steps), 0))
+        p_k = (np.where(last == 0, 0, jpos[last]) + (np.arange(m_steps) - last) * w) % R
         m = ph == k
-        pos[m] = p_k[((t[m] - s0) // spec.band_dwell_s).astype(np.int64)]
-    # fleeting concentrations: a band of the same width at a random place in the region, redrawn often
+        pos[m] = p_k[np.searchsorted(ends, t[m] - s0, side="right")]
+    # the rest (neither background nor band): a share fleeting_frac in fleeting concentrations (a band of the
+    # same width at a random place in the region, redrawn every fleeting_dwell_s), the others spread uniformly
+    # over the region (outside the active phases IO is not concentrated, notes Sec. 6.2 "fainter bursts")
     n_fl = int(np.ceil(spec.duration_min * MINUTE / spec.fleeting_dwell_s)) + 1
-    fl_pos = rng.integers(0, span, n_fl)[(t // spec.fleeting_dwell_s).astype(np.int64)]
-    local = np.where(in_band, pos, fl_pos) + rng.integers(0, w, n)
-    sub = np.where(background, rng.integers(0, S, n), (reg + np.minimum(local, R - 1)) % S)
+    fl_pos = rng.integers(0, R, n_fl)[(t // spec.fleeting_dwell_s).astype(np.int64)]
+    fleeting = rng.random(n) < spec.fleeting_frac
+    local = np.where(in_band, pos + rng.integers(0, w, n),
+                     np.where(fleeting, fl_pos + rng.integers(0, w, n), rng.integers(0, R, n))) % R
+    sub = np.where(background, rng.integers(0, S, n), (reg + local) % S)
 
     # --- sizes and addresses inside the sub-LUN
     size = SIZES[rng.choice(SIZES.size, size=n, p=SIZE_PROBS)]
@@ -295,6 +335,8 @@ def generate(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0):
     log = rng.random(n) < spec.log_share
     repeat &= ~log
     seq &= ~log
+    if spec.seq_size_bytes:             # a sweep reads in large requests (0: in the mix's sizes)
+        size = np.where(seq, min(int(spec.seq_size_bytes), U), size)
     pages = np.maximum((room - size) // (4 * KiB), 0)
     within = (rng.random(n) * (pages + 1)).astype(np.int64) * (4 * KiB)
     mis = rng.random(n) < spec.p_unaligned
@@ -357,8 +399,10 @@ def calibration_stats(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0, *, s
 
     - ``read_ratio``: reads in the replay window (C14);
     - ``static_ratio``: share of replay IOs in the ``ssd_subluns`` busiest sub-LUNs of the training window (C2);
-    - ``lru_hit_ratio``: request hit ratio of a ``cache_bytes`` LRU of ``block_bytes`` blocks over the replay's
-      block-aligned requests (FlashCache pass 1; exact LRU stack distances, Mattson et al.);
+    - ``lru_hit_ratio`` / ``lru_pass2_hit_ratio``: request hit ratio of a ``cache_bytes`` LRU of ``block_bytes``
+      blocks over the replay's block-aligned requests, replayed once from an empty cache (FlashCache pass 1) and
+      again right after (pass 2; exact LRU stack distances over the window twice, Mattson et al.);
+    - ``footprint_ratio``: distinct ``block_bytes`` blocks the replay touches over the cache;
     - ``static_mean_response_s``: static tiering's mean response on :class:`tieringlab.models.storage.Testbed`.
     """
     from tieringlab.models import stackdist, storage  # noqa: PLC0415
@@ -382,7 +426,16 @@ def calibration_stats(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0, *, s
     keys = np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
     ridx = np.repeat(np.arange(first.size), cnt)
     cap = int(cache_bytes * scale) // block_bytes
-    out["lru_hit_ratio"] = float(stackdist.lru_request_hits(keys, ridx, [cap])[0]) / max(r_sub.size, 1)
+    d = stackdist.request_stack_distances(np.r_[keys, keys], np.r_[ridx, ridx + first.size])
+    out["lru_hit_ratio"] = float((d[: first.size] < cap).sum()) / max(r_sub.size, 1)
+    out["lru_pass2_hit_ratio"] = float((d[first.size:] < cap).sum()) / max(r_sub.size, 1)
+    out["lru_pass2_rise"] = out["lru_pass2_hit_ratio"] - out["lru_hit_ratio"]
+    lo, hi = o // block_bytes, (o + s - 1) // block_bytes + 1      # each request's blocks [lo, hi)
+    srt = np.argsort(lo, kind="stable")
+    lo, reach = lo[srt], np.maximum.accumulate(hi[srt])            # the union of the ranges, merged in one pass
+    first = np.flatnonzero(np.r_[True, lo[1:] > reach[:-1]]) if lo.size else np.zeros(0, np.int64)
+    last = np.r_[first[1:] - 1, lo.size - 1] if lo.size else first
+    out["footprint_ratio"] = float((reach[last] - lo[first]).sum()) / max(cap, 1)
     if response:
         tb = storage.Testbed()
         route = np.where(on_ssd[r_sub], storage.SSD, storage.HDD)
@@ -392,11 +445,20 @@ def calibration_stats(spec: OtfTwinSpec, scale: float = 1.0, seed: int = 0, *, s
     return out
 
 
-def fit(name: str, *, seed: int = 0, rounds: int = 2, log=print) -> dict[str, float]:  # pragma: no cover - offline
+def seed_mean_stats(spec: OtfTwinSpec, scale: float = 1.0, seeds=FIT_SEEDS, **kw) -> dict[str, float]:
+    """:func:`calibration_stats` averaged over ``seeds`` (the twins are fitted across seeds, not to one draw)."""
+    rows = [calibration_stats(spec, scale, s, key_seed=s, **kw) for s in seeds]
+    return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+
+
+def fit(name: str, *, seeds=FIT_SEEDS, trace_scale: float = 0.1, rounds: int = 2,
+        log=print) -> dict[str, float]:  # pragma: no cover - offline
     """Fit the knobs of :data:`TARGETS` to their targets by bisection, one knob at a time, ``rounds`` times
-    (each statistic grows with its knob; the others barely move it), then the arrival rate once more (the
-    mean response is the steepest target and the reuse knob moves the HDD load). Starts from the current
-    :data:`OTF_TWINS` values. Only published trace statistics enter."""
+    (each statistic is monotone in its knob; the others barely move it), then the arrival rate once more (the
+    mean response is the steepest target and the reuse knobs move the HDD load). Every statistic is the mean
+    over ``seeds``; the trace statistics (ratios of IO counts and of bytes to the cache, which keep their
+    value when bytes and IO counts shrink together) at ``trace_scale``, the mean response at scale 1. Starts
+    from the current :data:`OTF_TWINS` values. Only published trace statistics enter."""
     spec = OTF_TWINS[name]
     ranges = {"mean_iops": (20.0, 2000.0), "background_share": (0.0, 0.29), "p_seq": (0.0, 1.0),
               "p_repeat": (0.0, 0.95)}
@@ -405,19 +467,20 @@ def fit(name: str, *, seed: int = 0, rounds: int = 2, log=print) -> dict[str, fl
     for stat, (knob, target) in plan:
         lo, hi = ranges[knob]
         geo = knob == "mean_iops"
-        for _step in range(9 if geo else 8):
+        if geo:   # bracket around the current rate: the response is steep in it
+            lo, hi = spec.mean_iops / 1.5, spec.mean_iops * 1.5
+        for _step in range(6 if geo else 7):
             mid = float(np.sqrt(lo * hi)) if geo else 0.5 * (lo + hi)
-            got = calibration_stats(replace(spec, **{knob: mid}), 1.0, seed,
-                                    response=stat == "static_mean_response_s")[stat]
-            rising = knob != "p_seq"      # every statistic rises with its knob, the hit ratio falls with p_seq
+            got = seed_mean_stats(replace(spec, **{knob: mid}), 1.0 if geo else trace_scale, seeds,
+                                  response=geo)[stat]
+            rising = RISING[knob]
             lo, hi = (mid, hi) if (got < target) == rising else (lo, mid)
             if log:
                 log(f"{name}: {knob}={mid:.4g} -> {stat}={got:.4g} (target {target})")
         val = float(np.sqrt(lo * hi)) if geo else 0.5 * (lo + hi)
         spec = replace(spec, **{knob: round(val, 1 if geo else 4)})
-    final = calibration_stats(spec, 1.0, seed)
     if log:
-        log(f"{name}: final {final}")
+        log(f"{name}: final {seed_mean_stats(spec, 1.0, seeds)}")
     return {knob: getattr(spec, knob) for knob, _t in TARGETS[name].values()}
 
 

@@ -27,23 +27,27 @@ to it go to the temporary buffer (and reads of what they wrote are served from i
 the source); after the copy the buffer is synced to the destination at <= 500 IOPS; then the tiering
 table points at the destination.
 
-How it is computed (no loop over requests)
-------------------------------------------
+How it is computed
+------------------
 1. **Monitoring** as array ops over the ``(interval, sub-LUN)`` count matrix (:func:`hot_matrix`, :mod:`.monitor`): a
-   sort per row, the share test, the hot mask, for every interval at once.
-2. **Decisions and the move engine**: one ``jax.lax.scan`` over the intervals (:func:`~.engine.controller`),
-   carrying per-sub-LUN state (tier, streak, timeout) and a move log; inside an interval, a loop over
-   its seconds advances the copies. A copy progresses at the share of disk time user IO leaves free in
-   each second (``max(1 - u, copy_share_floor)`` of the no-load pace, ``u`` the HDD utilisation the
-   user IO routed to the HDD would cause: a fluid estimate); the buffer fills with the writes that
-   arrive meanwhile (estimated from per-second write counts, weighted by the overlap of each second with
-   the copy); the sync lasts ``writes / sync_max_iops``.
-3. **IO level** (:mod:`tieringlab.models.storage`): every request is routed by the move log (a
-   searchsorted per request), the copies' kcopyd chunks are injected at their pace, in CFQ-like batches
-   (``Testbed.copy_batch_bytes``), into the same per-disk FIFO queues as user IO, and the queues are
-   solved by prefix operations. The response of a
-   request is driver + queueing + service. The measured end of each copy (its last chunk's departure)
-   is reported beside the engine's estimate.
+   sort per row, the share test, the hot mask, for every interval at once (user IO only: it does not depend on
+   the moves).
+2. **Everything else in one closed-loop event simulation** (:mod:`.sim`, compiled with numba, one pass in time
+   order): the decision at each interval's end, the moves (kcopyd chunks, up to ``Testbed.copy_inflight`` in
+   flight, each reading its source and writing its destination through the same disk queues as user IO, never
+   faster than Table 1's no-load pace; then the buffer's sync at ``sync_max_iops``), every user IO routed at its
+   arrival by the tiering table and the move in flight (the buffer's 512-B bitmap), and the devices: RAID0 pieces
+   per disk, the disks' LRU read caches, FIFO or CFQ-like queues (``Testbed.copy_scheduler``), the HDD write cache
+   (``Testbed.hdd_write_cache``), the SSD's channels. Copies slow down under user load and user IO waits behind
+   copies (closed loop). Checked request by request against a SimPy model and, with no move in flight, against
+   the sort-based model of :mod:`tieringlab.models.storage` (tests/test_otf_engine.py).
+3. ``MeasureParams.load_scale``: a twin at a reduced scale runs on the testbed slowed to it
+   (:func:`.sim.scaled_testbed`), so the load per disk and the copy times are scale 1's; responses are reported
+   in paper-scale seconds.
+
+The interval scan of :mod:`.engine` with the routing of :mod:`.routing` (copies paced open-loop from a fluid
+HDD-only load estimate) is the engine this replaced; it stays only as the benchmarks' "before"
+(benchmarks/bench_otf_engine.py).
 
 Baselines (Sec. 4.1, Table 3): **static tiering** (the top 24 sub-LUNs by request count in the window
 of the same length just before the replay, placed once, notes Sec. 3.1), **FlashCache** (4 KB blocks,
@@ -60,9 +64,9 @@ served by the SSD (the SSD access ratio of Table 4 is ``hit_ratio``).
 
 The package, one module per concern: :mod:`.parameters` (every system's fields, declared once),
 :mod:`.replay` (the replay window, the sub-LUN split), :mod:`.monitor` (counts and the hot-interval rule),
-:mod:`.engine` (the interval scan), :mod:`.routing` (requests and background IO by the move log),
-:mod:`.result` (the IO level and the result), and one module per system (:mod:`.system` OTF-AST,
-:mod:`.static_tiering`, :mod:`.flashcache`, :mod:`.hdd_only`), each registering its names.
+:mod:`.sim` (the closed-loop event simulation), :mod:`.result` (the counts and the result), and one module per
+system (:mod:`.system` OTF-AST, :mod:`.static_tiering`, :mod:`.flashcache`, :mod:`.hdd_only`), each registering its
+names.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""OTF-AST's decisions and move engine: one ``jax.lax.scan`` over the monitoring intervals (Fig. 4-5,
+"""The replaced engine (the benchmarks' "before"; the systems run :mod:`.sim`).
+
+OTF-AST's decisions and move engine: one ``jax.lax.scan`` over the monitoring intervals (Fig. 4-5,
 Sec. 3.3, 3.3.2; notes Sec. 1.4).
 
 Per interval, the engine runs through its seconds: a copy progresses at the share of disk time user IO leaves

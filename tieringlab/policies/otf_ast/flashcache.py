@@ -8,6 +8,7 @@ import jax
 import numpy as np
 import xarray as xr
 
+from tieringlab.models.stackdist import COLD, stack_distances
 from tieringlab.models.storage import HDD, SSD
 from tieringlab.policies import caching
 from tieringlab.policies.contract import check_capacities
@@ -19,6 +20,35 @@ from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
 
 __all__ = ["flashcache"]
+
+
+def _per_set_dirty(wkeys, cap_blocks: int, p: FlashCacheParams):
+    """Per-set cleaning (reading ``cleaning="per_set"``, notes Sec. 3.2): block ``b`` is in set ``(b // ways) mod
+    n_sets`` (FlashCache maps ``ways`` consecutive blocks to a set), ``n_sets = cap_blocks // ways``; each set keeps
+    at most ``ways x dirty_thresh_pct`` dirty blocks, its least recently written cleaned first. Over the write
+    stream ``wkeys``: whether each write hits its set's dirty blocks, and the cleaning events (write-stream index of
+    the write that forces one, and of the write whose block is cleaned: the write that many writes of the same set
+    earlier, the global rule's choice applied per set, C)."""
+    ways = min(int(p.set_ways), int(cap_blocks))
+    n_sets = max(1, int(cap_blocks) // ways)
+    d_set = max(1, int(ways * p.dirty_thresh_pct / 100.0))
+    sets = (wkeys // ways) % n_sets
+    order = np.argsort(sets, kind="stable")              # each set's writes together, in time order
+    g = sets[order]
+    dist = stack_distances(wkeys[order])                 # grouped: only the set's own blocks lie in between
+    start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    pos = np.arange(g.size) - np.repeat(start, np.diff(np.r_[start, g.size]))
+    cold = dist == COLD
+    distinct_before = np.cumsum(cold) - cold - np.repeat(np.cumsum(cold)[start] - cold[start],
+                                                          np.diff(np.r_[start, g.size]))
+    hit = dist < d_set
+    evict = ~hit & (~cold | (distinct_before >= d_set))
+    whit = np.zeros(wkeys.size, bool)
+    whit[order] = hit
+    e = np.flatnonzero(evict & (pos >= d_set))
+    ev, victim = order[e], order[e - d_set]
+    o = np.argsort(ev, kind="stable")
+    return whit, ev[o], victim[o]
 
 
 def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams | None = None, key=None) -> xr.Dataset:
@@ -72,16 +102,20 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams | None = Non
             hit, dev = caching.replay("lru", keys_all, [cap_blocks], w_all)
             hit_pg = hit[0, last]
             n_dirty_ev = int(dev[0, last].sum())
-            d_cap = max(1, int(cap_blocks * p.dirty_thresh_pct / 100.0))
-            whit, wev = caching.replay("lru", keys_all[wpos], [d_cap], np.ones(wpos.size, bool))
-            dirty_all = np.zeros(keys_all.size, bool)
-            dirty_all[wpos] = whit[0]
-            dirty_pg = dirty_all[last] & hit_pg & w_all[last]
-            # cleaning writes of the last pass: at each write-stream eviction, the block written d_cap writes before
-            ev = np.flatnonzero(wev[0])
-            victim = ev - d_cap
+            if p.cleaning == "global":
+                d_cap = max(1, int(cap_blocks * p.dirty_thresh_pct / 100.0))
+                whit, wev = caching.replay("lru", keys_all[wpos], [d_cap], np.ones(wpos.size, bool))
+                whit = whit[0]
+                # cleaning writes: at each write-stream eviction, the block written d_cap writes before
+                ev = np.flatnonzero(wev[0])
+                victim = ev - d_cap
+            else:
+                whit, ev, victim = _per_set_dirty(keys_all[wpos], cap_blocks, p)
             ok = victim >= 0
             ev, victim = ev[ok], victim[ok]
+            dirty_all = np.zeros(keys_all.size, bool)
+            dirty_all[wpos] = whit
+            dirty_pg = dirty_all[last] & hit_pg & w_all[last]
             in_last = (wpos[ev] >= last.start) & (wpos[ev] < last.stop)
             ev, victim = ev[in_last], victim[in_last]
             req_of = np.tile(ridx, P)
@@ -114,7 +148,7 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams | None = Non
                  cleaning_writes=int(clean_t.size), uncacheable=int((~cacheable).sum()))
         d["ssd_writes"] += int(pages(sz[fill]).sum())
         d["md_writes"] += int(pages(clean_len).sum()) if clean_len.size else 0
-        d["hdd_util_per_s"] = out["hdd_util"].mean(axis=0)
+        d["hdd_util_per_s"] = out["hdd_util"]
         d["request_hit"] = r_hit
         per.append(d)
     name = "FlashCache" if P == 1 else f"FlashCache pass {P}"

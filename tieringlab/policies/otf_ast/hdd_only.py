@@ -26,7 +26,7 @@ def hdd_only(ds: xr.Dataset, capacities, params: HddOnlyParams | None = None, ke
     route = np.full(rq["time"].size, HDD, np.int64)
     d, out = serve_and_count(p, key, rq, route)
     d["hits"] = 0
-    d["hdd_util_per_s"] = out["hdd_util"].mean(axis=0)
+    d["hdd_util_per_s"] = out["hdd_util"]
     return result("HDD only", p, caps, rq, [d] * caps.size,
                    extra_dims={"hdd_util_per_s": (("second",), lambda d: d["hdd_util_per_s"])})
 

@@ -19,7 +19,7 @@ from tieringlab.units import MINUTE, PAGE_BYTES, SUBLUN_BYTES, US
 
 __all__ = ["MeasureParams", "OtfAstSettings", "OtfAstParams", "StaticTieringSettings", "StaticTieringParams",
            "FlashCacheSettings", "FlashCacheParams", "HddOnlyParams", "HOT_RULES", "I_READINGS", "M_READINGS",
-           "C_READINGS", "FULL_POLICIES", "COPY_UNITS", "SOURCE"]
+           "C_READINGS", "FULL_POLICIES", "COPY_UNITS", "CLEANINGS", "SOURCE"]
 
 #: Readings of the hot-set rule (notes Sec. 2.2): n1 (recommended), n2, n3.
 HOT_RULES = ("top_n", "prefix_to_i", "pct_of_subluns")
@@ -33,6 +33,9 @@ C_READINGS = ("consecutive", "within_m")
 FULL_POLICIES = ("wait", "evict_max_timeout")
 #: Unit of the Table 1 copy times: seconds (recommended, notes Sec. 1.6) or minutes (ablation).
 COPY_UNITS = ("seconds", "minutes")
+
+#: FlashCache's cleaning: the dirty threshold over the whole cache (C) or per set (FlashCache's own).
+CLEANINGS = ("global", "per_set")
 
 #: Where the systems are defined (the ``source`` of every result).
 SOURCE = "OTF-AST paper (Oe et al., Fujitsu Labs) Sec. 3-4; reading notes notes/otf_ast.md"
@@ -85,6 +88,10 @@ class MeasureParams:
     hist_hi_s: float = param(1.0, "... to 1 s (IOs outside are clipped into the end bins, notes Sec. 1.7)",
                              bounds=(1e-9, None), unit="s")
     hist_bins_per_decade: int = param(10, "C: the histogram's resolution is not printed", bounds=(1, None))
+    load_scale: float = param(1.0, "a twin's scale (its sub-LUNs and IO counts x scale): the testbed is slowed by "
+                              "1/scale so each disk carries the load, and a sub-LUN copies in the seconds, of scale 1 "
+                              "(otf_ast.sim.scaled_testbed); responses are reported x scale (paper-scale seconds)",
+                              bounds=(1e-3, 1.0))
 
     def __post_init__(self):
         _check(self, _measure_problems)
@@ -137,14 +144,16 @@ class OtfAstSettings:
                              "eviction on demand; f2 'evict_max_timeout'", choices=FULL_POLICIES)
     move_concurrency: int = param(1, "C: one temporary buffer the size of a sub-LUN (Sec. 3.3.2): one move at a "
                                   "time", bounds=(1, None))
-    copy_up: float = param(2.5, "Table 1: HDD->SSD copy of 1 GB, 2-3 (no user IO), in copy_unit",
+    copy_up: float = param(2.5, "Table 1: HDD->SSD copy of 1 GB, 2-3 (no user IO), in copy_unit: kcopyd's pace "
+                           "never exceeds it (the devices alone give it too: Testbed.from_table1)",
                            bounds=(1e-9, None))
     copy_down: float = param(6.5, "Table 1: SSD->HDD copy of 1 GB, 6-7 (no user IO), in copy_unit",
                              bounds=(1e-9, None))
     copy_unit: str = param("seconds", "unit of copy_up/copy_down: seconds (M, notes Sec. 1.6); 'minutes' ablation",
                            choices=COPY_UNITS)
-    copy_share_floor: float = param(0.1, "C: the share of disk time a copy keeps when user IO saturates the HDD "
-                                    "(the FIFO queue never starves kcopyd)", bounds=(0.01, 1.0))
+    copy_share_floor: float = param(0.1, "C, the replaced fluid engine's only (.engine, kept for the benchmarks): "
+                                    "the share of disk time a copy keeps under saturation; no effect on the "
+                                    "closed-loop simulation, where copies queue with user IO", bounds=(0.01, 1.0))
 
     def __post_init__(self):
         _check(self, lambda p: _otf_problems(p, None))
@@ -210,6 +219,10 @@ class FlashCacheSettings:
                                 bounds=(0, None), unit="bytes")
     clean_merge_bytes: int = param(128 * 1024, "C: the cleaner merges contiguous dirty blocks into writes of at "
                                    "most 128 KiB", bounds=(1, None), unit="bytes")
+    cleaning: str = param("global", "C (notes Sec. 3.2 allow it): dirty blocks kept <= dirty_thresh_pct of the whole "
+                          "cache; 'per_set': of each set of set_ways blocks, as FlashCache does", choices=CLEANINGS)
+    set_ways: int = param(512, "notes Sec. 3.2: FlashCache's sets are 512-way (reading cleaning='per_set')",
+                          bounds=(1, None))
 
     def __post_init__(self):
         _check(self, _flashcache_problems)

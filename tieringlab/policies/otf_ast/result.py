@@ -1,7 +1,7 @@
 """The IO level and the result every system of the OTF-AST paper returns (Tables 4-5, Figs. 7-9).
 
-:func:`serve_and_count` serves the replayed requests, routed, through the testbed's queues
-(:func:`tieringlab.models.storage.serve`: driver + queueing + service) and counts the operations;
+:func:`serve_and_count` serves the replayed requests, routed, through the testbed's queues (the event
+simulation :func:`tieringlab.policies.otf_ast.sim.simulate`: driver + queueing + service) and counts the operations;
 :func:`summary` gives Table 4/5's quantities of one capacity (notes Sec. 1.7 and 6.4); :func:`result` builds
 the :func:`~tieringlab.policies.contract.trace_result` over the capacities (attrs ``policy`` and ``source``).
 """
@@ -12,10 +12,10 @@ import dataclasses
 
 import numpy as np
 
-from tieringlab.models import storage
 from tieringlab.models.storage import BUFFER, HDD, SSD
 from tieringlab.policies import registry
 from tieringlab.policies.contract import CAPACITY_DIM, check_capacities, trace_result
+from tieringlab.policies.otf_ast import sim
 from tieringlab.policies.otf_ast.parameters import MeasureParams
 from tieringlab.units import PAGE_BYTES
 
@@ -87,12 +87,19 @@ def result(name: str, p: MeasureParams, capacities, rq, per_cap: list[dict], *, 
     return ds
 
 
-def serve_and_count(p: MeasureParams, key, rq, route, *, bg_hdd=None, bg_ssd=None, ssd_extra=None, util=True):
+def serve_and_count(p: MeasureParams, key, rq, route, *, bg_hdd=None, bg_ssd=None, ssd_extra=None, sim_out=None):
+    """Serve the routed requests (and open-loop background IO) through the event simulation
+    (:func:`tieringlab.policies.otf_ast.sim.simulate`, on the testbed at ``p.load_scale``; responses reported x
+    ``load_scale``) and count the operations. ``sim_out``: a finished simulation (OTF-AST routes as it runs)."""
+    s = float(p.load_scale)
+    if sim_out is None:
+        tb = sim.scaled_testbed(p.testbed, s)
+        sim_out = sim.simulate(tb, key, rq, route=route, bg_hdd=bg_hdd, bg_ssd=bg_ssd, ssd_extra_bytes=ssd_extra,
+                               n_subluns=int(p.lun_subluns), sublun_bytes=int(p.sublun_bytes))
+    out = dict(sim_out)
+    out["response_s"] = out["response_s"] * s
+    route = out["route"]
     t, w, sz = rq["time"], rq["is_write"], rq["size"]
-    n_sec = int(np.ceil(rq["length_s"]))
-    out = storage.serve(p.testbed, key, time=t, offset=rq["offset"], size=sz, is_write=w, route=route,
-                        bg_hdd=bg_hdd, bg_ssd=bg_ssd, ssd_extra_bytes=ssd_extra,
-                        util_window=(0.0, n_sec) if util else None)
     pg = pages(sz)
     d = {"response_s": out["response_s"], "route": route, **summary(p, rq, out["response_s"]),
          "ssd_reads": int(pg[(route == SSD) & ~w].sum()), "ssd_writes": int(pg[(route == SSD) & w].sum()),

@@ -1,4 +1,6 @@
-"""Routing every request by OTF-AST's move log, and the moves' background IO (Sec. 3.3, 3.3.2).
+"""The replaced engine (the benchmarks' "before"; the systems run :mod:`.sim`).
+
+Routing every request by OTF-AST's move log, and the moves' background IO (Sec. 3.3, 3.3.2).
 
 A request goes where the tiering table points when it arrives; while its sub-LUN copies, writes go to the
 temporary buffer and reads of what they wrote are served from it (other reads from the source); after the copy

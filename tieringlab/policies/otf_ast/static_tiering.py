@@ -42,7 +42,7 @@ def static_tiering(ds: xr.Dataset, capacities, params: StaticTieringParams | Non
         route = np.where(on_ssd[rq["sub"]], SSD, HDD).astype(np.int64)
         d, out = serve_and_count(p, key, rq, route)
         d["hits"] = int((route == SSD).sum())
-        d["hdd_util_per_s"] = out["hdd_util"].mean(axis=0)
+        d["hdd_util_per_s"] = out["hdd_util"]
         d["placed"] = on_ssd
         per.append(d)
     return result("static tiering", p, capacities, rq, per,

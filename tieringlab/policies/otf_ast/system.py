@@ -1,6 +1,6 @@
 """OTF-AST (on-the-fly automated storage tiering, Fig. 4-5, Sec. 3.3, Table 1-3) over a trace: the monitor
-(:mod:`.monitor`), the interval scan (:mod:`.engine`), the routing of every request by the move log and the
-copies' background IO (:mod:`.routing`), and the IO level (:mod:`.result`). Registered as "OTF-AST" and "OTF-AST
+(:mod:`.monitor`), then one closed-loop event simulation (:mod:`.sim`) of the decisions, the moves' copy chunks
+and sync, and every request's route and response, and the counts (:mod:`.result`). Registered as "OTF-AST" and "OTF-AST
 without write-back" (Table 5: a demotion is a tiering-table update)."""
 
 from __future__ import annotations
@@ -8,18 +8,16 @@ from __future__ import annotations
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
 from tieringlab.models.storage import SSD
-from tieringlab.policies.otf_ast.engine import controller, hdd_only_work
 from tieringlab.policies.otf_ast.example import example
 from tieringlab.policies.otf_ast.monitor import history_counts, hot_matrix, interval_counts
 from tieringlab.policies.otf_ast.parameters import SOURCE, OtfAstParams
 from tieringlab.policies.otf_ast.replay import replay, ssd_subluns
 from tieringlab.policies.otf_ast.result import result, serve_and_count
-from tieringlab.policies.otf_ast.routing import move_background, route_by_moves
+from tieringlab.policies.otf_ast.sim import scaled_testbed, simulate
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.units import MINUTE, PAGE_BYTES
 
@@ -27,56 +25,46 @@ __all__ = ["otf_ast"]
 
 
 def _otf_ast_one(rq, n_ssd: int, p: OtfAstParams, key, pre):
-    hot, hsum, cnt, W, WR, K = pre
-    up_s, down_s = p.copy_s
-    # no-load copy work is in seconds of an otherwise idle array; the engine's floor keeps it moving
-    M = 2 * int(K) * int(p.lun_subluns) + 8     # a bound for any SSD size: one shape per window length
-    log, n_moves, ys = controller(hot, hsum, cnt, W, WR, jnp.int32(n_ssd), jnp.int32(p.c_intervals),
-                                  jnp.int32(p.o_intervals), up_s, down_s, p.copy_share_floor,
-                                  p.testbed.sync_max_iops, bool(p.skip_demotion_copy), t_s=int(p.t_s),
-                                  n_moves_max=M, conc=int(p.move_concurrency), history=bool(p.history),
-                                  evict=p.full_policy == "evict_max_timeout")
-    log = {k: np.asarray(v) for k, v in log.items()}
-    n_moves = int(n_moves)
-    ys = {k: np.asarray(v) for k, v in ys.items()}
-    route, window = route_by_moves(rq, log, n_moves, np.zeros(p.lun_subluns, bool), p)
-    bg_hdd, bg_ssd, chunk_move, sync_ios = move_background(rq, route, window, log, n_moves, p)
-    d, out = serve_and_count(p, key, rq, route, bg_hdd=bg_hdd, bg_ssd=bg_ssd)
-    measured = np.full(n_moves, np.nan)
-    nc = chunk_move.size
-    if nc:
-        m_end = np.full(n_moves, -np.inf)
-        np.maximum.at(m_end, chunk_move, out["bg_hdd_departure"][:nc])
-        measured = np.where(np.isfinite(m_end) & np.isfinite(log["tc"][:n_moves]), m_end, np.nan)
-    up = log["up"][:n_moves]
-    started = np.isfinite(log["ts"][:n_moves])
-    done = np.isfinite(log["te"][:n_moves])
+    hot, hsum, cnt, K = pre
+    tb = scaled_testbed(p.testbed, p.load_scale)
+    r = simulate(tb, key, rq, ctrl=(hot, hsum, cnt), n_subluns=int(p.lun_subluns), sublun_bytes=int(p.sublun_bytes),
+                 cap=int(n_ssd), copy_s=p.copy_s, t_s=int(p.t_s), c=int(p.c_intervals), o=int(p.o_intervals),
+                 history=bool(p.history), evict=p.full_policy == "evict_max_timeout",
+                 skip_down=bool(p.skip_demotion_copy), conc=int(p.move_concurrency))
+    d, out = serve_and_count(p, key, rq, None, sim_out=r)
+    log = r["log"]
+    n_moves = int(r["n_moves"])
+    up = log["up"]
+    started = np.isfinite(log["ts"])
+    done = np.isfinite(log["te"])
     unit_pages = int(p.sublun_bytes) // PAGE_BYTES
     copied_up = int((up & done).sum())
-    copied_down = int((~up & done & (log["tc"][:n_moves] > log["ts"][:n_moves])).sum())
-    d.update(hits=int((route == SSD).sum()),
+    copied_down = int((~up & done & (log["tc"] > log["ts"])).sum())
+    d.update(hits=int((d["route"] == SSD).sum()),
              update_md_reads=copied_up * unit_pages, update_ssd_writes=copied_up * unit_pages,
              update_ssd_reads=copied_down * unit_pages, update_md_writes=copied_down * unit_pages,
              promotions=int((up & started).sum()), demotions=int((~up & started).sum()),
              n_moves=n_moves)
     # Fig. 6: SSD-resident sub-LUNs at each minute, from the move log (a move counts when it ends)
     minutes = np.arange(int(np.ceil(rq["length_s"] / MINUTE)) + 1) * MINUTE
-    te = log["te"][:n_moves]
+    te = log["te"]
     sign = np.where(up, 1, -1)
     o = np.argsort(te, kind="stable")
     cum = np.r_[0, np.cumsum(sign[o])]
     d["resident_per_minute"] = cum[np.searchsorted(te[o], minutes, side="right")]
-    d["hdd_util_per_s"] = out["hdd_util"].mean(axis=0)
-    d["interval_resident"] = ys["resident"]
-    d["interval_hot"] = ys["n_hot"]
-    moves = dict(sub=log["sub"][:n_moves], up=up, queued_s=log["tq"][:n_moves], start_s=log["ts"][:n_moves],
-                 copy_end_s=log["tc"][:n_moves], sync_end_s=log["te"][:n_moves], measured_copy_end_s=measured,
-                 buffer_writes=log["nbw"][:n_moves], sync_ios=sync_ios[:n_moves])
+    d["hdd_util_per_s"] = out["hdd_util"]
+    d["hdd_user_util_per_s"] = out["hdd_user_util"]
+    d["interval_resident"] = r["resident"]
+    d["interval_hot"] = r["n_hot"]
+    tc = np.where(np.isfinite(log["tc"]), log["tc"], np.nan)
+    moves = dict(sub=log["sub"], up=up, queued_s=log["tq"], start_s=log["ts"], copy_end_s=log["tc"],
+                 sync_end_s=log["te"], measured_copy_end_s=tc, buffer_writes=log["nbw"].astype(float),
+                 sync_ios=log["nsync"])
     d["moves"] = moves
     return d
 
 
-def _precompute(rq, p: OtfAstParams, key):
+def _precompute(rq, p: OtfAstParams):
     t_s = int(p.t_s)
     K = max(1, int(np.ceil(rq["length_s"] / t_s)))
     S = int(p.lun_subluns)
@@ -84,8 +72,7 @@ def _precompute(rq, p: OtfAstParams, key):
     cnt = interval_counts(rq["sub"], rq["time"], S, t_s, window, K)
     hot, _conc = hot_matrix(cnt, p)
     hsum = history_counts(hot, int(p.m_window)) if p.history else np.zeros(hot.shape, np.int32)
-    W, WR = hdd_only_work(p.testbed, rq, key, K * t_s, S)
-    return jnp.asarray(hot), jnp.asarray(hsum), jnp.asarray(cnt), jnp.asarray(W), jnp.asarray(WR), K
+    return hot, hsum, cnt, K
 
 
 def otf_ast(ds: xr.Dataset, capacities, params: OtfAstParams | None = None, key=None) -> xr.Dataset:
@@ -101,7 +88,7 @@ def otf_ast(ds: xr.Dataset, capacities, params: OtfAstParams | None = None, key=
     key = jax.random.key(0) if key is None else key
     n_ssd = ssd_subluns(capacities, p)
     rq = replay(ds, p)
-    pre = _precompute(rq, p, key)
+    pre = _precompute(rq, p)
     per = [_otf_ast_one(rq, int(c), p, key, pre) for c in n_ssd]   # a handful of SSD sizes
     n_min = per[0]["resident_per_minute"].size
     m_max = max(d["n_moves"] for d in per)
@@ -112,6 +99,7 @@ def otf_ast(ds: xr.Dataset, capacities, params: OtfAstParams | None = None, key=
 
     extra = {"resident_per_minute": (("minute",), lambda d: d["resident_per_minute"]),
              "hdd_util_per_s": (("second",), lambda d: d["hdd_util_per_s"]),
+             "hdd_user_util_per_s": (("second",), lambda d: d["hdd_user_util_per_s"]),
              "interval_resident": (("interval",), lambda d: d["interval_resident"]),
              "interval_hot": (("interval",), lambda d: d["interval_hot"])}
     for k, fill in (("sub", -1), ("up", False), ("queued_s", np.nan), ("start_s", np.nan), ("copy_end_s", np.nan),

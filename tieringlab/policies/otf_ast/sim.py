@@ -1,0 +1,1104 @@
+"""The closed-loop OTF-AST testbed: one compiled event simulation, in time order, of user IO, the controller's
+moves (kcopyd copy chunks and the temporary buffer's sync) and open-loop background IO (FlashCache's cleaning and
+fills) through the RAID0 with its read cache, per-disk FIFO or CFQ-like queues, the SSD and the buffer (Fig. 4-5,
+Sec. 3.3, 3.3.2, Table 1; notes Sec. 1.5, 6.3).
+
+Why an event simulation: a copy's chunks wait in the same disk queues as user IO (notes Sec. 4.8: OTF-AST's tail
+on src1_1 comes from user reads queued behind copies), so a copy slows under load and user IO slows under copies:
+closed loop. kcopyd keeps ``copy_inflight`` chunks in flight (notes Sec. 6.3: "up to 8 in flight"); a chunk reads
+its source (the HDD's pieces, or one SSD job) and then writes its destination; the next chunk is issued when one
+completes, and never before ``start + k * copy_s / chunks`` (the no-load pace of Table 1 as a throttle: with the
+``copy_unit = "minutes"`` reading the copy is throttled to minutes). The move's copy ends when its last chunk
+completes; the buffered writes (one per distinct buffered extent, address order) are then written to the
+destination at ``sync_max_iops`` (Sec. 3.3.2); the move ends when the last of them completes.
+
+Devices (the same model as :mod:`tieringlab.models.storage`, as events): a request becomes one piece per disk it
+touches (RAID0 striping); a disk serves one piece at a time, its service time fixed when it starts from the head
+position (the end of the piece served before), the disk's segment LRU read cache (fed by reads in service order),
+and one rotational draw per piece. Queue discipline (:class:`~tieringlab.models.storage.Testbed`
+``copy_scheduler``): ``"fifo"``: one arrival-order queue per disk; ``"cfq"``: user IO and background IO (copies,
+syncs, cleaning) in two queues that take turns in time slices of ``cfq_slice_s`` (a queue keeps the disk while its
+slice lasts and it has work). HDD write cache (``hdd_write_cache``): off, a write completes when its piece is
+served; on, a write piece completes ``cache_hit_s + bytes / bus`` after it reaches a disk whose cache holds the
+writes not yet destaged (``write_cache_bytes``; otherwise it waits for its own service), and the destage still
+takes the disk time of the write in queue order. The SSD: ``channels`` FIFO servers dealt round-robin in arrival
+order; the buffer: ``buffer_s``; every user IO pays ``driver_s``.
+
+With no move in flight, FIFO queues and the write cache off, every user IO's response equals that of the
+sort-based model :func:`tieringlab.models.storage.serve` (tests/test_otf_engine.py checks it, and checks the
+closed loop request by request against a SimPy model written there).
+
+``load_scale`` (:func:`scaled_testbed`): a twin at scale ``s`` has sub-LUNs of ``s`` GiB and ``s`` times the
+IOs; the testbed is slowed by ``1 / s`` (every IO takes 1 / s its time), so each disk carries the load it
+carries at scale 1 and a sub-LUN copies in the same seconds; responses are reported x ``s``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from tieringlab import native
+from tieringlab.models import storage
+from tieringlab.models.storage import BUFFER, HDD, SSD, Testbed
+
+__all__ = ["simulate", "scaled_testbed", "no_load_copy_times", "user_draws", "SECTOR"]
+
+SECTOR = 512                       # Sec. 3.3.2: the buffer's bitmap has one bit per 512 B
+_INF = np.inf
+_BIG = 2**62
+# typed constants for helper calls (a literal argument would compile the helper once more)
+_ZERO, _ONE, _TRUE = np.int64(0), np.int64(1), np.bool_(True)
+# float params
+F_L, F_SMIN, F_SMAX, F_DISK, F_REV, F_MEDIA, F_SETTLE, F_SEQR, F_SEQW, F_HIT, F_BUS = range(11)
+F_SSDFR, F_SSDFW, F_SSDR, F_SSDW, F_BUFS, F_DRV, F_SYNC, F_CUP, F_CDOWN, F_SLICE, F_TS, F_WCB = range(11, 23)
+# int params
+(I_ND, I_STRIPE, I_SEG, I_CSEG, I_SEGS, I_CH, I_UNIT, I_CHUNK, I_INFL, I_CONC, I_CAP, I_C, I_O, I_HIST, I_EVICT,
+ I_SKIP, I_CFQ, I_WC, I_CTRL, I_S, I_K, I_NSEC, I_M, I_SEED) = range(24)
+# scalar state
+(S_IU, S_IB, S_KK, S_NLOG, S_HEAD, S_NSSD, S_PENDUP, S_FREE, S_RR, S_NBUF, S_NSQ, S_CHITS, S_UPIECES,
+ S_POOLN) = range(14)
+_COPY, _SYNC = 1, 2
+
+
+class _Users(NamedTuple):
+    t: np.ndarray
+    off: np.ndarray
+    size: np.ndarray
+    w: np.ndarray
+    sub: np.ndarray
+    rot: np.ndarray          # (n, n_disks) uniforms: the rotational draw of each (request, disk)
+    route: np.ndarray        # fixed route (HDD / SSD / BUFFER), or -1: the controller routes it
+    extra: np.ndarray        # serial SSD bytes added to an SSD IO (FlashCache's metadata write)
+
+
+class _Bg(NamedTuple):
+    t: np.ndarray
+    off: np.ndarray
+    size: np.ndarray
+    w: np.ndarray
+    dev: np.ndarray          # HDD or SSD
+    rot: np.ndarray          # (n_bg, n_disks)
+
+
+class _View:
+    """The output fields of a run, copied out of the flat state."""
+
+    OUT = ("resp", "route", "util", "uutil", "lg_sub", "lg_up", "lg_tq", "lg_ts", "lg_tc", "lg_te", "lg_nbw",
+           "lg_nsync", "ys_res", "ys_hot")
+
+    def __init__(self, d):
+        self.__dict__.update({k: d[k].copy() for k in self.OUT})
+
+
+class _Ctrl(NamedTuple):
+    hot: np.ndarray
+    hsum: np.ndarray
+    cnt: np.ndarray
+
+
+#: The state lives in two flat arrays, ``I`` (int64) and ``F`` (float64): ``I[0:32]`` the int parameters, ``F[0:32]``
+#: the float ones, ``I[SI:SI + 16]`` the scalar state, and each field ``x`` at ``I[I[_O_x]:]`` or ``F[I[_O_x]:]``
+#: (its offset, in the table at ``I[32:]``). One pointer pair per call: the helpers compile fast and copy nothing.
+SI = 128
+_FIELDS = (
+    'p_t', 'p_off', 'p_b', 'p_w', 'p_owner', 'p_rot', 'p_next', 'p_acked', 'q_head', 'q_tail', 'q_len', 'd_cur',
+    'd_free_t', 'd_head_end', 'd_first', 'd_active', 'd_slice0', 'd_wc', 'node_of', 'l_prev', 'l_next', 'l_key',
+    'l_head', 'l_tail', 'l_size', 'chan_free', 'udone', 'upend', 'tier', 'busy', 'streak', 'tmo', 'moving',
+    'lg_sub', 'lg_up', 'lg_tq', 'lg_ts', 'lg_tc', 'lg_te', 'lg_nbw', 'lg_nsync', 's_mv', 's_phase', 's_nk',
+    's_done', 's_infl', 's_issue_t', 's_buf0', 's_sq0', 's_sqn', 's_sqi', 's_sync_t', 's_spend', 's_sdone',
+    's_fin_t', 'c_k', 'c_stage', 'c_pend', 'c_done', 'c_ev_t', 'c_used', 'stamp', 'b_mv', 'b_off', 'b_sz',
+    'sq_off', 'sq_sz', 'resp', 'route', 'util', 'uutil', 'ys_res', 'ys_hot'
+)
+_FLOAT = frozenset((
+    'c_done', 'c_ev_t', 'chan_free', 'd_free_t', 'd_slice0', 'd_wc', 'lg_tc', 'lg_te', 'lg_tq', 'lg_ts', 'p_rot',
+    'p_t', 'resp', 's_fin_t', 's_issue_t', 's_sdone', 's_sync_t', 'udone', 'util', 'uutil'
+))
+_O_p_t = 32
+_O_p_off = 33
+_O_p_b = 34
+_O_p_w = 35
+_O_p_owner = 36
+_O_p_rot = 37
+_O_p_next = 38
+_O_p_acked = 39
+_O_q_head = 40
+_O_q_tail = 41
+_O_q_len = 42
+_O_d_cur = 43
+_O_d_free_t = 44
+_O_d_head_end = 45
+_O_d_first = 46
+_O_d_active = 47
+_O_d_slice0 = 48
+_O_d_wc = 49
+_O_node_of = 50
+_O_l_prev = 51
+_O_l_next = 52
+_O_l_key = 53
+_O_l_head = 54
+_O_l_tail = 55
+_O_l_size = 56
+_O_chan_free = 57
+_O_udone = 58
+_O_upend = 59
+_O_tier = 60
+_O_busy = 61
+_O_streak = 62
+_O_tmo = 63
+_O_moving = 64
+_O_lg_sub = 65
+_O_lg_up = 66
+_O_lg_tq = 67
+_O_lg_ts = 68
+_O_lg_tc = 69
+_O_lg_te = 70
+_O_lg_nbw = 71
+_O_lg_nsync = 72
+_O_s_mv = 73
+_O_s_phase = 74
+_O_s_nk = 75
+_O_s_done = 76
+_O_s_infl = 77
+_O_s_issue_t = 78
+_O_s_buf0 = 79
+_O_s_sq0 = 80
+_O_s_sqn = 81
+_O_s_sqi = 82
+_O_s_sync_t = 83
+_O_s_spend = 84
+_O_s_sdone = 85
+_O_s_fin_t = 86
+_O_c_k = 87
+_O_c_stage = 88
+_O_c_pend = 89
+_O_c_done = 90
+_O_c_ev_t = 91
+_O_c_used = 92
+_O_stamp = 93
+_O_b_mv = 94
+_O_b_off = 95
+_O_b_sz = 96
+_O_sq_off = 97
+_O_sq_sz = 98
+_O_resp = 99
+_O_route = 100
+_O_util = 101
+_O_uutil = 102
+_O_ys_res = 103
+_O_ys_hot = 104
+
+
+# ----------------------------------------------------------------------------- compiled helpers
+
+_G = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+
+@native.jit(cache=False, nogil=True, inline="always")
+def _u01(seed, a, b, c):
+    """A uniform on [0, 1) from (seed, a, b, c): splitmix64 (the draws of background pieces, independent of the
+    order the simulation meets them)."""
+    x = np.uint64(seed) ^ (np.uint64(a) * _G) ^ (np.uint64(b) * _M1) ^ (np.uint64(c) * _M2)
+    x = x + _G
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    x = x ^ (x >> _S31)
+    return float(x >> _S11) * (1.0 / 9007199254740992.0)
+
+
+@native.jit(cache=False, nogil=True)
+def _argsort(key):
+    """Indices that sort the int64 ``key`` (stable; a bottom-up merge sort: compiles in a fraction of
+    ``np.argsort``'s time)."""
+    n = key.shape[0]
+    a = np.arange(n)
+    b = np.empty(n, np.int64)
+    w = 1
+    while w < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + w, n)
+            hi = min(lo + 2 * w, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if key[a[j]] < key[a[i]]:
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                b[k] = a[i]
+                i += 1
+                k += 1
+            while j < hi:
+                b[k] = a[j]
+                j += 1
+                k += 1
+            lo += 2 * w
+        a, b = b, a
+        w *= 2
+    return a
+
+
+@native.jit(cache=False, nogil=True)
+def _util_add(F, base, n, a, b, share):
+    """Add ``share`` x the overlap of [a, b) with each second to ``F[base:base + n]`` (later seconds dropped)."""
+    s = int(np.floor(a))
+    while s < n and s <= b:
+        lo = max(a, float(s))
+        hi = min(b, float(s + 1))
+        if hi > lo and s >= 0:
+            F[base + s] += (hi - lo) * share
+        s += 1
+
+
+@native.jit(cache=False, nogil=True)
+def _lru_access(I, F, d, seg):
+    """Reference ``seg`` in disk ``d``'s segment LRU; True when it was cached."""
+    C = I[I_CSEG]
+    key = d * I[I_SEGS] + seg
+    node = I[I[_O_node_of] + key]
+    base = d * C
+    if node >= 0:
+        if I[I[_O_l_head] + d] != node:               # unlink, then to the front
+            pv, nx = I[I[_O_l_prev] + node], I[I[_O_l_next] + node]
+            I[I[_O_l_next] + pv] = nx
+            if nx >= 0:
+                I[I[_O_l_prev] + nx] = pv
+            else:
+                I[I[_O_l_tail] + d] = pv
+            I[I[_O_l_prev] + node] = -1
+            I[I[_O_l_next] + node] = I[I[_O_l_head] + d]
+            I[I[_O_l_prev] + I[I[_O_l_head] + d]] = node
+            I[I[_O_l_head] + d] = node
+        return True
+    if I[I[_O_l_size] + d] < C:
+        node = base + I[I[_O_l_size] + d]
+        I[I[_O_l_size] + d] += 1
+    else:                                      # evict the tail
+        node = I[I[_O_l_tail] + d]
+        I[I[_O_node_of] + I[I[_O_l_key] + node]] = -1
+        pv = I[I[_O_l_prev] + node]
+        I[I[_O_l_tail] + d] = pv
+        if pv >= 0:
+            I[I[_O_l_next] + pv] = -1
+        else:
+            I[I[_O_l_head] + d] = -1
+    I[I[_O_l_key] + node] = key
+    I[I[_O_node_of] + key] = node
+    I[I[_O_l_prev] + node] = -1
+    I[I[_O_l_next] + node] = I[I[_O_l_head] + d]
+    if I[I[_O_l_head] + d] >= 0:
+        I[I[_O_l_prev] + I[I[_O_l_head] + d]] = node
+    I[I[_O_l_head] + d] = node
+    if I[I[_O_l_tail] + d] < 0:
+        I[I[_O_l_tail] + d] = node
+    return False
+
+
+@native.jit(cache=False, nogil=True)
+def _owner_done(I, F, owner, t, now):
+    """A piece of ``owner`` completes at ``t`` (>= now): a user request, a chunk stage or a slot's sync."""
+    if owner >= 0:
+        if t > F[I[_O_udone] + owner]:
+            F[I[_O_udone] + owner] = t
+        I[I[_O_upend] + owner] -= 1
+        return
+    if owner == -1:
+        return
+    conc = I[I_CONC]
+    j = -owner - 2
+    if j < conc:                               # a sync write of slot j
+        if t > F[I[_O_s_sdone] + j]:
+            F[I[_O_s_sdone] + j] = t
+        I[I[_O_s_spend] + j] -= 1
+        if I[I[_O_s_spend] + j] == 0 and I[I[_O_s_sqi] + j] >= I[I[_O_s_sqn] + j]:
+            F[I[_O_s_fin_t] + j] = F[I[_O_s_sdone] + j]
+        return
+    j -= conc                                  # a chunk stage
+    if t > F[I[_O_c_done] + j]:
+        F[I[_O_c_done] + j] = t
+    I[I[_O_c_pend] + j] -= 1
+    if I[I[_O_c_pend] + j] == 0:
+        F[I[_O_c_ev_t] + j] = F[I[_O_c_done] + j]
+
+
+@native.jit(cache=False, nogil=True)
+def _ssd_job(I, F, t, b, w, extra):
+    """An SSD job of ``b`` bytes arriving at ``t`` (+ a serial write of ``extra`` bytes): its departure."""
+    ch = I[I_CH]
+    c = I[SI + S_RR] % ch
+    I[SI + S_RR] += 1
+    if w:
+        svc = F[F_SSDFW] + b / F[F_SSDW]
+    else:
+        svc = F[F_SSDFR] + b / F[F_SSDR]
+    if extra > 0:
+        svc += F[F_SSDFW] + extra / F[F_SSDW]
+    s0 = max(t, F[I[_O_chan_free] + c])
+    F[I[_O_chan_free] + c] = s0 + svc
+    return s0 + svc
+
+
+@native.jit(cache=False, nogil=True)
+def _start_next(I, F, d, now):
+    """Disk ``d`` is free at ``now``: start the next piece its scheduler picks (if any)."""
+    cfq = I[I_CFQ] == 1
+    q0 = d * 2
+    if not cfq:
+        cls = 0
+        if I[I[_O_q_len] + q0] == 0:
+            I[I[_O_d_cur] + d] = -1
+            F[I[_O_d_free_t] + d] = np.inf
+            return
+    else:
+        a = I[I[_O_d_active] + d]
+        if I[I[_O_q_len] + q0 + a] > 0 and now - F[I[_O_d_slice0] + d] < F[F_SLICE]:
+            cls = a
+        elif I[I[_O_q_len] + q0 + 1 - a] > 0:
+            cls = 1 - a
+            I[I[_O_d_active] + d] = cls
+            F[I[_O_d_slice0] + d] = now
+        elif I[I[_O_q_len] + q0 + a] > 0:
+            cls = a
+            F[I[_O_d_slice0] + d] = now
+        else:
+            I[I[_O_d_cur] + d] = -1
+            F[I[_O_d_free_t] + d] = np.inf
+            return
+    q = q0 + cls
+    p = I[I[_O_q_head] + q]
+    I[I[_O_q_head] + q] = I[I[_O_p_next] + p]
+    I[I[_O_q_len] + q] -= 1
+    if I[I[_O_q_len] + q] == 0:
+        I[I[_O_q_tail] + q] = -1
+    off = I[I[_O_p_off] + p]
+    b = I[I[_O_p_b] + p]
+    w = I[I[_O_p_w] + p] == 1
+    hit = False
+    if not w:
+        S = I[I_SEG]
+        s0 = off // S
+        s1 = (off + max(b, 1) - 1) // S
+        hit = True
+        for sg in range(s0, s1 + 1):
+            if not _lru_access(I, F, d, sg):
+                hit = False
+    if I[I[_O_d_first] + d] == 1:
+        seq = False
+        dist = float(off)
+    else:
+        seq = I[I[_O_d_head_end] + d] == off
+        dist = float(abs(off - I[I[_O_d_head_end] + d]))
+    I[I[_O_d_first] + d] = 0
+    I[I[_O_d_head_end] + d] = off + b
+    if hit:
+        svc = F[F_HIT] + b / F[F_BUS]
+    elif seq:
+        svc = b / F[F_SEQW] if w else b / F[F_SEQR]
+    else:
+        seek = F[F_SMIN] + (F[F_SMAX] - F[F_SMIN]) * np.sqrt(dist / F[F_DISK]) if dist > 0 else 0.0
+        svc = seek + F[I[_O_p_rot] + p] * F[F_REV] + b / F[F_MEDIA] + (F[F_SETTLE] if w else 0.0)
+    I[I[_O_d_cur] + d] = p
+    F[I[_O_d_free_t] + d] = now + svc
+    share = 1.0 / I[I_ND]
+    _util_add(F, I[_O_util], I[I_NSEC], now, now + svc, share)
+    if I[I[_O_p_owner] + p] >= 0:
+        _util_add(F, I[_O_uutil], I[I_NSEC], now, now + svc, share)
+        if hit:
+            I[SI + S_CHITS] += 1
+
+
+@native.jit(cache=False, nogil=True)
+def _enqueue(I, F, d, cls, t, off, b, w, owner, rot):
+    """A piece arrives at disk ``d`` at ``t`` (class 0 user, 1 background)."""
+    p = I[SI + S_FREE]
+    if p < 0:
+        raise RuntimeError("piece pool exhausted")
+    I[SI + S_FREE] = I[I[_O_p_next] + p]
+    F[I[_O_p_t] + p] = t
+    I[I[_O_p_off] + p] = off
+    I[I[_O_p_b] + p] = b
+    I[I[_O_p_w] + p] = 1 if w else 0
+    I[I[_O_p_owner] + p] = owner
+    F[I[_O_p_rot] + p] = rot
+    I[I[_O_p_next] + p] = -1
+    I[I[_O_p_acked] + p] = 0
+    if w and I[I_WC] == 1 and F[I[_O_d_wc] + d] + b <= F[F_WCB]:
+        F[I[_O_d_wc] + d] += b                        # absorbed by the write cache: acknowledged now
+        I[I[_O_p_acked] + p] = 1
+        _owner_done(I, F, owner, t + F[F_HIT] + b / F[F_BUS], t)
+    q = d * 2 + (cls if I[I_CFQ] == 1 else 0)
+    if I[I[_O_q_tail] + q] >= 0:
+        I[I[_O_p_next] + I[I[_O_q_tail] + q]] = p
+    else:
+        I[I[_O_q_head] + q] = p
+    I[I[_O_q_tail] + q] = p
+    I[I[_O_q_len] + q] += 1
+    if I[I[_O_d_cur] + d] < 0:
+        _start_next(I, F, d, t)
+
+
+@native.jit(cache=False, nogil=True)
+def _hdd_io(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb):
+    """Split ``[off, off + size)`` over the RAID0 and enqueue one piece per disk; returns the pieces.
+    ``rot`` (a row of draws per disk) when given, else draws from (rseed, ra, rb, disk)."""
+    nd = I[I_ND]
+    U = I[I_STRIPE]
+    size = max(size, 1)
+    first = off // U
+    last = (off + size - 1) // U
+    n = 0
+    for d0 in range(nd):
+        # units of this request on disk d0: first + ((d0 - first) mod nd) + j nd
+        u = first + ((d0 - first) % nd)
+        if u > last:
+            continue
+        lo = max(off, u * U)
+        doff = (u // nd) * U + (lo - u * U)
+        nb = 0
+        while u <= last:
+            lo = max(off, u * U)
+            hi = min(off + size, (u + 1) * U)
+            nb += hi - lo
+            u += nd
+        r = rot[d0] if rot.shape[0] > 0 else _u01(rseed, ra, rb, d0)
+        n += 1
+        if owner >= 0:
+            I[I[_O_upend] + owner] += 1
+            I[SI + S_UPIECES] += 1
+        elif owner < -1:
+            _pend_add(I, F, owner, 1)
+        _enqueue(I, F, d0, cls, t, doff, nb, w, owner, r)
+    return n
+
+
+@native.jit(cache=False, nogil=True, inline="always")
+def _pend_add(I, F, owner, k):
+    conc = I[I_CONC]
+    j = -owner - 2
+    if j < conc:
+        I[I[_O_s_spend] + j] += k
+    else:
+        I[I[_O_c_pend] + j - conc] += k
+
+
+@native.jit(cache=False, nogil=True)
+def _chunk_stage(I, F, j, now):
+    """Issue stage ``c_stage[j]`` of chunk ``j`` at ``now`` (0: read the source, 1: write the destination)."""
+    conc = I[I_CONC]
+    q = j // I[I_INFL]
+    m = I[I[_O_s_mv] + q]
+    up = I[I[_O_lg_up] + m] == 1
+    k = I[I[_O_c_k] + j]
+    unit = I[I_UNIT]
+    ck = I[I_CHUNK]
+    off = I[I[_O_lg_sub] + m] * unit + k * ck
+    nb = min(ck, unit - k * ck)
+    owner = -(2 + conc + j)
+    F[I[_O_c_done] + j] = now
+    F[I[_O_c_ev_t] + j] = np.inf
+    on_hdd = up if I[I[_O_c_stage] + j] == 0 else not up
+    write = I[I[_O_c_stage] + j] == 1
+    I[I[_O_c_pend] + j] = 1                           # a guard while the pieces are enqueued
+    if on_hdd:
+        _hdd_io(I, F, now, off, nb, write, owner, _ONE, np.empty(0), I[I_SEED], m * 4 + I[I[_O_c_stage] + j], k)
+    else:
+        I[I[_O_c_pend] + j] += 1
+        dep = _ssd_job(I, F, now, nb, write, _ZERO)
+        _owner_done(I, F, owner, dep, now)
+    _owner_done(I, F, owner, now, now)   # release the guard
+
+
+@native.jit(cache=False, nogil=True)
+def _issue_chunks(I, F, q, now):
+    """kcopyd of slot ``q``: issue chunks while fewer than ``copy_inflight`` are in flight and the throttle
+    (the no-load pace) allows; else arm the throttle's timer."""
+    m = I[I[_O_s_mv] + q]
+    unit = I[I_UNIT]
+    ck = I[I_CHUNK]
+    nk = (unit + ck - 1) // ck
+    cs = F[F_CUP] if I[I[_O_lg_up] + m] == 1 else F[F_CDOWN]
+    thr = cs / nk
+    F[I[_O_s_issue_t] + q] = np.inf
+    infl = I[I_INFL]
+    while I[I[_O_s_nk] + q] < nk and I[I[_O_s_infl] + q] < infl and now < F[F_L]:
+        due = F[I[_O_lg_ts] + m] + I[I[_O_s_nk] + q] * thr
+        if due > now:
+            F[I[_O_s_issue_t] + q] = due
+            return
+        j = q * infl
+        while I[I[_O_c_used] + j] == 1:
+            j += 1
+        I[I[_O_c_used] + j] = 1
+        I[I[_O_c_k] + j] = I[I[_O_s_nk] + q]
+        I[I[_O_c_stage] + j] = 0
+        I[I[_O_s_nk] + q] += 1
+        I[I[_O_s_infl] + q] += 1
+        _chunk_stage(I, F, j, now)
+
+
+@native.jit(cache=False, nogil=True)
+def _finish_move(I, F, q, now):
+    m = I[I[_O_s_mv] + q]
+    s = I[I[_O_lg_sub] + m]
+    F[I[_O_lg_te] + m] = now
+    if I[I[_O_lg_up] + m] == 1:
+        I[I[_O_tier] + s] = 1
+        I[SI + S_NSSD] += 1
+        I[SI + S_PENDUP] -= 1
+    else:
+        I[I[_O_tier] + s] = 0
+        I[SI + S_NSSD] -= 1
+    I[I[_O_busy] + s] = 0
+    I[I[_O_tmo] + s] = 0
+    I[I[_O_streak] + s] = 0
+    I[I[_O_moving] + s] = -1
+    I[I[_O_s_mv] + q] = -1
+    I[I[_O_s_phase] + q] = 0
+    F[I[_O_s_fin_t] + q] = np.inf
+    F[I[_O_s_sync_t] + q] = np.inf
+    F[I[_O_s_issue_t] + q] = np.inf
+
+
+@native.jit(cache=False, nogil=True)
+def _begin_sync(I, F, q, now):
+    """The copy of slot ``q`` ended at ``now``: its buffered writes (one per distinct extent, by address) queue
+    for the sync at ``sync_max_iops``."""
+    m = I[I[_O_s_mv] + q]
+    F[I[_O_lg_tc] + m] = now
+    I[I[_O_s_phase] + q] = _SYNC
+    nb = I[SI + S_NBUF]
+    idx = np.empty(max(nb - I[I[_O_s_buf0] + q], 0), np.int64)
+    c = 0
+    for i in range(I[I[_O_s_buf0] + q], nb):
+        if I[I[_O_b_mv] + i] == m:
+            idx[c] = i
+            c += 1
+    idx = idx[:c]
+    I[I[_O_lg_nbw] + m] = c
+    offs = np.empty(c, np.int64)
+    for i in range(c):
+        offs[i] = I[I[_O_b_off] + idx[i]]
+    o = _argsort(offs)                                      # by address; per address its smallest write below
+    s0 = I[SI + S_NSQ]
+    n = 0
+    for i in range(c):
+        a = idx[o[i]]
+        if n > 0 and I[I[_O_sq_off] + s0 + n - 1] == I[I[_O_b_off] + a]:
+            if I[I[_O_b_sz] + a] < I[I[_O_sq_sz] + s0 + n - 1]:
+                I[I[_O_sq_sz] + s0 + n - 1] = I[I[_O_b_sz] + a]
+            continue
+        I[I[_O_sq_off] + s0 + n] = I[I[_O_b_off] + a]
+        I[I[_O_sq_sz] + s0 + n] = I[I[_O_b_sz] + a]
+        n += 1
+    I[SI + S_NSQ] = s0 + n
+    I[I[_O_s_sq0] + q] = s0
+    I[I[_O_s_sqn] + q] = n
+    I[I[_O_s_sqi] + q] = 0
+    I[I[_O_s_spend] + q] = 0
+    F[I[_O_s_sdone] + q] = now
+    I[I[_O_lg_nsync] + m] = n
+    if n == 0:
+        F[I[_O_s_fin_t] + q] = now
+    else:
+        F[I[_O_s_sync_t] + q] = now
+
+
+@native.jit(cache=False, nogil=True)
+def _try_start(I, F, now):
+    """Start queued moves, FIFO, while a slot is free (a promotion also needs an SSD slot)."""
+    conc = I[I_CONC]
+    while I[SI + S_HEAD] < I[SI + S_NLOG] and now < F[F_L]:
+        m = I[SI + S_HEAD]
+        q = -1
+        occ = I[SI + S_NSSD]
+        for k in range(conc):
+            if I[I[_O_s_mv] + k] < 0:
+                if q < 0:
+                    q = k
+            elif I[I[_O_lg_up] + I[I[_O_s_mv] + k]] == 1:
+                occ += 1
+        if q < 0:
+            return
+        if I[I[_O_lg_up] + m] == 1 and occ >= I[I_CAP]:
+            return
+        I[SI + S_HEAD] += 1
+        I[I[_O_s_mv] + q] = m
+        F[I[_O_lg_ts] + m] = now
+        I[I[_O_moving] + I[I[_O_lg_sub] + m]] = q
+        if I[I[_O_lg_up] + m] == 0 and I[I_SKIP] == 1:        # a table update (Table 5 "without write-back")
+            F[I[_O_lg_tc] + m] = now
+            I[I[_O_lg_nbw] + m] = 0
+            I[I[_O_lg_nsync] + m] = 0
+            _finish_move(I, F, q, now)
+            continue
+        I[I[_O_s_phase] + q] = _COPY
+        I[I[_O_s_nk] + q] = 0
+        I[I[_O_s_done] + q] = 0
+        I[I[_O_s_infl] + q] = 0
+        I[I[_O_s_buf0] + q] = I[SI + S_NBUF]
+        _issue_chunks(I, F, q, now)
+
+
+@native.jit(cache=False, nogil=True)
+def _decide(I, F, ctrl, k, now):
+    """The decision at the end of interval ``k`` (notes Sec. 1.4; the same rule as the interval scan of
+    :mod:`.engine`): streaks and timeouts, demotions by index, then promotions by count while there is room."""
+    S = I[I_S]
+    hk = ctrl.hot[k]
+    demote = np.zeros(S, np.bool_)
+    cand = np.zeros(S, np.bool_)
+    staying = 0
+    n_cand = 0
+    for s in range(S):
+        if I[I[_O_busy] + s] == 1:
+            continue
+        if I[I[_O_tier] + s] == 0:
+            I[I[_O_streak] + s] = I[I[_O_streak] + s] + 1 if hk[s] else 0
+            ready = ctrl.hsum[k, s] >= I[I_C] if I[I_HIST] == 1 else I[I[_O_streak] + s] >= I[I_C]
+            if ready:
+                cand[s] = True
+                n_cand += 1
+        else:
+            I[I[_O_tmo] + s] = 0 if hk[s] else I[I[_O_tmo] + s] + 1
+            if I[I[_O_tmo] + s] >= I[I_O]:
+                demote[s] = True
+            else:
+                staying += 1
+    slots = max(I[I_CAP] - staying - I[SI + S_PENDUP], 0)
+    if I[I_EVICT] == 1:
+        key = np.empty(S, np.int64)
+        n_evictable = 0
+        for s in range(S):
+            ok = I[I[_O_busy] + s] == 0 and I[I[_O_tier] + s] == 1 and not demote[s] and I[I[_O_tmo] + s] >= 1
+            key[s] = -I[I[_O_tmo] + s] * S + s if ok else _BIG     # unique keys: ties to the lower index
+            n_evictable += 1 if ok else 0
+        n_ev = min(max(n_cand - slots, 0), n_evictable)
+        o = _argsort(key)
+        for r in range(n_ev):
+            demote[o[r]] = True
+        slots += n_ev
+    key = np.empty(S, np.int64)
+    for s in range(S):
+        key[s] = -ctrl.cnt[k, s] * S + s if cand[s] else _BIG
+    order = _argsort(key)
+    n_pro = min(slots, n_cand)
+    M = I[I_M]
+    for s in range(S):
+        if demote[s] and I[SI + S_NLOG] < M:
+            m = I[SI + S_NLOG]
+            I[I[_O_lg_sub] + m] = s
+            I[I[_O_lg_up] + m] = 0
+            F[I[_O_lg_tq] + m] = now
+            I[SI + S_NLOG] += 1
+            I[I[_O_busy] + s] = 1
+    for r in range(n_pro):
+        s = order[r]
+        if I[SI + S_NLOG] < M:
+            m = I[SI + S_NLOG]
+            I[I[_O_lg_sub] + m] = s
+            I[I[_O_lg_up] + m] = 1
+            F[I[_O_lg_tq] + m] = now
+            I[SI + S_NLOG] += 1
+        I[I[_O_busy] + s] = 1
+        I[I[_O_streak] + s] = 0
+        I[SI + S_PENDUP] += 1
+    I[I[_O_ys_res] + k] = I[SI + S_NSSD]
+    nh = 0
+    for s in range(S):
+        nh += 1 if hk[s] else 0
+    I[I[_O_ys_hot] + k] = nh
+
+
+@native.jit(cache=False, nogil=True)
+def _covered(I, F, q, m, off, size, sub):
+    """Whether every 512-B sector of ``[off, off + size)`` was written into slot ``q``'s buffer by move ``m``."""
+    unit = I[I_UNIT]
+    nsec = unit // SECTOR
+    base = sub * unit
+    a = (off - base) // SECTOR
+    b = (off + max(size, 1) - 1 - base) // SECTOR
+    if b >= nsec:
+        return False
+    for x in range(a, b + 1):
+        if I[I[_O_stamp] + q * nsec + x] != m + 1:
+            return False
+    return True
+
+
+@native.jit(cache=False, nogil=True)
+def _user(I, F, us, i):
+    """User request ``i`` arrives: route it (fixed, or by the tiering table and the move in flight) and serve it."""
+    t = us.t[i]
+    s = us.sub[i]
+    w = us.w[i]
+    r = us.route[i]
+    if r < 0:
+        r = HDD if I[I[_O_tier] + s] == 0 else SSD
+        q = I[I[_O_moving] + s]
+        if q >= 0 and I[I[_O_s_phase] + q] > 0:
+            m = I[I[_O_s_mv] + q]
+            up = I[I[_O_lg_up] + m] == 1
+            if I[I[_O_s_phase] + q] == _COPY:
+                if w:
+                    r = BUFFER
+                    unit = I[I_UNIT]
+                    nsec = unit // SECTOR
+                    base = s * unit
+                    a = (us.off[i] - base) // SECTOR
+                    b = min((us.off[i] + max(us.size[i], 1) - 1 - base) // SECTOR, nsec - 1)
+                    for x in range(a, b + 1):
+                        I[I[_O_stamp] + q * nsec + x] = m + 1
+                    nb = I[SI + S_NBUF]
+                    I[I[_O_b_mv] + nb] = m
+                    I[I[_O_b_off] + nb] = us.off[i]
+                    I[I[_O_b_sz] + nb] = us.size[i]
+                    I[SI + S_NBUF] = nb + 1
+                elif _covered(I, F, q, m, us.off[i], us.size[i], s):
+                    r = BUFFER
+                else:
+                    r = SSD if not up else HDD           # the source
+            else:
+                if (not w) and _covered(I, F, q, m, us.off[i], us.size[i], s):
+                    r = BUFFER
+                else:
+                    r = SSD if up else HDD               # the destination
+    I[I[_O_route] + i] = r
+    if r == BUFFER:
+        F[I[_O_udone] + i] = t + F[F_BUFS]
+    elif r == SSD:
+        F[I[_O_udone] + i] = _ssd_job(I, F, t, us.size[i], w, us.extra[i])
+    else:
+        F[I[_O_udone] + i] = t
+        I[I[_O_upend] + i] = 1                        # a guard while the pieces are enqueued
+        _hdd_io(I, F, t, us.off[i], us.size[i], w, i, _ZERO, us.rot[i], _ZERO, _ZERO, _ZERO)
+        I[I[_O_upend] + i] -= 1
+
+
+@native.jit(cache=False, nogil=True)
+def _run(us, bg, ctrl, I, F):
+    """The event loop (module docstring): the earliest of disk completions, chunk stages, sync writes, move
+    ends, throttle timers, interval ends, background jobs and user arrivals, in that order at equal times."""
+    n = us.t.shape[0]
+    nbg = bg.t.shape[0]
+    nd = I[I_ND]
+    conc = I[I_CONC]
+    nch = conc * I[I_INFL]
+    K = I[I_K] if I[I_CTRL] == 1 else 0
+    L = F[F_L]
+    while True:
+        best = np.inf
+        kind = -1
+        arg = -_ONE
+        for d in range(nd):
+            if F[I[_O_d_free_t] + d] < best:
+                best = F[I[_O_d_free_t] + d]
+                kind = 0
+                arg = d
+        if I[SI + S_NLOG] > 0:
+            for j in range(nch):
+                if F[I[_O_c_ev_t] + j] < best:
+                    best = F[I[_O_c_ev_t] + j]
+                    kind = 1
+                    arg = j
+            for q in range(conc):
+                if F[I[_O_s_fin_t] + q] < best:
+                    best = F[I[_O_s_fin_t] + q]
+                    kind = 2
+                    arg = q
+                if F[I[_O_s_sync_t] + q] < best:
+                    best = F[I[_O_s_sync_t] + q]
+                    kind = 3
+                    arg = q
+                if F[I[_O_s_issue_t] + q] < best:
+                    best = F[I[_O_s_issue_t] + q]
+                    kind = 4
+                    arg = q
+        kk = I[SI + S_KK]
+        if kk < K and (kk + 1) * F[F_TS] < best:
+            best = (kk + 1) * F[F_TS]
+            kind = 5
+        iu = I[SI + S_IU]
+        if iu < n and us.t[iu] < best:
+            best = us.t[iu]
+            kind = 7
+        ib = I[SI + S_IB]
+        if ib < nbg and bg.t[ib] < best:
+            best = bg.t[ib]
+            kind = 6
+        if kind < 0:
+            break
+        now = best
+        if kind == 0:
+            d = arg
+            p = I[I[_O_d_cur] + d]
+            if I[I[_O_p_w] + p] == 1 and I[I[_O_p_acked] + p] == 1:
+                F[I[_O_d_wc] + d] -= I[I[_O_p_b] + p]
+            else:
+                _owner_done(I, F, I[I[_O_p_owner] + p], now, now)
+            I[I[_O_p_next] + p] = I[SI + S_FREE]
+            I[SI + S_FREE] = p
+            _start_next(I, F, d, now)
+        elif kind == 1:
+            j = arg
+            F[I[_O_c_ev_t] + j] = np.inf
+            if I[I[_O_c_stage] + j] == 0:
+                I[I[_O_c_stage] + j] = 1
+                _chunk_stage(I, F, j, now)
+            else:
+                q = j // I[I_INFL]
+                I[I[_O_c_used] + j] = 0
+                I[I[_O_s_infl] + q] -= 1
+                I[I[_O_s_done] + q] += 1
+                nk = (I[I_UNIT] + I[I_CHUNK] - 1) // I[I_CHUNK]
+                if I[I[_O_s_done] + q] == nk:
+                    _begin_sync(I, F, q, now)
+                else:
+                    _issue_chunks(I, F, q, now)
+        elif kind == 2:
+            _finish_move(I, F, arg, now)
+            _try_start(I, F, now)
+        elif kind == 3:
+            q = arg
+            if now >= L:
+                F[I[_O_s_sync_t] + q] = np.inf
+            else:
+                k = I[I[_O_s_sqi] + q]
+                a = I[I[_O_s_sq0] + q] + k
+                m = I[I[_O_s_mv] + q]
+                owner = -(2 + q)
+                I[I[_O_s_sqi] + q] = k + 1
+                I[I[_O_s_spend] + q] += 1                 # a guard while it is enqueued
+                if I[I[_O_lg_up] + m] == 1:
+                    I[I[_O_s_spend] + q] += 1
+                    dep = _ssd_job(I, F, now, I[I[_O_sq_sz] + a], _TRUE, _ZERO)
+                    _owner_done(I, F, owner, dep, now)
+                else:
+                    _hdd_io(I, F, now, I[I[_O_sq_off] + a], I[I[_O_sq_sz] + a], _TRUE, owner, _ONE, np.empty(0),
+                            I[I_SEED], m * 4 + 2, k)
+                nxt = F[I[_O_lg_tc] + m] + (k + 1) / F[F_SYNC]
+                F[I[_O_s_sync_t] + q] = nxt if k + 1 < I[I[_O_s_sqn] + q] else np.inf
+                _owner_done(I, F, owner, now, now)
+        elif kind == 4:
+            _issue_chunks(I, F, arg, now)
+        elif kind == 5:
+            _decide(I, F, ctrl, kk, now)
+            I[SI + S_KK] = kk + 1
+            _try_start(I, F, now)
+        elif kind == 6:
+            ib = I[SI + S_IB]
+            I[SI + S_IB] = ib + 1
+            if bg.dev[ib] == SSD:
+                _ssd_job(I, F, now, bg.size[ib], bg.w[ib], _ZERO)
+            else:
+                _hdd_io(I, F, now, bg.off[ib], bg.size[ib], bg.w[ib], -_ONE, _ONE, bg.rot[ib], _ZERO, _ZERO, _ZERO)
+        else:
+            I[SI + S_IU] = iu + 1
+            _user(I, F, us, iu)
+    for i in range(n):
+        buf = I[I[_O_route] + i] == BUFFER
+        F[I[_O_resp] + i] = F[F_BUFS] + F[F_DRV] if buf else F[I[_O_udone] + i] - us.t[i] + F[F_DRV]
+
+
+# ----------------------------------------------------------------------------- Python side
+
+def scaled_testbed(tb: Testbed, s: float) -> Testbed:
+    """The testbed of a twin at scale ``s`` (module docstring): a twin has ``s`` times the IOs, of the same sizes,
+    over sub-LUNs of ``s`` times the bytes. Every device time (seek, rotation, settle, cache hit, SSD and buffer
+    times, driver, CFQ slice) / ``s``; byte rates x ``s``; the disk and its read cache x ``s`` (offsets and the
+    footprint shrink with the twin); the sync rate x ``s`` (``s`` times the buffered writes). IO and chunk sizes
+    stay, so every IO (a user IO, a copy chunk) takes 1 / ``s`` its scale-1 time: each disk carries its scale-1
+    load, a sub-LUN copies in its scale-1 seconds, and responses are 1 / ``s`` those of scale 1."""
+    s = float(s)
+    if not (np.isfinite(s) and 0 < s <= 1):
+        raise ValueError(f"load_scale must be in (0, 1]; got {s!r}")
+    if s == 1.0:
+        return tb
+    h, d = tb.hdd, tb.ssd
+    seg = int(h.cache_segment_bytes)
+    hdd = dataclasses.replace(
+        h, disk_bytes=max(int(h.disk_bytes * s), 1), seek_min_s=h.seek_min_s / s, seek_max_s=h.seek_max_s / s,
+        rpm=h.rpm * s, write_settle_s=h.write_settle_s / s, media_bytes_per_s=h.media_bytes_per_s * s,
+        seq_read_bytes_per_s=h.seq_read_bytes_per_s * s, seq_write_bytes_per_s=h.seq_write_bytes_per_s * s,
+        cache_bytes=max(seg, int(h.cache_bytes * s) // seg * seg), cache_hit_s=h.cache_hit_s / s,
+        bus_bytes_per_s=h.bus_bytes_per_s * s)
+    ssd = dataclasses.replace(d, read_4k_s=d.read_4k_s / s, write_4k_s=d.write_4k_s / s,
+                              read_bytes_per_s=d.read_bytes_per_s * s, write_bytes_per_s=d.write_bytes_per_s * s)
+    return dataclasses.replace(tb, hdd=hdd, ssd=ssd, buffer_s=tb.buffer_s / s, driver_s=tb.driver_s / s,
+                               cfq_slice_s=tb.cfq_slice_s / s, sync_max_iops=tb.sync_max_iops * s)
+
+
+def user_draws(tb: Testbed, key, n: int):
+    """The rotational draws of ``n`` user requests and the seed of the background ones, exactly as
+    :func:`tieringlab.models.storage.serve` draws them from ``key`` (common random numbers across policies)."""
+    k_user, k_bg = jax.random.split(key)
+    rng_user = np.random.default_rng(np.asarray(jax.random.key_data(k_user)).ravel())
+    rng_bg = np.random.default_rng(np.asarray(jax.random.key_data(k_bg)).ravel())
+    return rng_user.random((n, tb.hdd.n_disks)), rng_bg
+
+
+def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_extra_bytes=None, ctrl=None,
+             n_subluns: int = 1, sublun_bytes: int = 1, cap: int = 0, copy_s=(2.5, 6.5), t_s: int = 60,
+             c: int = 3, o: int = 10, history: bool = False, evict: bool = False, skip_down: bool = False,
+             conc: int = 1):
+    """Run the event simulation (module docstring) over the requests ``rq`` (:func:`.replay.replay`'s dict).
+
+    ``route`` fixes every request's route (static placement, FlashCache, HDD only); else ``ctrl = (hot, hsum,
+    cnt)`` (the monitor's matrices) drives OTF-AST's decisions with ``cap`` SSD sub-LUNs and the rest of
+    Table 3's fields. ``bg_hdd`` / ``bg_ssd``: open-loop background jobs as for :func:`storage.serve`.
+
+    Returns a dict: ``response_s``, ``route``, ``hdd_util`` and ``hdd_user_util`` (mean over the disks, per
+    second), ``hdd_cache_hits``, ``hdd_pieces`` and, with a controller, the move log (``sub, up, tq, ts, tc, te,
+    nbw, nsync``, ``n_moves``) and the per-interval ``resident`` and ``n_hot``."""
+    h, sd = tb.hdd, tb.ssd
+    t = np.ascontiguousarray(rq["time"], np.float64)
+    n = t.size
+    L = float(rq["length_s"])
+    n_sec = int(np.ceil(L))
+    U, rng_bg = user_draws(tb, key, n)
+    seed = int(np.asarray(jax.random.key_data(key)).ravel()[-1]) & 0x7FFFFFFF
+    controlled = route is None
+    r_in = np.full(n, -1, np.int64) if controlled else np.asarray(route, np.int64)
+    extra = np.zeros(n, np.int64) if ssd_extra_bytes is None else np.asarray(ssd_extra_bytes, np.int64)
+    us = _Users(t, np.asarray(rq["offset"], np.int64), np.asarray(rq["size"], np.int64),
+                np.asarray(rq["is_write"], np.bool_), np.asarray(rq["sub"], np.int64), U, r_in, extra)
+    # open-loop background jobs, merged by time (HDD jobs' draws as storage.serve draws them)
+    bh = bg_hdd or {"time": np.zeros(0), "offset": np.zeros(0, np.int64), "size": np.zeros(0, np.int64),
+                    "is_write": np.zeros(0, bool)}
+    bs = bg_ssd or {"time": np.zeros(0), "size": np.zeros(0, np.int64), "is_write": np.zeros(0, bool)}
+    nh = np.asarray(bh["time"]).size
+    bj, bd, _, _ = storage.raid0_pieces(h, bh["offset"], bh["size"])
+    rot_h = np.zeros((nh, h.n_disks))
+    rot_h[bj, bd] = rng_bg.random(bj.size)
+    bt = np.r_[np.asarray(bh["time"], np.float64), np.asarray(bs["time"], np.float64)]
+    bo = np.argsort(bt, kind="stable")
+    ns = bt.size - nh
+    bg = _Bg(bt[bo], np.r_[np.asarray(bh["offset"], np.int64), np.zeros(ns, np.int64)][bo],
+             np.r_[np.asarray(bh["size"], np.int64), np.asarray(bs["size"], np.int64)][bo],
+             np.r_[np.asarray(bh["is_write"], bool), np.asarray(bs["is_write"], bool)][bo],
+             np.r_[np.full(nh, HDD, np.int64), np.full(ns, SSD, np.int64)][bo],
+             np.ascontiguousarray(np.r_[rot_h, np.zeros((ns, h.n_disks))][bo]))
+    S = int(n_subluns)
+    if controlled:
+        hot, hsum, cnt = (np.ascontiguousarray(a) for a in ctrl)
+        K = hot.shape[0]
+        hot = hot.astype(np.bool_)
+        hsum = hsum.astype(np.int64)
+        cnt = cnt.astype(np.int64)
+    else:
+        K = 0
+        hot, hsum, cnt = np.zeros((0, S), np.bool_), np.zeros((0, S), np.int64), np.zeros((0, S), np.int64)
+    M = 2 * K * S + 8 if controlled else 1
+    nd = int(h.n_disks)
+    unit = int(sublun_bytes)
+    lun_end = max(int(np.max(us.off + np.maximum(us.size, 1))) if n else 0, S * unit,
+                  int(np.max(bg.off + np.maximum(bg.size, 1))) if bg.t.size else 0)
+    disk_span = (-(-lun_end // int(h.stripe_bytes)) // nd + 2) * int(h.stripe_bytes)
+    segs = disk_span // int(h.cache_segment_bytes) + 2
+    C = int(h.cache_segments)
+    infl = int(tb.copy_inflight)
+    conc = int(conc) if controlled else 1
+    # the piece pool: every user and background piece could wait at once (one per disk touched)
+    per_req = lambda off, sz: np.minimum((off + np.maximum(sz, 1) - 1) // h.stripe_bytes  # noqa: E731
+                                         - off // h.stripe_bytes + 1, nd)
+    pool = int(per_req(us.off, us.size).sum() + per_req(bg.off, bg.size).sum()) + nd * (conc * infl + 4)
+    if controlled:
+        pool += nd * int(us.w.sum())            # sync writes
+    pool += 16
+    fp = np.zeros(23)
+    fp[[F_L, F_SMIN, F_SMAX, F_DISK, F_REV, F_MEDIA, F_SETTLE, F_SEQR, F_SEQW, F_HIT, F_BUS]] = [
+        L, h.seek_min_s, h.seek_max_s, h.disk_bytes, h.rev_s, h.media_bytes_per_s, h.write_settle_s,
+        h.seq_read_bytes_per_s, h.seq_write_bytes_per_s, h.cache_hit_s, h.bus_bytes_per_s]
+    fp[[F_SSDFR, F_SSDFW, F_SSDR, F_SSDW, F_BUFS, F_DRV, F_SYNC, F_CUP, F_CDOWN, F_SLICE, F_TS, F_WCB]] = [
+        sd.fixed_s("read"), sd.fixed_s("write"), sd.read_bytes_per_s / sd.channels, sd.write_bytes_per_s / sd.channels,
+        tb.buffer_s, tb.driver_s, tb.sync_max_iops, copy_s[0], copy_s[1], tb.cfq_slice_s, float(t_s),
+        h.write_cache_bytes]
+    ip = np.array([nd, h.stripe_bytes, h.cache_segment_bytes, C, segs, sd.channels, unit, tb.copy_chunk_bytes, infl,
+                   conc, int(cap), int(c), int(o), int(history), int(evict), int(skip_down),
+                   int(tb.copy_scheduler == "cfq"), int(tb.hdd_write_cache), int(controlled), S, K, n_sec, M, seed],
+                  np.int64)
+    nsec_unit = unit // SECTOR if controlled else 0
+    nbuf = n + 1
+    nch = conc * infl
+    sizes = dict(p_t=pool, p_rot=pool, p_off=pool, p_b=pool, p_w=pool, p_owner=pool, p_next=pool, p_acked=pool,
+                 q_head=2 * nd, q_tail=2 * nd, q_len=2 * nd, d_cur=nd, d_free_t=nd, d_head_end=nd, d_first=nd,
+                 d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs, l_prev=nd * C, l_next=nd * C, l_key=nd * C,
+                 l_head=nd, l_tail=nd, l_size=nd, chan_free=int(sd.channels), udone=n, upend=n, tier=S, busy=S,
+                 streak=S, tmo=S, moving=S, lg_sub=M, lg_up=M, lg_tq=M, lg_ts=M, lg_tc=M, lg_te=M, lg_nbw=M,
+                 lg_nsync=M, c_k=nch, c_stage=nch, c_pend=nch, c_done=nch, c_ev_t=nch, c_used=nch,
+                 stamp=conc * nsec_unit, b_mv=nbuf, b_off=nbuf, b_sz=nbuf, sq_off=nbuf, sq_sz=nbuf, resp=n, route=n,
+                 util=n_sec, uutil=n_sec, ys_res=K, ys_hot=K)
+    for f in _FIELDS:
+        if f.startswith("s_"):
+            sizes[f] = conc
+    init = dict(q_head=-1, q_tail=-1, d_cur=-1, d_free_t=_INF, d_first=1, node_of=-1, l_prev=-1, l_next=-1,
+                l_key=-1, l_head=-1, l_tail=-1, chan_free=-_INF, moving=-1, lg_sub=S, lg_tq=_INF, lg_ts=_INF,
+                lg_tc=_INF, lg_te=_INF, s_mv=-1, s_issue_t=_INF, s_sync_t=_INF, s_fin_t=_INF, c_ev_t=_INF)
+    I = np.zeros(SI + 16 + sum(v for f, v in sizes.items() if f not in _FLOAT), np.int64)
+    F = np.zeros(32 + sum(v for f, v in sizes.items() if f in _FLOAT), np.float64)
+    I[:ip.size] = ip
+    F[:fp.size] = fp
+    nxt_i, nxt_f = SI + 16, 32
+    view = {}
+    for k, f in enumerate(_FIELDS):
+        arr = F if f in _FLOAT else I
+        pos = nxt_f if f in _FLOAT else nxt_i
+        I[32 + k] = pos
+        view[f] = arr[pos:pos + sizes[f]]
+        if f in init:
+            view[f][:] = init[f]
+        if f in _FLOAT:
+            nxt_f += sizes[f]
+        else:
+            nxt_i += sizes[f]
+    view["p_next"][:] = np.arange(1, pool + 1)
+    view["p_next"][-1] = -1
+    I[SI + S_FREE] = 0
+    _run(us, bg, _Ctrl(hot, hsum, cnt), I, F)
+    nm = int(I[SI + S_NLOG])
+    st = _View(view)
+    si = I[SI:SI + 16]
+    return {"response_s": st.resp, "route": st.route, "hdd_util": st.util, "hdd_user_util": st.uutil,
+            "hdd_cache_hits": int(si[S_CHITS]), "hdd_pieces": int(si[S_UPIECES]), "n_moves": nm,
+            "log": {"sub": st.lg_sub[:nm], "up": st.lg_up[:nm].astype(bool), "tq": st.lg_tq[:nm],
+                    "ts": st.lg_ts[:nm], "tc": st.lg_tc[:nm], "te": st.lg_te[:nm], "nbw": st.lg_nbw[:nm],
+                    "nsync": st.lg_nsync[:nm]},
+            "resident": st.ys_res, "n_hot": st.ys_hot}
+
+
+def no_load_copy_times(tb: Testbed, unit_bytes: int, copy_s=(0.0, 0.0), key=None) -> dict[str, float]:
+    """A copy of one sub-LUN of ``unit_bytes`` with no user IO, up and down, through the event simulation
+    (Table 1, C13): its measured copy time in seconds (``copy_s``: the throttle, 0 = none)."""
+    key = jax.random.key(0) if key is None else key
+    # one sub-LUN, hot in the first of 1-s intervals only: promoted at 1 s, demoted at the first decision after
+    S, K = 1, int(np.ceil(2 * max(copy_s) + 2 * no_load_bound(tb, unit_bytes))) + 4
+    hot = np.zeros((K, S), bool)
+    hot[0] = True
+    rq = {"time": np.zeros(0), "offset": np.zeros(0, np.int64), "size": np.zeros(0, np.int64),
+          "is_write": np.zeros(0, bool), "sub": np.zeros(0, np.int64), "length_s": float(K)}
+    r = simulate(tb, key, rq, ctrl=(hot, np.zeros((K, S), np.int64), np.ones((K, S), np.int64)), n_subluns=S,
+                 sublun_bytes=unit_bytes, cap=1, copy_s=copy_s, t_s=1, c=1, o=1)
+    lg = r["log"]
+    out = {}
+    for d, up in (("up", True), ("down", False)):
+        k = np.flatnonzero(lg["up"] == up)[0]
+        out[d] = float(lg["tc"][k] - lg["ts"][k])
+    return out
+
+
+def no_load_bound(tb: Testbed, unit_bytes: int) -> float:
+    """A generous bound (s) on a no-load copy of ``unit_bytes``: every chunk served alone, side by side."""
+    h = tb.hdd
+    nk = -(-int(unit_bytes) // int(tb.copy_chunk_bytes))
+    per = tb.copy_chunk_bytes * (1.0 / min(h.seq_read_bytes_per_s, h.seq_write_bytes_per_s)
+                                 + tb.ssd.channels / min(tb.ssd.read_bytes_per_s, tb.ssd.write_bytes_per_s))
+    return nk * (per + h.seek_max_s + h.rev_s)
