@@ -206,7 +206,8 @@ def tiny_sweep():
 def test_sweep_shapes_and_lru_normalization(tiny_sweep):
     p, full = tiny_sweep
     assert dict(full["hit_ratio"].sizes) == {"mix": 2, "policy": 4, "aging_period": 2, "flash_gb": 2}
-    assert dict(full["io_cost"].sizes) == {"mix": 2, "policy": 4, "aging_period": 2, "io_pricing": 2, "flash_gb": 2}
+    assert dict(full["io_cost"].sizes) == {"mix": 2, "policy": 4, "aging_period": 2, "io_pricing": 2, "end_flush": 2,
+                                           "hit_pricing": 2, "flash_gb": 2}
     for pol in ("G1-vFRM", "LRU", "CAR"):  # only G2-vFRM depends on the aging period
         assert (full["hits"].sel(policy=pol, aging_period=288) == full["hits"].sel(policy=pol, aging_period=1)).all()
     # Table 3's sequential rows are cheaper than the random ones: sequential_runs never prices above random
@@ -243,8 +244,8 @@ def test_sweep_shapes_and_lru_normalization(tiny_sweep):
     assert full.attrs["pre_reusable_bins_by_vm_cuf4"] == by_vm.tolist() and by_vm.size == 4
     vals = G.claim_values(full)
     pre = {c.id for c in C.CLAIMS if c.kind == "precondition" and c.id.split(".")[2] in p.mixes}
-    assert pre <= set(vals["default"]) and set(vals) == {"default", "sequential_runs", "aging_1",
-                                                          "aging_1.sequential_runs"}
+    assert pre <= set(vals["default"]) and set(vals) == {
+        C.reading_name(a, pr, f, h) for a in (288, 1) for pr in C.PRICINGS for f in C.FLUSHES for h in C.HIT_PRICINGS}
 
 
 def test_sweep_matches_direct_engine_calls(tiny_sweep):
@@ -403,3 +404,29 @@ def test_sweep_rejects_wrong_params_type():
         G.sweep(dataclasses.asdict(G.GvfrmMultiVmParams()), TINY)
     with pytest.raises(params.ParamsError, match="policies"):
         params.validate_section("gvfrm_multi_vm", {"policies": ["FIFO"]}, source="test")
+
+
+def test_fig9_rows_under_the_accounting_readings(tiny_sweep):
+    """Issue 34: the Fig. 9 cost rows are recorded under the flush and hit-pricing readings, re-priced from the same
+    counts (tests/test_vfrm_single_vm.py checks the re-pricing by hand)."""
+    _, full = tiny_sweep
+    c = full["io_cost"]
+    assert (c.sel(end_flush="flush") >= c.sel(end_flush="none")).all()  # a flush only adds write-backs
+    conv = ["LRU", "CAR"]  # the page caches already price their hits per 4 KB page
+    np.testing.assert_array_equal(c.sel(policy=conv, hit_pricing="page").values,
+                                  c.sel(policy=conv, hit_pricing="paper").values)
+    vals = G.claim_values(full)
+    assert {"flush_at_end", "hits_4k", "sequential_runs.flush_at_end.hits_4k", "aging_1.flush_at_end.hits_4k"} <= set(
+        vals)
+    r = G.reading(full, None, None, "flush", "page")
+    for mix in ("cf4", "cuf4"):
+        want = float((r["io_cost"].sel(mix=mix, policy="G1-vFRM") / r["io_cost"].sel(mix=mix, policy="LRU")).max())
+        assert vals["flush_at_end.hits_4k"][C.g1_cost_below_lru(mix)][0] == pytest.approx(want)
+    t = G.accounting_table(full)
+    assert {"norm.none.paper", "norm.flush.page"} <= set(t.columns) and len(t) == 2 * 4 * 2
+    row = t[(t.mix == "cf4") & (t.policy == "G1-vFRM") & (t.flash_gb == 1.0)]
+    assert float(row["norm.flush.page"].iloc[0]) == pytest.approx(float(
+        r["io_cost_norm"].sel(mix="cf4", policy="G1-vFRM", flash_gb=1.0)))
+    assert C.reading_name(1, "sequential_runs", "flush", "page") == "aging_1.sequential_runs.flush_at_end.hits_4k"
+    with pytest.raises(ValueError, match="unknown reading"):
+        C.reading_name(flush="always")

@@ -35,6 +35,11 @@ def test_passing_or_unmeasured_preconditions_leave_the_verdict_to_the_check():
     assert v == HOLDS and why == "precondition not measured: x.pre.footprint"
     # nothing reproduced: not reproduced yet, whatever the preconditions say
     assert claims.verdict_given(CLAIM, None, {PRE.id: (PRE, 0.1), PRE2.id: (PRE2, 0.1)})[0] == MISSING
+    # recorded by the run without a value (the quantity does not exist there): untestable when a precondition
+    # fails, naming it; with every precondition passing it stays without a verdict
+    v, why = claims.verdict_given(CLAIM, None, {PRE.id: (PRE, 0.1), PRE2.id: (PRE2, 3.0)}, recorded=True)
+    assert v == UNTESTABLE and why.startswith("precondition fails: x.pre.footprint")
+    assert claims.verdict_given(CLAIM, None, ok, recorded=True)[0] == MISSING
 
 
 def test_requires_must_name_precondition_rows():

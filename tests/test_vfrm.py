@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
+from functools import cache
 
 import numpy as np
 import pytest
@@ -34,9 +35,10 @@ def trace(reqs, vm=None):
 # ------------------------------------------------------------------ brute-force references
 
 
+@cache  # the same exact Fractions every call: built once per n (the references call it per bin and epoch)
 def cooling(n=N):
     # vFRM Eq. 3, written out again
-    return [Fraction(n + 1 - j, n) if j < n / 2 + 1 else Fraction(1, 2 ** (j - 3)) for j in range(1, n + 1)]
+    return tuple(Fraction(n + 1 - j, n) if j < n / 2 + 1 else Fraction(1, 2 ** (j - 3)) for j in range(1, n + 1))
 
 
 def parse(reqs, vms=None):
@@ -46,10 +48,11 @@ def parse(reqs, vms=None):
         v = 0 if vms is None else vms[i]
         first, last = off // MB, (off + max(size, 1) - 1) // MB
         ops = max(-(-max(size, 0) // (128 << 10)), 1)
-        out.append((int((t - t0) // EPOCH), [(v, b) for b in range(first, last + 1)], bool(w), ops))
+        pages = (off + max(size, 1) - 1) // 4096 - off // 4096 + 1  # 4 KB pages touched
+        out.append((int((t - t0) // EPOCH), [(v, b) for b in range(first, last + 1)], bool(w), ops, pages))
     n_ep = max(r[0] for r in out) + 1
     counts = defaultdict(int)
-    for e, bins, _, _ in out:
+    for e, bins, *_ in out:
         for b in bins:
             counts[(e, b)] += 1
     return out, n_ep, counts
@@ -63,7 +66,7 @@ def ref_replay(parsed, n_ep, placement):
     """placement(e) -> set of bins in Flash during epoch e (called in order)."""
     flash, dirty = set(), set()
     res = dict(hits=0, move_ins=0, move_outs=0, dirty_move_outs=0, ssd_reads=0, ssd_writes=0, md_reads=0,
-               md_writes=0)
+               md_writes=0, hit_read_pages=0, hit_write_pages=0, cont_hit_read_pages=0, cont_hit_write_pages=0)
     for e in range(n_ep):
         new = placement(e)
         for b in flash - new:
@@ -73,16 +76,20 @@ def ref_replay(parsed, n_ep, placement):
                 dirty.discard(b)
         res["move_ins"] += len(new - flash)
         flash = new
-        for re_, bins, w, ops in parsed:
+        for re_, bins, w, ops, pages in parsed:
             if re_ != e:
                 continue
             hit = all(b in flash for b in bins)
             res["hits"] += hit
             res[("ssd_" if hit else "md_") + ("writes" if w else "reads")] += ops
+            if hit:
+                res["hit_write_pages" if w else "hit_read_pages"] += pages
+                res["cont_hit_write_pages" if w else "cont_hit_read_pages"] += pages - 1
             if w:
                 for b in bins:
                     if b in flash:
                         dirty.add(b)
+    res["dirty_at_end"] = len(dirty)  # never flushed: what the flush accounting reading charges
     return res
 
 
@@ -96,7 +103,7 @@ def ref_vfrm(reqs, cap, idle_bins="disk"):
     bins with T = 0 that were in Flash the epoch before, by (-last access epoch, bin); nothing with
     T = 0 moves in."""
     parsed, n_ep, counts = parse(reqs)
-    all_bins = sorted({b for _, bins, _, _ in parsed for b in bins})
+    all_bins = sorted({b for _, bins, *_ in parsed for b in bins})
     flash = set()
 
     def last_before(e):
@@ -229,7 +236,8 @@ def ref_g2(reqs, vms, cap, frac=0.5, period=1):
     return ref_replay(parsed, n_ep, place)
 
 
-FIELDS = ("hits", "move_ins", "move_outs", "dirty_move_outs", "ssd_reads", "ssd_writes", "md_reads", "md_writes")
+FIELDS = ("hits", "move_ins", "move_outs", "dirty_move_outs", "ssd_reads", "ssd_writes", "md_reads", "md_writes",
+          "dirty_at_end", "hit_read_pages", "hit_write_pages", "cont_hit_read_pages", "cont_hit_write_pages")
 
 
 def assert_matches(out, i, ref):
@@ -493,12 +501,12 @@ def test_zero_flash_no_hits_and_huge_flash_hits_iff_all_bins_recent(reqs):
     out = V.vfrm(trace(reqs), [0, 1 << 40], V.VfrmParams(idle_bins="disk"))
     assert int(out.hits[0]) == 0 and int(out.move_ins[0]) == 0 and int(out.ssd_reads[0]) == 0
     # flash >= all bins: a request hits iff each of its bins had IO in the N epochs before (T > 0)
-    want = sum(all(any(counts.get((e - j, b), 0) for j in range(1, N + 1)) for b in bins) for e, bins, _, _ in parsed)
+    want = sum(all(any(counts.get((e - j, b), 0) for j in range(1, N + 1)) for b in bins) for e, bins, *_ in parsed)
     assert int(out.hits[1]) == want
     # "recency": a request hits iff each of its bins had IO in any epoch before; nothing ever leaves
     rec = V.vfrm(trace(reqs), [0, 1 << 40])
     assert int(rec.hits[0]) == 0 and int(rec.move_ins[0]) == 0
-    want = sum(all(any(counts.get((j, b), 0) for j in range(e)) for b in bins) for e, bins, _, _ in parsed)
+    want = sum(all(any(counts.get((j, b), 0) for j in range(e)) for b in bins) for e, bins, *_ in parsed)
     assert int(rec.hits[1]) == want and int(rec.move_outs[1]) == 0
 
 

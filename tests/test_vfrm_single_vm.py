@@ -41,8 +41,8 @@ def random_trace(seed, n=400, span_mb=24, duration_s=3600.0):
     return make_dataset(t, off.astype(np.int64), size.astype(np.int64), w, name="rand", source="test")
 
 
-def ref_lru_request_hits(ds, cap_pages):
-    """Plain OrderedDict LRU over 4 KB pages; returns (request hits, dirty write-backs)."""
+def ref_lru_request_hits(ds, cap_pages, with_dirty=False):
+    """Plain OrderedDict LRU over 4 KB pages; returns (request hits, dirty write-backs[, pages dirty at the end])."""
     cache, dirty, hits, wb = OrderedDict(), set(), 0, 0
     for o, s, w in zip(ds.offset.values, ds["size"].values, ds.is_write.values):
         all_hit = True
@@ -59,7 +59,7 @@ def ref_lru_request_hits(ds, cap_pages):
             if w:
                 dirty.add(pg)
         hits += all_hit
-    return hits, wb
+    return (hits, wb, len(dirty)) if with_dirty else (hits, wb)
 
 
 # -------------------------------------------------------------------------------------- params
@@ -133,15 +133,24 @@ def test_the_readings_go_through_tieringlab_readings():
 
     p = small_params(policy={"idle_bins": "recency"}, idle_rules=("keep", "recency"))
     rs = X.readings(p)
-    assert [r.name for r in rs] == ["idle_keep", "idle_keep.sequential_runs", "default", "sequential_runs"]
+    # idle rule x pricing x end-of-trace flush x hit pricing (issue 34), first axis slowest
+    assert [r.name for r in rs][:4] == ["idle_keep", "idle_keep.hits_4k", "idle_keep.flush_at_end",
+                                        "idle_keep.flush_at_end.hits_4k"]
+    assert len(rs) == 2 * 2 * 2 * 2 and [r.name for r in rs][8] == "default"
     assert all(isinstance(r, readings.Reading) for r in rs)
-    assert rs[1].apply(p).policy == dataclasses.replace(p.policy, idle_bins="keep", io_pricing="sequential_runs")
-    assert rs[2].apply(p) == p  # the primary reading sets nothing
+    assert rs[4].apply(p).policy == dataclasses.replace(p.policy, idle_bins="keep", io_pricing="sequential_runs")
+    assert rs[3].apply(p) == dataclasses.replace(p, policy=dataclasses.replace(p.policy, idle_bins="keep"),
+                                                 end_flush="flush", hit_pricing="page")
+    assert rs[8].apply(p) == p  # the primary reading sets nothing
     # the ledger's reading names follow its own default (keep, random), whatever the run's primary reading
     assert C.reading_name() == "default"
     assert C.reading_name("recency", "sequential_runs") == "idle_recency.sequential_runs"
-    assert [C.reading_name(i, pr) for i in C.IDLE_READINGS for pr in C.PRICINGS] == [
-        r.name for r in readings.grid(C.idle_axis(), C.pricing_axis())]
+    assert [C.reading_name(i, pr, f, h) for i in C.IDLE_READINGS for pr in C.PRICINGS for f in C.FLUSHES
+            for h in C.HIT_PRICINGS] == [r.name for r in readings.grid(C.idle_axis(), C.pricing_axis(),
+                                                                        C.flush_axis(), C.hit_axis())]
+    assert C.reading_name("keep", "random", "flush", twin="reads_10") == "reads_10.flush_at_end"
+    with pytest.raises(ValueError, match="unknown twin reading"):
+        C.reading_name(twin="reads_50")
     with pytest.raises(ValueError, match="unknown reading"):
         C.reading_name("lru")
     # one row per paper claim: no reading-suffixed ids are left
@@ -169,13 +178,13 @@ def one():
 def test_run_trace_shapes_and_lru_against_plain_reference(one):
     ds, p, r = one
     assert r.hit_ratio.dims == ("policy", "idle_bins", "flash_mb")
-    assert set(r.io_cost.dims) == {"policy", "idle_bins", "io_pricing", "flash_mb"}
+    assert set(r.io_cost.dims) == {"policy", "idle_bins", "io_pricing", "end_flush", "hit_pricing", "flash_mb"}
     assert r.idle_bins.values.tolist() == list(p.idle_rules)
     for pol in ("LRU", "ARC", "CAR"):  # the page caches do not depend on vFRM's idle-bin rule
         assert (r.hits.sel(policy=pol) == r.hits.sel(policy=pol, idle_bins=p.idle_rules[0])).all()
     # sequential_runs never prices above random (Table 3's sequential rows are the cheaper ones)
     assert (r.io_cost.sel(io_pricing="sequential_runs") <= r.io_cost.sel(io_pricing="random") * (1 + 1e-12)).all()
-    r = r.sel(idle_bins=p.policy.idle_bins, io_pricing=p.policy.io_pricing)
+    r = r.sel(idle_bins=p.policy.idle_bins, io_pricing=p.policy.io_pricing, end_flush="none", hit_pricing="paper")
     assert r.policy.values.tolist() == ["vFRM", "LRU", "ARC", "CAR"]
     assert r.flash_mb.values.tolist() == [1.0, 2.0, 4.0, 8.0]
     assert r.flash_bytes.values.tolist() == [MB, 2 * MB, 4 * MB, 8 * MB]
@@ -246,7 +255,8 @@ def fake_sweep(one, names=("mds_0", "stg_1")):
     import xarray as xr
 
     _, p, r = one
-    r = r.sel(idle_bins=p.policy.idle_bins, io_pricing=p.policy.io_pricing, drop=True)  # one reading (X.reading)
+    r = r.sel(idle_bins=p.policy.idle_bins, io_pricing=p.policy.io_pricing, end_flush="none", hit_pricing="paper",
+              drop=True)  # one reading (X.reading)
     r2 = r.copy(deep=True)
     r2["io_cost"] = r2.io_cost * xr.DataArray([0.5, 2.0, 1.0, 3.0], dims="policy", coords={"policy": r.policy})
     res = xr.concat([r, r2], dim="trace").assign_coords(trace=np.asarray(names), scale=("trace", [1.0, 0.5]),
@@ -330,8 +340,9 @@ def test_every_single_vm_claim_is_produced_by_claim_values():
 
     assert ours == {c.id for c in cv.CLAIMS}
     # 3 Fig. 6 rows + 5 Fig. 7 rows (each once: its readings are recorded on it) + 2 Sec. 5.1 rows + 1 Sec. 4.3 row
-    # + 5 preconditions
-    assert len(ours) == 3 + 5 + 2 + 1 + 5
+    # + 9 preconditions (issue 34 added: the page caches' write-backs billed, for mds0, every trace and CloudPhysics;
+    # a trace where the page caches evict, for the ARC/CAR row)
+    assert len(ours) == 3 + 5 + 2 + 1 + 9
     assert {c.id for c in cv.CLAIMS if c.kind == "precondition"} == set(cv.PRECONDITIONS)
     assert {c.kind for c in cv.CLAIMS if c.id == cv.HEAT_MAP_OVERHEAD} == {"sanity"}
 
@@ -343,7 +354,8 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     p = small_params(fig6_traces=("mds_0",), include_cloudphysics=True, cloudphysics_max_requests=1500,
                      flash_mb=(512.0, 2048.0), cost_flash_mb=2048.0)
     res = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
-    assert dict(res.sizes) == {"trace": 2, "policy": 2, "idle_bins": 3, "io_pricing": 2, "flash_mb": 2}
+    assert dict(res.sizes) == {"trace": 2, "policy": 2, "idle_bins": 3, "io_pricing": 2, "end_flush": 2,
+                               "hit_pricing": 2, "flash_mb": 2}
     assert res.trace.values.tolist() == ["mds_0", "cloudphysics"]
     assert res.source.values.tolist() == ["twin", "real"]
     assert res.scale.values.tolist() == [0.002, 1.0]
@@ -358,10 +370,13 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     by = X.claim_values(res, ep)
     # every row (claims and preconditions) under the default reading; each row's other readings recorded by name
     assert set(by["default"]) == {cid for cid, c in claims_registry().items() if c.source == "02_vfrm_single_vm"}
-    cost_names = {C.reading_name(i, pr) for i in C.IDLE_READINGS for pr in C.PRICINGS} - {"default"}
+    cost_names = {C.reading_name(i, pr, f, h) for i in C.IDLE_READINGS for pr in C.PRICINGS for f in C.FLUSHES
+                  for h in C.HIT_PRICINGS} - {"default"}
     assert set(by) == {"default"} | cost_names
+    billed = {C.PRE_WRITEBACKS_BILLED, C.PRE_MDS0_WRITEBACKS_BILLED, C.PRE_CLOUDPHYSICS_WRITEBACKS_BILLED}
     for name in cost_names:
-        expect = set(C.COST_ROWS) | (set(C.IDLE_ROWS) if "sequential_runs" not in name else set())
+        plain = not any(x in name for x in ("sequential_runs", "flush_at_end", "hits_4k"))
+        expect = set(C.COST_ROWS) | billed | (set(C.IDLE_ROWS) if plain else set())
         assert set(by[name]) == expect, name
     # every reading of the sweep is the same run as a sweep with that reading as the primary one
     r1 = X.reading(res, "disk", "sequential_runs")
@@ -381,3 +396,191 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
 def test_sweep_refuses_bad_params():
     with pytest.raises(ValueError, match="must include 'LRU'"):
         X.sweep(dataclasses.replace(small_params(), policies=("vFRM",)), {"scale": 0.002})
+
+
+# ------------------------------------------------------------------------------ accounting readings (issue 34)
+
+# vFRM paper Table 3 (us), typed in: 4 KB random SSD read/write 135/58, MD write 3922; 128 KB random SSD read/write
+# 790/1241; 128 KB sequential SSD read 558, MD write 1104.
+T4_SSD_RD, T4_SSD_WR, T4_MD_WR = 135e-6, 58e-6, 3922e-6
+T128_SSD_RD, T128_SSD_WR = 790e-6, 1241e-6
+T128_SEQ_SSD_RD, T128_SEQ_MD_WR = 558e-6, 1104e-6
+
+
+@pytest.fixture(scope="module")
+def hand():
+    """Epoch 0: a 4 KB write and a 4 KB read in bin 0 (both miss vFRM: nothing placed yet); epoch 1: bin 0 is in a
+    1-bin Flash, a 4 KB write hit (the bin turns dirty) and a 4 KB read hit; epoch 2: a read of another bin (a miss;
+    bin 0 stays, dirty, to the end). Pages 0, 1, 0, 2, 1280: a 1 MB page cache never evicts, page 0 is its one
+    dirty page at the end."""
+    ds = make_dataset(np.array([0.0, 10.0, 300.0, 310.0, 600.0]), np.array([0, 4096, 0, 8192, 5 * MB]),
+                      np.full(5, 4096), np.array([True, False, True, False, False]), name="hand", source="test")
+    p = small_params(policies=("vFRM", "LRU", "ARC"), flash_mb=(1.0,), cost_flash_mb=1.0)
+    return ds, p, X.run_trace(p, ds)
+
+
+def test_accounting_readings_by_hand(hand):
+    ds, p, r = hand
+    assert X.page_footprint(ds) == (4, 1)
+    assert set(r.io_cost.dims) == {"policy", "idle_bins", "io_pricing", "end_flush", "hit_pricing", "flash_mb"}
+    c = r.io_cost.sel(idle_bins="keep", flash_mb=1.0)
+    for pol in ("LRU", "ARC"):  # one dirty page flushed: SSD read + MD write at 4 KB random; hits already per page
+        np.testing.assert_allclose(c.sel(policy=pol, end_flush="flush") - c.sel(policy=pol, end_flush="none"),
+                                   T4_SSD_RD + T4_MD_WR, rtol=1e-9)
+        np.testing.assert_allclose(c.sel(policy=pol, hit_pricing="page"), c.sel(policy=pol, hit_pricing="paper"))
+    v = c.sel(policy="vFRM")
+    # one dirty bin flushed: 8 x (SSD read + MD write) of 128 KB, sequential (a bin is one contiguous 1 MB block)
+    np.testing.assert_allclose(v.sel(end_flush="flush") - v.sel(end_flush="none"),
+                               8 * (T128_SEQ_SSD_RD + T128_SEQ_MD_WR), rtol=1e-9)
+    # a 4 KB read hit and a 4 KB write hit re-priced from the 128 KB rows to the 4 KB rows (one-page requests:
+    # the same under both IO pricings)
+    np.testing.assert_allclose(v.sel(hit_pricing="page") - v.sel(hit_pricing="paper"),
+                               (T4_SSD_RD - T128_SSD_RD) + (T4_SSD_WR - T128_SSD_WR), rtol=1e-9)
+    # the primary reading of the figures is the paper's accounting
+    base = X.reading(r.expand_dims(trace=["hand"]).assign_attrs(idle_bins="keep", io_pricing="random",
+                                                                 end_flush="none", hit_pricing="paper"))
+    assert float(base.io_cost.sel(policy="vFRM").squeeze()) == pytest.approx(float(v.sel(
+        io_pricing="random", end_flush="none", hit_pricing="paper")))
+
+
+def test_a_page_caches_flush_is_the_fewest_dirty_pages_its_counts_allow():
+    import xarray as xr
+
+    from tieringlab.policies.iocost import CACHE_COST
+
+    cap = {"capacity_bytes": [4096 * 8]}
+    r = xr.Dataset({"io_cost_by_pricing": (("io_pricing", "capacity_bytes"), [[1.0], [0.5]]),
+                    "ssd_reads": ("capacity_bytes", [0]), "dirty_evictions": ("capacity_bytes", [3])},
+                   coords={**cap, "io_pricing": ["random", "sequential_runs"]})
+    got = X.accounting_costs(r, CACHE_COST, written_pages=5)
+    # 5 distinct written pages, 3 dirty evictions: at least 2 pages still dirty at the end
+    np.testing.assert_allclose(got.sel(end_flush="flush") - got.sel(end_flush="none"), 2 * (T4_SSD_RD + T4_MD_WR))
+    got = X.accounting_costs(r, CACHE_COST, written_pages=2)
+    np.testing.assert_allclose(got.sel(end_flush="flush"), got.sel(end_flush="none"))
+    # exact where the cache never evicts: the plain LRU's dirty pages at the end of a random trace (24 MB span)
+    ds = random_trace(2)
+    cap_pages = 32 * MB // 4096
+    _, wb, dirty = ref_lru_request_hits(ds, cap_pages, with_dirty=True)
+    assert wb == 0 and X.page_footprint(ds)[0] <= cap_pages and dirty > 0
+    lru = registry.run("LRU", ds, [cap_pages * 4096], params=small_params().caches)
+    got = X.accounting_costs(lru, CACHE_COST, X.page_footprint(ds)[1])
+    np.testing.assert_allclose(got.sel(end_flush="flush") - got.sel(end_flush="none"),
+                               dirty * (T4_SSD_RD + T4_MD_WR), rtol=1e-9)
+    with pytest.raises(ValueError, match="written_pages"):
+        X.accounting_costs(r, CACHE_COST)
+
+
+def hand_sweep(hand, pages=None):
+    """The hand run as a one-trace sweep named mds_0 (``pages``: its footprint counts, default the real ones)."""
+    ds, p, r = hand
+    res = r.expand_dims(trace=["mds_0"]).assign_coords(scale=("trace", [1.0]), source=("trace", ["twin"]))
+    b = X.bin_reuse(ds)
+    fp = X.page_footprint(ds) if pages is None else pages
+    for k, v in zip(X.PRE_VARS + X.PAGE_VARS, [b[k.removeprefix("pre_")] for k in X.PRE_VARS] + list(fp)):
+        res[k] = ("trace", [v])
+    res.attrs.update(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, idle_bins="keep",
+                     io_pricing="random", end_flush="none", hit_pricing="paper", n_history_epochs=8, bin_bytes=MB,
+                     epoch_s=300.0, page_bytes=4096)
+    return res
+
+
+def test_fig7_rows_under_the_accounting_readings_and_their_preconditions(hand):
+    from tieringlab.claims import vfrm as CV
+
+    res = hand_sweep(hand)
+    by = X.claim_values(res)
+    d = by["default"]
+    # the 1 MB page cache holds the whole footprint: its write-back is billed only by the flush readings
+    assert d[CV.PRE_MDS0_WRITEBACKS_BILLED][0] is False and d[CV.PRE_WRITEBACKS_BILLED][0] is False
+    assert by["flush_at_end"][CV.PRE_MDS0_WRITEBACKS_BILLED][0] is True
+    assert by["idle_disk.sequential_runs.flush_at_end.hits_4k"][CV.PRE_WRITEBACKS_BILLED][0] is True
+    # ARC never evicts either: it would cost what LRU costs, so the ARC/CAR row has no value, its precondition fails
+    assert d[CV.PRE_CACHES_EVICT][0] == 0 and d[CV.COST_BELOW_ALL_CONVENTIONAL][0] is None
+    c = res.io_cost.sel(trace="mds_0", idle_bins="keep", io_pricing="random", hit_pricing="paper", flash_mb=1.0)
+    want = 100 * float(c.sel(policy="vFRM", end_flush="flush") / c.sel(policy="LRU", end_flush="flush"))
+    assert by["flush_at_end"][CV.MDS0_COST_REL_LRU][0] == pytest.approx(want)
+    base = 100 * float(c.sel(policy="vFRM", end_flush="none") / c.sel(policy="LRU", end_flush="none"))
+    flushed = 100 * (float(c.sel(policy="vFRM", end_flush="none")) + 8 * (T128_SEQ_SSD_RD + T128_SEQ_MD_WR)) / (
+        float(c.sel(policy="LRU", end_flush="none")) + T4_SSD_RD + T4_MD_WR)
+    assert d[CV.MDS0_COST_REL_LRU][0] == pytest.approx(base) and want == pytest.approx(flushed)
+    # the ledger: untestable under the paper's accounting, a verdict under flush_at_end
+    flips = X.verdict_flips(by).set_index(["claim", "reading"])
+    assert flips.loc[(CV.MDS0_COST_REL_LRU, "default"), "verdict"] == "untestable"
+    assert flips.loc[(CV.MDS0_COST_REL_LRU, "flush_at_end"), "verdict"] in ("holds", "differs")
+    # a footprint larger than the cache: the page caches evict, the ARC/CAR row counts this trace
+    big = X.claim_values(hand_sweep(hand, pages=(257, 1)))["default"]
+    assert big[CV.PRE_CACHES_EVICT][0] == 1 and big[CV.PRE_WRITEBACKS_BILLED][0] is True
+    ca = res.io_cost.sel(trace="mds_0", idle_bins="keep", io_pricing="random", end_flush="none", hit_pricing="paper",
+                         flash_mb=1.0)
+    assert big[CV.COST_BELOW_ALL_CONVENTIONAL][0] == pytest.approx(100 * float(ca.sel(policy="vFRM")
+                                                                             / ca.sel(policy="ARC")))
+    t = X.accounting_table(res)
+    assert t.loc[0, "rel_lru_pct.none.paper"] == pytest.approx(base)
+    assert t.loc[0, "rel_lru_pct.flush.paper"] == pytest.approx(want) and not t.loc[0, "caches_evict"]
+
+
+# -------------------------------------------------------------------------------------- twin readings (issue 34)
+
+
+def test_twin_readings_keep_table1_volume_and_change_what_they_name():
+    from tieringlab.traces.twins import msr_twin
+
+    base = msr_twin("mds_0", 0.002, seed=0)
+    end = int((base.offset + base["size"]).max())
+    packed = msr_twin("mds_0", 0.002, seed=0, cold_span=1.2)
+    assert int((packed.offset + packed["size"]).max()) == end  # Table 1's volume kept
+    p0, p1 = X.page_footprint(base)[0], X.page_footprint(packed)[0]
+    assert abs(p1 - p0) <= 0.02 * p0  # ... and its working set
+    assert X.bin_reuse(packed)["bins_touched"] < X.bin_reuse(base)["bins_touched"] / 2  # cold data clustered
+    reads = msr_twin("mds_0", 0.002, seed=0, read_ratio=0.9)
+    assert abs(1 - float(reads.is_write.mean()) - 0.9) < 0.02
+    small = msr_twin("mds_0", 0.002, seed=0, size_mix="4k")
+    assert (small["size"] == 4096).mean() > 0.999  # every IO one page but the object stretched to the volume's end
+    with pytest.raises(ValueError, match="size_mix"):
+        msr_twin("mds_0", 0.002, size_mix="8k")
+    with pytest.raises(ValueError, match="cold_span"):
+        msr_twin("mds_0", 0.002, cold_span=0.5)
+
+
+def test_twin_sweep_replays_each_twin_reading_and_names_its_rows():
+    from tieringlab.claims import vfrm as CV
+    from tieringlab.traces.twins import msr_twin
+
+    p = small_params(policies=("vFRM", "LRU"), flash_mb=(2.0, 4.0), cost_flash_mb=4.0, twin_readings=("reads_90",))
+    tw = X.twin_sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
+    assert tw.twin.values.tolist() == ["reads_90"] and tw.flash_mb.values.tolist() == [4.0]
+    ds = msr_twin("mds_0", 0.002, seed=0, read_ratio=0.9)
+    hits, _ = ref_lru_request_hits(ds, int(round(4.0 * MB * 0.002)) // 4096)
+    assert int(tw.hits.sel(twin="reads_90", trace="mds_0", policy="LRU").squeeze()) == hits
+    by = X.claim_values(hand_sweep_like(tw), None, tw)
+    assert {"reads_90", "reads_90.flush_at_end", "reads_90.hits_4k", "reads_90.flush_at_end.hits_4k"} <= set(by)
+    assert set(by["reads_90"]) == {CV.MDS0_COST_REL_LRU, CV.PRE_MDS0_NEVER_REUSED, CV.PRE_MDS0_WRITEBACKS_BILLED}
+    assert by["reads_90"][CV.PRE_MDS0_NEVER_REUSED][0] == pytest.approx(X.bin_reuse(ds)["never_reused_pct"])
+    assert X.twin_sweep(p, {"source": "msr"}) is None and X.twin_sweep(dataclasses.replace(p, twin_readings=()),
+                                                                       {"source": "twin", "scale": 0.002}) is None
+    with pytest.raises(ValueError, match="twin_reading_traces"):
+        small_params(twin_reading_traces=("stg_1",))
+
+
+def hand_sweep_like(tw):
+    """The twin sweep's first reading as a plain one-reading sweep (claim_values needs a main sweep)."""
+    r = tw.isel(twin=0, drop=True)
+    r.attrs = tw.attrs
+    return r
+
+
+def test_page_footprint_against_a_set_of_pages():
+    """Distinct (written) 4 KB pages per VM, against Python sets; a VM's pages never count as another's."""
+    rng = np.random.default_rng(3)
+    n = 600
+    ds = make_dataset(np.sort(rng.uniform(0, 100, n)), rng.integers(0, 40 * 4096, n), rng.integers(1, 70000, n),
+                      rng.random(n) < 0.3, name="x", source="test")
+    ds["vm"] = ("request", rng.integers(0, 3, n))
+    seen, written = set(), set()
+    for o, s, w, v in zip(ds.offset.values, ds["size"].values, ds.is_write.values, ds.vm.values):
+        for pg in range(o // 4096, (o + s - 1) // 4096 + 1):
+            seen.add((v, pg))
+            if w:
+                written.add((v, pg))
+    assert X.page_footprint(ds) == (len(seen), len(written))
+    assert X.page_footprint(ds.drop_vars("vm")) == (len({p for _, p in seen}), len({p for _, p in written}))

@@ -124,7 +124,9 @@ def _verdicts_by_reading(claim, entry: dict, value, pre_values: dict[str, dict],
     for name, v in values.items():
         pre = {pid: (defined[pid], pre_values.get(pid, {}).get(name, pre_values.get(pid, {}).get(DEFAULT_READING)))
                for pid in claim.requires}
-        out[name] = verdict_given(claim, v, pre)
+        # recorded without a value by a run of this checkout (the default reading's entry is there)
+        out[name] = verdict_given(claim, v, pre, recorded=name == DEFAULT_READING and "value" in entry
+                                  and isinstance(entry.get("provenance"), dict))
     return out
 
 

@@ -148,11 +148,14 @@ class Claim:
         return HOLDS if self.check.passes(value) else DIFFERS
 
 
-def verdict_given(claim: Claim, value, preconditions: dict[str, tuple[Claim, object]]) -> tuple[str, str]:
+def verdict_given(claim: Claim, value, preconditions: dict[str, tuple[Claim, object]],
+                  recorded: bool = False) -> tuple[str, str]:
     """``(verdict, why)`` of ``claim`` for ``value`` given the measured preconditions it ``requires``
     (``{id: (precondition claim, its value)}``): ``untestable`` with the failing preconditions named when one of
     them fails on the run, else :meth:`Claim.verdict` (``why`` then says which preconditions were not measured,
-    if any: an unmeasured precondition neither passes nor fails a claim)."""
+    if any: an unmeasured precondition neither passes nor fails a claim). A claim with no value is untestable only
+    when the run ``recorded`` it without one (the quantity does not exist on the run, e.g. a comparison among
+    caches that evict when none does); one the run never reached stays "not reproduced yet"."""
     failed, unmeasured = [], []
     for pid in claim.requires:
         if pid not in preconditions:
@@ -163,7 +166,7 @@ def verdict_given(claim: Claim, value, preconditions: dict[str, tuple[Claim, obj
             failed.append(f"{pid} ({pre.text}: {pv!r}, needs {pre.check.describe(pre.unit)})")
         elif v == MISSING:
             unmeasured.append(pid)
-    if failed and value is not None:
+    if failed and (value is not None or recorded):
         return UNTESTABLE, "precondition fails: " + "; ".join(failed)
     why = f"precondition not measured: {', '.join(unmeasured)}" if unmeasured else ""
     return claim.verdict(value), why

@@ -101,15 +101,30 @@ def pricing_axis(pricings=PRICINGS, default: str = PRICINGS[0]) -> tuple[Reading
                 "(tieringlab.policies.iocost; the paper is silent)", default=default, name=str)
 
 
-def reading_name(aging: int | None = None, pricing: str | None = None) -> str:
-    """The name of a reading in the ledger (``readings=`` of a row): ``"default"`` for one day (288 epochs) and
-    ``random`` (None: the default), else ``aging_<period>`` and/or ``sequential_runs`` joined by ``.``."""
+#: Accounting readings (issue 34; as :mod:`tieringlab.claims.vfrm`): ``end_flush`` (``none``: dirty data left in
+#: Flash at the trace's end is never written back, the paper's accounting; ``flush``: every policy writes it back
+#: at its own Table 2(b) price, reading name ``flush_at_end``) and ``hit_pricing`` (``paper``: G1/G2's hits at the
+#: 128 KB row, the page caches' at the 4 KB row; ``page``: every manager's hits per 4 KB page at the 4 KB row,
+#: reading name ``hits_4k``). Both re-price the same counts
+#: (:func:`tieringlab.experiments.vfrm_single_vm.accounting_costs`); they move the Fig. 9 cost rows only.
+FLUSHES = ("none", "flush")
+HIT_PRICINGS = ("paper", "page")
+
+
+def reading_name(aging: int | None = None, pricing: str | None = None, flush: str | None = None,
+                 hits: str | None = None) -> str:
+    """The name of a reading in the ledger (``readings=`` of a row): ``"default"`` for one day (288 epochs),
+    ``random``, no flush and the paper's hit pricing (None: the default), else ``aging_<period>``,
+    ``sequential_runs``, ``flush_at_end``, ``hits_4k`` (those that apply) joined by ``.``."""
     a = AGING_READINGS[0] if aging is None else int(aging)
     pr = PRICINGS[0] if pricing is None else pricing
-    if a < 1 or pr not in PRICINGS:
-        raise ValueError(f"unknown reading aging={aging!r} pricing={pricing!r}; aging >= 1 epoch, pricing in "
-                         f"{PRICINGS}")
-    parts = ([] if a == AGING_READINGS[0] else [f"aging_{a}"]) + ([] if pr == PRICINGS[0] else [pr])
+    fl = FLUSHES[0] if flush is None else flush
+    hp = HIT_PRICINGS[0] if hits is None else hits
+    if a < 1 or pr not in PRICINGS or fl not in FLUSHES or hp not in HIT_PRICINGS:
+        raise ValueError(f"unknown reading aging={aging!r} pricing={pricing!r} flush={flush!r} hits={hits!r}; aging "
+                         f">= 1 epoch, pricing in {PRICINGS}, flush in {FLUSHES}, hits in {HIT_PRICINGS}")
+    parts = (([] if a == AGING_READINGS[0] else [f"aging_{a}"]) + ([] if pr == PRICINGS[0] else [pr])
+             + ([] if fl == FLUSHES[0] else ["flush_at_end"]) + ([] if hp == HIT_PRICINGS[0] else ["hits_4k"]))
     return ".".join(parts) or "default"
 
 

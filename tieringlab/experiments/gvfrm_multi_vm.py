@@ -57,7 +57,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import gvfrm as C
-from tieringlab.experiments.vfrm_single_vm import bin_reuse
+from tieringlab.experiments.vfrm_single_vm import accounting_costs, bin_reuse, page_footprint
 from tieringlab.params import cross_field, increasing, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.caching import CachingParams
@@ -72,7 +72,8 @@ from tieringlab.traces.twins import TWINS
 from tieringlab.units import GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
-           "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "table",
+           "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "accounting_table",
+           "table",
            "cost_reduction", "g2_threshold_gb", "preconditions_table", "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
@@ -209,7 +210,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     M, Pn, F, A = len(p.mixes), len(p.policies), len(p.flash_gb), len(p.aging_periods)
     names = ("hits", "requests", "hit_ratio", "update_cost")
     arr = {k: np.zeros((M, Pn, A, F), dtype=np.int64 if k in ("hits", "requests") else np.float64) for k in names}
-    cost = np.zeros((M, Pn, A, len(IO_PRICINGS), F))
+    cost = np.zeros((M, Pn, A, len(IO_PRICINGS), len(C.FLUSHES), len(C.HIT_PRICINGS), F))
     secs = np.zeros((M, Pn))
     fbs = np.zeros((M, F), dtype=np.int64)
     scales = np.zeros(M)
@@ -232,6 +233,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             by_vm = b["reusable_bins_by_vm"]
             pre[i] = (b["heatings"], b["heatings_never_reused"], int(by_vm.sum()), int(by_vm.min()), int(by_vm.max()))
             per_vm[mix] = [int(x) for x in by_vm]
+            cur["written_pages"] = page_footprint(mixed)[1]  # what a page cache can hold dirty (flush reading)
             del mixed
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
@@ -249,7 +251,8 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
             for k in names:
                 arr[k][i, j, sl] = r[k].values
-            cost[i, j, sl] = r["io_cost_by_pricing"].sel(io_pricing=list(IO_PRICINGS)).values
+            model = p.caches.cost_model if pol in CONVENTIONAL else p.policy.cost_model
+            cost[i, j, sl] = accounting_costs(r, model, cur["written_pages"]).values
         secs[i, j] = time.perf_counter() - t0
     cur = {}
     dims = ("mix", "policy", "aging_period", "flash_gb")
@@ -257,19 +260,21 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     out = xr.Dataset(
         {k: (dims, v) for k, v in arr.items()},
         coords={"mix": list(p.mixes), "policy": list(p.policies), "aging_period": [int(a) for a in p.aging_periods],
-                "io_pricing": list(IO_PRICINGS), "flash_gb": np.asarray(p.flash_gb, float),
+                "io_pricing": list(IO_PRICINGS), "end_flush": list(C.FLUSHES), "hit_pricing": list(C.HIT_PRICINGS),
+                "flash_gb": np.asarray(p.flash_gb, float),
                 "flash_bytes": (("mix", "flash_gb"), fbs), "scale": ("mix", scales),
                 "n_requests": ("mix", n_req)},
         attrs={"private_fraction": g.private_fraction, "aging_period": int(g.aging_period), "lam": g.lam,
                "epoch_s": g.epoch_s, "n_epochs": g.n_epochs, "bin_bytes": g.bin_bytes, "seed": int(seed),
-               "io_pricing": g.io_pricing, "private_split": g.private_split,
+               "io_pricing": g.io_pricing, "private_split": g.private_split, "end_flush": C.FLUSHES[0],
+               "hit_pricing": C.HIT_PRICINGS[0],
                "source": "vFRM paper Sec. 5.3 Fig. 8-9; thesis Sec. 4.3.3 Fig. 24-25",
                **{f"members_{m}": list(members(p, m)) for m in p.mixes},
                **{f"pre_reusable_bins_by_vm_{m}": v for m, v in per_vm.items()}},
     )
     for k, col in zip(PRE_VARS, pre.T):
         out[k] = ("mix", col)
-    out["io_cost"] = (("mix", "policy", "aging_period", "io_pricing", "flash_gb"), cost)
+    out["io_cost"] = (("mix", "policy", "aging_period", "io_pricing", "end_flush", "hit_pricing", "flash_gb"), cost)
     out["seconds"] = (("mix", "policy"), secs)
     out["io_cost_norm"] = out["io_cost"] / out["io_cost"].sel(policy="LRU")
     out["flash_gb"].attrs["units"] = "GB (paper scale; bytes = flash_gb x 2^30 x scale)"
@@ -281,14 +286,17 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     return out
 
 
-def reading(res: xr.Dataset, aging_period: int | None = None, io_pricing: str | None = None) -> xr.Dataset:
+def reading(res: xr.Dataset, aging_period: int | None = None, io_pricing: str | None = None,
+            end_flush: str | None = None, hit_pricing: str | None = None) -> xr.Dataset:
     """The sweep under one reading: a ``(mix, policy, flash_gb)`` Dataset whose G2-vFRM rows use counter
-    aging every ``aging_period`` epochs and whose costs are priced by ``io_pricing`` (defaults: the
-    sweep's primary reading, ``res.attrs``). Every table, figure and claim function takes such a Dataset."""
+    aging every ``aging_period`` epochs and whose costs are priced by ``io_pricing``, ``end_flush`` and
+    ``hit_pricing`` (issue 34's accounting readings; defaults: the sweep's primary reading, ``res.attrs``). Every
+    table, figure and claim function takes such a Dataset."""
     if "aging_period" not in res.dims:
         return res
     a = int(res.attrs["aging_period"] if aging_period is None else aging_period)
-    return select(res, aging_period=a, io_pricing=io_pricing)
+    acct = {k: v for k, v in (("end_flush", end_flush), ("hit_pricing", hit_pricing)) if k in res.dims}
+    return select(res, aging_period=a, io_pricing=io_pricing, **acct)
 
 
 def aging_sensitivity(res: xr.Dataset, io_pricing: str | None = None) -> xr.Dataset:
@@ -297,21 +305,39 @@ def aging_sensitivity(res: xr.Dataset, io_pricing: str | None = None) -> xr.Data
     counters "periodically" to avoid overflow and gives no period, so this shows how much Fig. 24/25's
     G2 curves depend on that choice."""
     pr = res.attrs["io_pricing"] if io_pricing is None else io_pricing
-    g2 = res.sel(policy="G2-vFRM")
+    g2 = _primary_accounting(res).sel(policy="G2-vFRM")
     out = xr.Dataset({"hit_ratio": g2["hit_ratio"].transpose("aging_period", "mix", "flash_gb"),
                       "io_cost": g2["io_cost"].sel(io_pricing=pr).transpose("aging_period", "mix", "flash_gb")},
                      attrs={"policy": "G2-vFRM", "epoch_s": res.attrs["epoch_s"], "io_pricing": pr})
     return out.drop_vars([c for c in out.coords if c not in ("aging_period", "mix", "flash_gb")])
 
 
+def _primary_accounting(res: xr.Dataset) -> xr.Dataset:
+    """``res`` at its primary accounting reading (``res.attrs``' ``end_flush``, ``hit_pricing``), those dims dropped."""
+    pick = {d: res.attrs.get(d, v[0]) for d, v in (("end_flush", C.FLUSHES), ("hit_pricing", C.HIT_PRICINGS))
+            if d in res.dims}
+    return res.sel(pick, drop=True) if pick else res
+
+
 def pricing_table(res: xr.Dataset) -> pd.DataFrame:
     """Fig. 9 under both IO pricings side by side: one row per (mix, policy, flash_gb) with ``io_cost_norm``
-    under each pricing (G2 at the primary aging period)."""
-    r = res.sel(aging_period=int(res.attrs["aging_period"]), drop=True)["io_cost_norm"]
+    under each pricing (G2 at the primary aging period, the primary accounting reading)."""
+    r = _primary_accounting(res).sel(aging_period=int(res.attrs["aging_period"]), drop=True)["io_cost_norm"]
     df = r.to_dataframe().reset_index().pivot_table(index=["mix", "policy", "flash_gb"], columns="io_pricing",
                                                      values="io_cost_norm", sort=False)
     df.columns = [f"io_cost_norm_{c}" for c in df.columns]
     return df.reset_index()
+
+
+def accounting_table(res: xr.Dataset) -> pd.DataFrame:
+    """Fig. 9 under every accounting reading side by side (issue 34): one row per (mix, policy, flash_gb) with
+    ``io_cost_norm`` (cost / LRU's) under each ``(end_flush, hit_pricing)`` (columns
+    ``norm.<end_flush>.<hit_pricing>``), at the primary aging period and IO pricing."""
+    r = res.sel(aging_period=int(res.attrs["aging_period"]), io_pricing=res.attrs["io_pricing"], drop=True)
+    df = r["io_cost_norm"].to_dataframe().reset_index()
+    df["col"] = "norm." + df["end_flush"].astype(str) + "." + df["hit_pricing"].astype(str)
+    wide = df.pivot_table(index=["mix", "policy", "flash_gb"], columns="col", values="io_cost_norm", sort=False)
+    return wide.reset_index().rename_axis(columns=None)
 
 
 def table(res: xr.Dataset) -> pd.DataFrame:
@@ -343,16 +369,17 @@ def g2_threshold_gb(res: xr.Dataset, mix: str, policy: str = "G2-vFRM") -> float
     return float(res["flash_gb"].values[idx[0]]) if idx.size else float("nan")
 
 
-def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None) -> dict:
+def _plain_values(r: xr.Dataset, aging: int | None, pricing: str | None, acct: str = "") -> dict:
     """The rows of one reading view ``r`` (:func:`reading`): with ``aging``/``pricing`` None, the rows that
-    do not depend on that choice; with a value, the rows that do, under that reading."""
+    do not depend on that choice; with a value, the rows that do, under that reading (``acct``: the accounting
+    reading, for the notes)."""
     pols = set(r["policy"].values.tolist())
     mixes = set(r["mix"].values.tolist())
     conv = [c for c in CONVENTIONAL if c in pols]
     fg = r["flash_gb"].values
     out: dict[str, tuple[float | bool, str]] = {}
     tag = "; ".join(x for x in (f"aging_period={aging}" if aging is not None else "",
-                                f"io_pricing={pricing}" if pricing is not None else "") if x)
+                                f"io_pricing={pricing}" if pricing is not None else "", acct) if x)
 
     def note(mix):
         return f"{mix} at twin scale {float(r['scale'].sel(mix=mix)):.4g}, seed {r.attrs.get('seed', 0)}" + (
@@ -509,12 +536,18 @@ def claim_values(res: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str
         agings = [int(a) for a in res["aging_period"].values]
         pricings = [str(x) for x in res["io_pricing"].values if str(x) in C.PRICINGS]
         put("default", _plain_values(reading(res), None, None))  # G1 hit rows: no reading
+        accts = [(str(f), str(h)) for f in res["end_flush"].values for h in res["hit_pricing"].values
+                 if str(f) in C.FLUSHES and str(h) in C.HIT_PRICINGS] if "end_flush" in res.dims else [(None, None)]
         for pr in pricings:
-            put(C.reading_name(None, pr), _plain_values(reading(res, None, pr), None, pr))
+            for fl, hp in accts:
+                tag = f"end_flush={fl}, hit_pricing={hp}" if fl is not None else ""
+                put(C.reading_name(None, pr, fl, hp), _plain_values(reading(res, None, pr, fl, hp), None, pr, tag))
         for a in agings:
             put(C.reading_name(a, None), _plain_values(reading(res, a, None), a, None))
             for pr in pricings:
-                put(C.reading_name(a, pr), _plain_values(reading(res, a, pr), a, pr))
+                for fl, hp in accts:
+                    tag = f"end_flush={fl}, hit_pricing={hp}" if fl is not None else ""
+                    put(C.reading_name(a, pr, fl, hp), _plain_values(reading(res, a, pr, fl, hp), a, pr, tag))
     else:
         put("default", _plain_values(res, None, None))
         put("default", _plain_values(res, None, C.PRICINGS[0]))

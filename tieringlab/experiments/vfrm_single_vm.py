@@ -21,6 +21,12 @@ cache. Hit ratios and cost ratios are compared with the paper as they are; absol
 given divided by ``s`` ("paper scale"). The real CloudPhysics trace (an extra single-VM case, issue 5)
 has ``s = 1``.
 
+Issue 34. Every Fig. 7 cost is also re-priced under the accounting readings (:func:`accounting_costs`: dirty data
+flushed at the trace's end, vFRM's hits priced per 4 KB page; no new simulation), and :func:`twin_sweep` replays
+``twin_reading_traces`` (mds0) regenerated under each twin reading (read ratio, request sizes, cold-data packing;
+:data:`tieringlab.claims.vfrm.TWIN_READINGS`) at the Fig. 7 size. :func:`verdict_flips` lists each row's verdict
+under every reading beside the default's.
+
 Units: flash sizes are binary megabytes (MB = 2^20 bytes, the unit of the 1 MB bins; "4GB" = 4096 MB),
 IO cost in seconds.
 """
@@ -28,6 +34,7 @@ IO cost in seconds.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,19 +45,29 @@ from tieringlab.claims import vfrm as C
 from tieringlab.params import MAX_MIB, cross_field, increasing, param, section
 from tieringlab.policies import registry
 from tieringlab.policies.caching import CachingParams
-from tieringlab.policies.iocost import IO_PRICINGS
+from tieringlab.policies.iocost import (
+    ACCESS_NAMES,
+    CACHE_COST,
+    CONTINUATION_NAMES,
+    IO_PRICINGS,
+    CostModel,
+    io_cost,
+    update_cost,
+)
 from tieringlab.policies.vfrm import IDLE_BINS, VfrmParams, bin_trace
 from tieringlab.progress import progress
 from tieringlab.readings import Reading, grid, run_each, select
 from tieringlab.traces import twins
-from tieringlab.traces.source import load
+from tieringlab.traces.source import effective_scale, load, section_dict
 from tieringlab.traces.split import split_arrays
-from tieringlab.units import MiB
+from tieringlab.units import PAGE_BYTES, MiB
 
 __all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "TABLE9_TRACES", "PAPER_TRACES", "POLICIES", "FLASH_MB",
            "PAPER_FIG7_REL_LRU_PCT", "trace_names", "flash_bytes", "load_trace", "readings", "idle_axis", "run_trace",
            "sweep", "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
-           "bin_reuse", "preconditions_table", "claim_values"]
+           "bin_reuse", "preconditions_table", "claim_values", "page_footprint", "accounting_costs",
+           "accounting_table", "verdict_flips", "twin_sweep", "twin_table",
+           "cache_evicts"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
 FIG6_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
@@ -105,6 +122,23 @@ class VfrmSingleVmParams:
     catch_up_pct: float = param(1.0, "'catches up' (Sec. 5.2.1) read as: vFRM's hit ratio at least the best of "
                                 "LRU/ARC/CAR minus this many points (documented choice); also the tolerance of "
                                 "'without any increasing of IO hit ratio' (Sec. 5.1)", bounds=(0.0, 100.0))
+    end_flush: str = param("none", "primary accounting reading of what is still dirty in Flash when the trace ends "
+                           "(issue 34; both are computed from the same counts): 'none' never writes it back (the "
+                           "paper's Table 2(b) bills write-backs at eviction only), 'flush' makes every policy "
+                           "write it back at its own Table 2(b) price", choices=C.FLUSHES)
+    hit_pricing: str = param("paper", "primary accounting reading of Flash hits (issue 34; both computed): 'paper' "
+                             "prices vFRM's at the 128 KB row and the page caches' at the 4 KB row (Sec. 5.1), "
+                             "'page' prices both per 4 KB page at the 4 KB row", choices=C.HIT_PRICINGS)
+    twin_readings: tuple[str, ...] = param(C.TWIN_READING_NAMES, "twin readings (issue 34; "
+                                           "tieringlab.claims.vfrm.TWIN_READINGS: read ratio, request-size mix, "
+                                           "cold-data packing): each regenerates the twins of twin_reading_traces "
+                                           "and replays them at cost_flash_mb (vFRM under policy.idle_bins, every "
+                                           "page cache); empty = skip; only with traces.source twin",
+                                           choices=C.TWIN_READING_NAMES)
+    twin_reading_traces: tuple[str, ...] = param(("mds_0",), "the fig6_traces the twin readings regenerate: mds0 "
+                                                 "by default, the trace with Fig. 7's one printed number (a twin "
+                                                 "reading is a new simulation: every trace would double the "
+                                                 "notebook's time)", choices=tuple(twins.TWINS))
     epoch_sweep_s: tuple[float, ...] = param((60.0, 150.0, 300.0, 900.0), "Sec. 5.1: vFRM at cost_flash_mb with "
                                              "these epoch lengths (s), to test 'short temporal granularity (i.e., "
                                              "less than 5min) might incur extra operational cost, without any "
@@ -131,6 +165,11 @@ class VfrmSingleVmParams:
         if idle not in self.idle_rules or len(set(self.idle_rules)) != len(self.idle_rules):
             problems.append(f"idle_rules must list distinct rules including policy.idle_bins ({idle!r}); "
                             f"got {list(self.idle_rules)}")
+        stray = [t for t in self.twin_reading_traces if t not in self.fig6_traces]
+        if stray:
+            problems.append(f"twin_reading_traces must be among fig6_traces {list(self.fig6_traces)}; got {stray}")
+        if len(set(self.twin_readings)) != len(self.twin_readings):
+            problems.append(f"twin_readings has duplicates: {list(self.twin_readings)}")
         e0 = self.policy.epoch_s
         if self.epoch_sweep_s and (e0 not in self.epoch_sweep_s
                                    or len(set(self.epoch_sweep_s)) != len(self.epoch_sweep_s)):
@@ -141,10 +180,11 @@ class VfrmSingleVmParams:
 
 def readings(p: VfrmSingleVmParams) -> tuple[Reading, ...]:
     """The readings the sweep runs side by side (:mod:`tieringlab.readings`): vFRM's idle-bin rule (every rule of
-    ``p.idle_rules``, a rerun) x the IO pricing (both, from the same counts), first axis slowest. The default
-    reading is the primary one, ``p.policy``'s; the ledger names readings after :mod:`tieringlab.claims.vfrm`'s own
-    default (:func:`tieringlab.claims.vfrm.reading_name`)."""
-    return grid(idle_axis(p), C.pricing_axis(IO_PRICINGS, p.policy.io_pricing))
+    ``p.idle_rules``, a rerun) x the IO pricing x the end-of-trace flush x the hit pricing (the last three re-price
+    the same counts), first axis slowest. The default reading is the primary one, ``p``'s; the ledger names
+    readings after :mod:`tieringlab.claims.vfrm`'s own default (:func:`tieringlab.claims.vfrm.reading_name`)."""
+    return grid(idle_axis(p), C.pricing_axis(IO_PRICINGS, p.policy.io_pricing), C.flush_axis(default=p.end_flush),
+                C.hit_axis(default=p.hit_pricing))
 
 
 def idle_axis(p: VfrmSingleVmParams) -> tuple[Reading, ...]:
@@ -177,6 +217,8 @@ def load_trace(p: VfrmSingleVmParams, name: str, traces=None, seed: int = 0) -> 
 
 #: The per-trace precondition counts :func:`sweep` keeps (from :func:`bin_reuse`), dims ``(trace,)``.
 PRE_VARS = ("pre_heatings", "pre_heatings_never_reused", "pre_reaccess_requests", "pre_warm_requests")
+#: The per-trace 4 KB footprint :func:`sweep` keeps (:func:`page_footprint`), dims ``(trace,)``.
+PAGE_VARS = ("pre_pages", "pre_written_pages")
 
 
 def bin_reuse(ds: xr.Dataset, bin_bytes: int = MiB, epoch_s: float = 300.0, n_epochs: int = 8) -> dict:
@@ -243,30 +285,104 @@ def bin_reuse(ds: xr.Dataset, bin_bytes: int = MiB, epoch_s: float = 300.0, n_ep
 _VARS = ("hits", "requests", "hit_ratio", "ssd_reads", "ssd_writes", "md_reads", "md_writes", "update_cost")
 
 
-def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=None) -> xr.Dataset:
+def page_footprint(ds: xr.Dataset, page_bytes: int = PAGE_BYTES) -> tuple[int, int]:
+    """``(distinct pages, distinct written pages)`` of trace ``ds`` in ``page_bytes`` pages (a multi-VM trace's
+    ``vm`` variable keeps each VM's pages apart). A page cache that admits every miss (LRU, ARC, CAR) evicts iff
+    the first exceeds its pages; the second bounds what it can hold dirty.
+
+    One bitmap over each VM's page span (a byte per page: 130 MB for usr_2's 530 GB volume), filled in chunks of about
+    2^22 page accesses (:func:`tieringlab.traces.split.split_arrays` per chunk): linear time, no sort of the pages."""
+    offset = np.asarray(ds["offset"].values, dtype=np.int64)
+    size = np.maximum(np.asarray(ds["size"].values, dtype=np.int64), 1)
+    w = np.asarray(ds["is_write"].values, dtype=bool)
+    pb = int(page_bytes)
+    vm = np.asarray(ds["vm"].values) if "vm" in ds else np.zeros(offset.size, dtype=np.int64)
+    first, last = offset // pb, (offset + size - 1) // pb
+    n_all = n_w = 0
+    for v in np.unique(vm):
+        sel = np.flatnonzero(vm == v)
+        lo, hi = int(first[sel].min()), int(last[sel].max())
+        seen = np.zeros(hi - lo + 1, dtype=np.uint8)  # bit 0: accessed, bit 1: written
+        pages = (last[sel] - first[sel] + 1).astype(np.int64)
+        cuts = np.searchsorted(np.cumsum(pages), np.arange(1, 1 + int(pages.sum()) // (1 << 22)) << 22)
+        for part in np.split(sel, cuts):
+            if part.size == 0:
+                continue
+            keys, ridx = split_arrays(offset[part], size[part], pb)
+            seen[keys - lo] |= 1
+            seen[keys[w[part][ridx]] - lo] |= 2
+        n_all += int(np.count_nonzero(seen & 1))
+        n_w += int(np.count_nonzero(seen & 2))
+    return n_all, n_w
+
+
+def accounting_costs(r: xr.Dataset, model: CostModel, written_pages: int | None = None) -> xr.DataArray:
+    """``C_IO`` (s) of one policy's registry result ``r`` under every accounting reading (issue 34): over
+    ``(io_pricing, end_flush, hit_pricing, capacity_bytes)``, re-priced from the same counts (no new simulation).
+
+    - ``end_flush="flush"`` adds the write-back of what is still dirty when the trace ends, at the policy's own
+      Table 2(b) price (``model``'s update rows): a bin-placement result (it has ``dirty_at_end``) pays
+      ``ios_per_bin`` x (SSD read + MD write) per dirty bin; a page cache pays SSD read + MD write per dirty page,
+      counted as ``max(written_pages - dirty_evictions, 0)``, the fewest its counts allow (each distinct written page
+      is dirty at the end unless a dirty eviction wrote it back), exact when the cache never evicted (``written_pages``:
+      the trace's distinct written pages, :func:`page_footprint`);
+    - ``hit_pricing="page"`` re-prices a bin-placement result's Flash hits (its ``ssd_reads``/``ssd_writes``) as
+      the page caches price theirs: per 4 KB page (``hit_*_pages`` and their ``cont_*`` parts) at
+      :data:`~tieringlab.policies.iocost.CACHE_COST`'s access row. A page cache's own pricing is already that."""
+    base = r["io_cost_by_pricing"].sel(io_pricing=list(IO_PRICINGS))
+    zero = xr.zeros_like(r["ssd_reads"])
+    if "dirty_at_end" in r:
+        n = r["dirty_at_end"] * int(r.attrs["bin_bytes"] // model.update_io_bytes)
+        flush = update_cost({"update_ssd_reads": n, "update_md_writes": n}, model)
+        access = dict(zip(ACCESS_NAMES, (r["ssd_reads"], r["ssd_writes"], zero, zero)))
+        cont = dict(zip(CONTINUATION_NAMES, (r["cont_ssd_reads"], r["cont_ssd_writes"], zero, zero)))
+        pages = dict(zip(ACCESS_NAMES, (r["hit_read_pages"], r["hit_write_pages"], zero, zero)))
+        pcont = dict(zip(CONTINUATION_NAMES, (r["cont_hit_read_pages"], r["cont_hit_write_pages"], zero, zero)))
+        delta = xr.concat([io_cost({**pages, **pcont}, CACHE_COST, pr) - io_cost({**access, **cont}, model, pr)
+                           for pr in IO_PRICINGS], dim="io_pricing").assign_coords(io_pricing=list(IO_PRICINGS))
+    else:
+        if written_pages is None:
+            raise ValueError("accounting_costs: a page cache's flush needs written_pages (page_footprint)")
+        d = np.maximum(int(written_pages) - r["dirty_evictions"], 0)
+        flush = update_cost({"dirty_evictions": d}, model)
+        delta = xr.zeros_like(base)
+    fl = xr.concat([xr.zeros_like(flush), flush], dim="end_flush").assign_coords(end_flush=list(C.FLUSHES))
+    hp = xr.concat([xr.zeros_like(delta), delta], dim="hit_pricing").assign_coords(hit_pricing=list(C.HIT_PRICINGS))
+    out = base + fl + hp
+    return out.transpose("io_pricing", "end_flush", "hit_pricing", "capacity_bytes")
+
+
+def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=None,
+              written_pages: int | None = None) -> xr.Dataset:
     """Every policy of ``p.policies`` on one trace, each by name through the registry (one call covers
     every Flash size; vFRM once per rule of ``p.idle_rules``): a Dataset over ``(policy, idle_bins,
     flash_mb)`` with the variables of ``_VARS`` (the Eq. 4 counts of Table 2(a)(b): 4 KB pages for
     LRU/ARC/CAR, 128 KB IOs for vFRM's user IO; ``update_cost`` = ``C_FlashUpdate``, s) and ``io_cost``
-    (``C_IO``, s) over ``(policy, idle_bins, io_pricing, flash_mb)``. The page caches do not depend on
-    ``idle_bins``: their values repeat along it."""
+    (``C_IO``, s) over ``(policy, idle_bins, io_pricing, end_flush, hit_pricing, flash_mb)``
+    (:func:`accounting_costs`; ``written_pages``: the trace's distinct written 4 KB pages, computed when None).
+    The page caches do not depend on ``idle_bins``: their values repeat along it."""
     fb = flash_bytes(p, scale)
     fm = np.asarray(p.flash_mb, dtype=np.float64)
     rules = list(p.idle_rules)
     bins = bin_trace(ds, p.policy) if "vFRM" in p.policies else None  # one binning for every idle-bin rule
+    if written_pages is None:
+        written_pages = page_footprint(ds)[1]
+    models = {"vFRM": p.policy.cost_model}
 
-    def tidy(r):
-        r = r[list(_VARS)].assign(io_cost=r["io_cost_by_pricing"])
-        r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing")])
+    def tidy(r, pol):
+        cost = accounting_costs(r, models.get(pol, p.caches.cost_model), written_pages)
+        r = r[list(_VARS)].assign(io_cost=cost)
+        r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing", "end_flush",
+                                                          "hit_pricing")])
         return r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=fm)
 
     parts = []
     for pol in p.policies:
         if pol == "vFRM":  # one run per idle-bin reading (the pricings come from the same counts)
             per_rule = list(run_each(idle_axis(p), p, lambda q, pol=pol, ds=ds, fb=fb, bins=bins: tidy(
-                registry.run(pol, ds, fb, params=q.policy, bins=bins))).values())
+                registry.run(pol, ds, fb, params=q.policy, bins=bins), pol)).values())
         else:
-            per_rule = [tidy(registry.run(pol, ds, fb, params=p.caches))] * len(rules)
+            per_rule = [tidy(registry.run(pol, ds, fb, params=p.caches), pol)] * len(rules)
         parts.append(xr.concat(per_rule, dim="idle_bins").assign_coords(idle_bins=rules))
         if bar is not None:
             bar.update(1)
@@ -297,16 +413,19 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
         for name in names:
             bar.set_postfix_str(name)
             ds, scale = load_trace(p, name, traces, seed)
-            parts.append(run_trace(p, ds, scale, bar))
+            fp = page_footprint(ds)
+            parts.append(run_trace(p, ds, scale, bar, written_pages=fp[1]))
             b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
-            pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS])
+            pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp))
             scales.append(scale)
             sources.append("real" if name == "cloudphysics" else str(ds.attrs.get("source", "twin")))
             del ds
     out = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str))
     out = out.assign_coords(scale=("trace", np.asarray(scales)), source=("trace", np.asarray(sources)))
-    for k, col in zip(PRE_VARS, np.asarray(pre, dtype=np.int64).T):
+    for k, col in zip(PRE_VARS + PAGE_VARS, np.asarray(pre, dtype=np.int64).T):
         out[k] = ("trace", col)
+    out["pre_pages"].attrs["long_name"] = "distinct 4 KB pages of the trace (page_footprint)"
+    out["pre_written_pages"].attrs["long_name"] = "distinct written 4 KB pages of the trace (page_footprint)"
     out["pre_heatings_never_reused"].attrs["long_name"] = ("bin heatings (IO after N epochs without) followed by no IO "
                                                            "in the next N epochs (bin_reuse)")
     out["pre_warm_requests"].attrs["long_name"] = ("re-access requests whose bins all had IO in the previous N epochs "
@@ -319,18 +438,119 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     v = p.policy
     out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=v.bin_bytes,
                      epoch_s=v.epoch_s, n_history_epochs=v.n_epochs, lam=v.lam,
-                     idle_bins=v.idle_bins, io_pricing=v.io_pricing,
-                     source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
+                     idle_bins=v.idle_bins, io_pricing=v.io_pricing, end_flush=p.end_flush, hit_pricing=p.hit_pricing,
+                     page_bytes=PAGE_BYTES, source="vFRM paper Sec. 5.2, Fig. 6-7; thesis Sec. 4.2.3.2, Fig. 20-21")
     return out
 
 
-def reading(res: xr.Dataset, idle_bins: str | None = None, io_pricing: str | None = None) -> xr.Dataset:
+def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset | None:
+    """The twin readings (issue 34; :data:`tieringlab.claims.vfrm.TWIN_READINGS` named by ``p.twin_readings``): each
+    trace of ``p.twin_reading_traces`` regenerated under each twin reading (:func:`tieringlab.traces.twins.msr_twin`
+    with the reading's TwinSpec overrides, the same scale and seed) and replayed at ``cost_flash_mb`` only (vFRM
+    under ``p.policy.idle_bins`` and LRU, the two the mds0 row compares), with its :func:`bin_reuse` and
+    :func:`page_footprint` counts: a :func:`sweep`-shaped Dataset with the extra leading dim ``twin``. None when
+    there is nothing to run (no twin readings or traces, or ``traces.source`` is not ``twin``)."""
+    src = section_dict(traces).get("source", "twin")
+    names = [t for t in p.twin_reading_traces if t in p.fig6_traces]
+    want = [r for r in C.TWIN_READINGS if r.name in p.twin_readings]
+    if src != "twin" or not names or not want:
+        return None
+    # the twin readings' rows compare vFRM with LRU only (the mds0 row and its preconditions): ARC/CAR are not rerun
+    q = dataclasses.replace(p, flash_mb=(p.cost_flash_mb,), idle_rules=(p.policy.idle_bins,), policies=("vFRM", "LRU"))
+    per_twin = []
+    with progress(total=len(names) * len(want), desc="vFRM twin readings (vFRM and LRU)", unit="run") as bar:
+        for rd in want:
+            parts, pre, scales = [], [], []
+            for name in names:
+                scale = effective_scale(name, traces)
+                ds = twins.msr_twin(name, scale=scale, seed=seed, **rd.overrides)
+                fp = page_footprint(ds)
+                parts.append(run_trace(q, ds, scale, written_pages=fp[1]))
+                b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+                pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp))
+                scales.append(scale)
+                bar.update(1)
+                del ds
+            t = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str),
+                                                            scale=("trace", np.asarray(scales)),
+                                                            source=("trace", np.asarray(["twin"] * len(names))))
+            for k, col in zip(PRE_VARS + PAGE_VARS, np.asarray(pre, dtype=np.int64).T):
+                t[k] = ("trace", col)
+            per_twin.append(t)
+    out = xr.concat(per_twin, dim="twin").assign_coords(twin=[r.name for r in want])
+    v = p.policy
+    out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=v.bin_bytes,
+                     epoch_s=v.epoch_s, n_history_epochs=v.n_epochs, lam=v.lam, idle_bins=v.idle_bins,
+                     io_pricing=v.io_pricing, end_flush=p.end_flush, hit_pricing=p.hit_pricing, page_bytes=PAGE_BYTES,
+                     overrides="; ".join(f"{r.name}: {dict(r.overrides)}" for r in want),
+                     source="twin readings of issue 34 at cost_flash_mb")
+    return out
+
+
+def twin_table(tw: xr.Dataset) -> pd.DataFrame:
+    """The twin readings side by side: one row per (twin reading, trace) with vFRM's cost relative to LRU's (%)
+    under every accounting reading (columns ``rel_lru_pct.<end_flush>.<hit_pricing>``), vFRM's and LRU's hit ratio
+    (%), the share of bin heatings never reused (%) and whether the page cache evicts, at ``cost_flash_mb``."""
+    rows = []
+    fm = float(tw.attrs["cost_flash_mb"])
+    for twin in tw["twin"].values:
+        t = tw.sel(twin=twin, drop=True)
+        t.attrs = tw.attrs
+        pre = preconditions_table(t).set_index("trace")
+        ev = cache_evicts(t)
+        for trace in t["trace"].values:
+            row = {"twin": str(twin), "trace": str(trace)}
+            for flush, hits in itertools.product(t["end_flush"].values, t["hit_pricing"].values):
+                r = reading(t, None, None, str(flush), str(hits))
+                row[f"rel_lru_pct.{flush}.{hits}"] = float(io_cost_table(r, fm).set_index("trace").loc[
+                    str(trace), "vFRM_rel_lru_pct"])
+            r = reading(t)
+            for pol in ("vFRM", "LRU"):
+                row[f"{pol}_hit_pct"] = float(100 * r["hit_ratio"].sel(trace=trace, policy=pol, flash_mb=fm))
+            row["never_reused_pct"] = float(pre.loc[str(trace), "never_reused_pct"])
+            row["caches_evict"] = bool(ev[str(trace)])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _twin_values(tw: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str]]]:
+    """The mds0 rows (Fig. 7's cost and its preconditions) under every twin reading x accounting reading of
+    :func:`twin_sweep`'s result, by reading name (:func:`tieringlab.claims.vfrm.reading_name` with ``twin``)."""
+    by: dict[str, dict[str, tuple[float | bool, str]]] = {}
+    fm = float(tw.attrs["cost_flash_mb"])
+    idle, pricing = str(tw.attrs["idle_bins"]), str(tw.attrs["io_pricing"])
+    for twin in tw["twin"].values:
+        t = tw.sel(twin=twin, drop=True)
+        t.attrs = tw.attrs
+        if "mds_0" not in t["trace"].values:
+            continue
+        pre = preconditions_table(t).set_index("trace").loc["mds_0"]
+        evicts = bool(cache_evicts(t)["mds_0"])
+        for flush, hits in itertools.product(t["end_flush"].values, t["hit_pricing"].values):
+            flush, hits = str(flush), str(hits)
+            if idle not in C.IDLE_READINGS or pricing not in C.PRICINGS:
+                continue
+            name = C.reading_name(idle, pricing, flush, hits, twin=str(twin))
+            tag = f"twin reading {twin}; idle_bins={idle}, io_pricing={pricing}, end_flush={flush}, hit_pricing={hits}"
+            cost = io_cost_table(reading(t, None, None, flush, hits), fm).set_index("trace").loc["mds_0"]
+            by[name] = {
+                C.MDS0_COST_REL_LRU: (float(cost["vFRM_rel_lru_pct"]), f"at scale {cost['scale']:.4g}; {tag}"),
+                C.PRE_MDS0_NEVER_REUSED: (float(pre["never_reused_pct"]), f"{int(pre['heatings_never_reused'])} of "
+                                          f"{int(pre['heatings'])} bin heatings; {tag}"),
+                C.PRE_MDS0_WRITEBACKS_BILLED: (bool(flush == "flush" or evicts), f"the {fm:g} MB page cache "
+                                               + ("evicts" if evicts else "never evicts") + f"; {tag}")}
+    return by
+
+
+def reading(res: xr.Dataset, idle_bins: str | None = None, io_pricing: str | None = None,
+            end_flush: str | None = None, hit_pricing: str | None = None) -> xr.Dataset:
     """The sweep under one reading: a ``(trace, policy, flash_mb)`` Dataset whose vFRM rows follow idle-bin
-    rule ``idle_bins`` and whose ``io_cost`` is priced by ``io_pricing`` (defaults: the sweep's primary
-    reading, ``res.attrs``). Every table and figure function takes such a Dataset."""
+    rule ``idle_bins`` and whose ``io_cost`` is priced by ``io_pricing``, ``end_flush`` and ``hit_pricing``
+    (defaults: the sweep's primary reading, ``res.attrs``). Every table and figure function takes such a Dataset."""
     if "idle_bins" not in res.dims:
         return res
-    return select(res, idle_bins=idle_bins, io_pricing=io_pricing)
+    acct = {k: v for k, v in (("end_flush", end_flush), ("hit_pricing", hit_pricing)) if k in res.dims}
+    return select(res, idle_bins=idle_bins, io_pricing=io_pricing, **acct)
 
 
 def readings_table(res: xr.Dataset) -> pd.DataFrame:
@@ -339,12 +559,13 @@ def readings_table(res: xr.Dataset) -> pd.DataFrame:
     by side, in the order of :func:`sweep_readings`."""
     rows = []
     for rd in sweep_readings(res):
-        idle, pricing = reading_choice(res, rd)
-        r = reading(res, idle, pricing)
+        idle, pricing, flush, hits = reading_choice(res, rd)
+        r = reading(res, idle, pricing, flush, hits)
         summ = fig6_summary(r).set_index("trace")
         cost = io_cost_table(r).set_index("trace")
         for t in summ.index:
-            rows.append({"idle_bins": idle, "io_pricing": pricing, "trace": t,
+            rows.append({"idle_bins": idle, "io_pricing": pricing, "end_flush": flush, "hit_pricing": hits,
+                         "trace": t,
                          "vfrm_small_pct": summ.loc[t, "vfrm_small_pct"],
                          "vfrm_large_pct": summ.loc[t, "vfrm_large_pct"],
                          "best_conv_large_pct": summ.loc[t, "best_conv_large_pct"],
@@ -355,15 +576,21 @@ def readings_table(res: xr.Dataset) -> pd.DataFrame:
 
 def sweep_readings(res: xr.Dataset) -> tuple[Reading, ...]:
     """The readings a sweep ran (:mod:`tieringlab.readings`), from its dims: every idle-bin rule x every IO pricing,
-    first axis slowest, the sweep's primary reading (``res.attrs``) the default."""
+    x every end-of-trace flush x every hit pricing, first axis slowest, the sweep's primary reading
+    (``res.attrs``) the default."""
+    acct = [ax(list(map(str, res[dim].values)), res.attrs[dim]) for dim, ax in
+            (("end_flush", C.flush_axis), ("hit_pricing", C.hit_axis)) if dim in res.dims]
     return grid(C.idle_axis([str(i) for i in res["idle_bins"].values], res.attrs["idle_bins"]),
-                C.pricing_axis([str(x) for x in res["io_pricing"].values], res.attrs["io_pricing"]))
+                C.pricing_axis([str(x) for x in res["io_pricing"].values], res.attrs["io_pricing"]), *acct)
 
 
-def reading_choice(res: xr.Dataset, rd: Reading) -> tuple[str, str]:
-    """``(idle_bins, io_pricing)`` of reading ``rd`` of sweep ``res``: its overrides over the primary reading."""
+def reading_choice(res: xr.Dataset, rd: Reading) -> tuple[str, str, str, str]:
+    """``(idle_bins, io_pricing, end_flush, hit_pricing)`` of reading ``rd`` of sweep ``res``: its overrides over
+    the primary reading (a sweep without the accounting dimensions: the paper's accounting)."""
     o = rd.overrides
-    return str(o.get(C.IDLE_PATH, res.attrs["idle_bins"])), str(o.get(C.PRICING_PATH, res.attrs["io_pricing"]))
+    return (str(o.get(C.IDLE_PATH, res.attrs["idle_bins"])), str(o.get(C.PRICING_PATH, res.attrs["io_pricing"])),
+            str(o.get(C.FLUSH_PATH, res.attrs.get("end_flush", C.FLUSHES[0]))),
+            str(o.get(C.HIT_PATH, res.attrs.get("hit_pricing", C.HIT_PRICINGS[0]))))
 
 
 def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
@@ -460,14 +687,26 @@ def _names(index) -> str:
     return ", ".join(map(str, index)) if len(index) else "none"
 
 
-def _reading_values(r: xr.Dataset, idle: str, pricing: str, first_pricing: bool) -> dict:
-    """The Fig. 6/7 rows of one reading (a :func:`reading` view). Fig. 6 rows depend on the idle rule only:
-    they are given once per rule (with its first pricing)."""
+def cache_evicts(res: xr.Dataset) -> pd.Series:
+    """Per trace of a sweep (or a :func:`reading` of it): whether the page caches evict at ``cost_flash_mb`` (the
+    trace's distinct 4 KB pages exceed the cache's pages; LRU, ARC and CAR admit every miss, so they evict exactly
+    then). Empty when the sweep has no footprint counts."""
+    if "pre_pages" not in res:
+        return pd.Series(dtype=bool)
+    fb = res["flash_bytes"].sel(flash_mb=float(res.attrs["cost_flash_mb"]))
+    cap = fb.values.astype(np.int64) // int(res.attrs.get("page_bytes", PAGE_BYTES))
+    return pd.Series(res["pre_pages"].values.astype(np.int64) > cap, index=[str(t) for t in res["trace"].values])
+
+
+def _reading_values(r: xr.Dataset, tag: str, first_pricing: bool, flush: bool = False) -> dict:
+    """The Fig. 6/7 rows of one reading (a :func:`reading` view; ``tag`` names it in the notes; ``flush``: the
+    reading writes dirty data back at the trace's end). Fig. 6 rows depend on the idle rule only: they are given
+    once per rule (``first_pricing``: with its first pricing and accounting)."""
     out: dict[str, tuple[float | bool, str]] = {}
     costs = io_cost_table(r).set_index("trace")
-    summ = fig6_summary(r).set_index("trace")
+    summ = fig6_summary(r).set_index("trace") if first_pricing else None  # the Fig. 6 rows: once per idle rule
     fm = float(r.attrs["cost_flash_mb"])
-    tag = f"idle_bins={idle}, io_pricing={pricing}"
+    evicts = cache_evicts(r)
     paper = [t for t in costs.index if t in PAPER_TRACES]
     src = ", ".join(sorted({str(s) for s in costs.loc[paper, "source"]})) if paper else ""
     sets = "Table 1" if set(paper) <= set(FIG6_TRACES) else "Table 9" if set(paper) <= set(TABLE9_TRACES) else \
@@ -482,9 +721,27 @@ def _reading_values(r: xr.Dataset, idle: str, pricing: str, first_pricing: bool)
         n = len(paper)
         where = f"{n} {sets} trace(s) ({src}) at {fm:g} MB; {tag}"
         out[C.COST_FRACTION_OF_LRU] = (float(rel.max()), f"largest on {rel.idxmax()}; {where}")
-        out[C.COST_BELOW_ALL_CONVENTIONAL] = (
-            (float(rel_best.max()), f"vs the cheaper of {'/'.join(conv)}; largest on {rel_best.idxmax()}; {where}")
-            if conv else (None, f"neither ARC nor CAR in this run; {where}"))
+        # ARC and CAR differ from LRU only on traces where the page caches evict (issue 34: elsewhere this row
+        # computed LRU's ratio again); without such a trace the row has no value (precondition PRE_CACHES_EVICT)
+        ev = [t for t in paper if bool(evicts.get(t, True))]
+        if not conv:
+            out[C.COST_BELOW_ALL_CONVENTIONAL] = (None, f"neither ARC nor CAR in this run; {where}")
+        elif not ev:
+            out[C.COST_BELOW_ALL_CONVENTIONAL] = (None, f"no paper trace's footprint exceeds the {fm:g} MB page "
+                                                        f"cache: ARC and CAR cost what LRU costs; {where}")
+        else:
+            rb = rel_best.loc[ev]
+            out[C.COST_BELOW_ALL_CONVENTIONAL] = (
+                float(rb.max()), f"vs the cheaper of {'/'.join(conv)}, over the {len(ev)} trace(s) where the page "
+                f"caches evict ({_names(ev)}); largest on {rb.idxmax()}; {where}")
+        if not evicts.empty:
+            fits = [t for t in paper if not evicts.get(t, True)]
+            out[C.PRE_WRITEBACKS_BILLED] = (
+                bool(flush or not fits), ("flushed at the trace's end; " if flush else "")
+                + f"{len(paper) - len(fits)} of {len(paper)} traces' footprints exceed the {fm:g} MB page cache; "
+                f"fits: {_names(fits)}; {tag}")
+            if first_pricing and not flush:
+                out[C.PRE_CACHES_EVICT] = (len(ev), f"{_names(ev)}; of {len(paper)} paper traces at {fm:g} MB")
         k = int((rel <= 10.0).sum())
         out[C.ORDER_OF_MAGNITUDE] = (
             bool(k > n / 2), f"{k} of {n} traces at <= 10 % of LRU's cost (median {rel.median():.1f} %): "
@@ -499,13 +756,22 @@ def _reading_values(r: xr.Dataset, idle: str, pricing: str, first_pricing: bool)
                 bool(s["gap_narrows"].sum() > n / 2),
                 f"{int(s['gap_narrows'].sum())} of {n} traces ({src}) narrow the gap: "
                 + _names(s.index[s["gap_narrows"]]) + f"; {tag}")
+    def billed(name):
+        ev = bool(evicts[name])
+        return (bool(flush or ev), ("flushed at the trace's end; " if flush else "") + f"the {fm:g} MB page cache "
+                + ("evicts" if ev else "holds the whole footprint (never evicts)") + f"; {tag}")
+
     if "mds_0" in costs.index:
         out[C.MDS0_COST_REL_LRU] = (
             float(costs.loc["mds_0", "vFRM_rel_lru_pct"]),
             f"{costs.loc['mds_0', 'source']} at scale {costs.loc['mds_0', 'scale']:.4g}; {tag}")
+        if "mds_0" in evicts.index:
+            out[C.PRE_MDS0_WRITEBACKS_BILLED] = billed("mds_0")
     if "cloudphysics" in costs.index:
         out[C.COST_FRACTION_OF_LRU_CLOUDPHYSICS] = (
             float(costs.loc["cloudphysics", "vFRM_rel_lru_pct"]), f"real trace at {fm:g} MB; {tag}")
+        if "cloudphysics" in evicts.index:
+            out[C.PRE_CLOUDPHYSICS_WRITEBACKS_BILLED] = billed("cloudphysics")
         if first_pricing:
             c = summ.loc["cloudphysics"]
             out[C.CATCHES_UP_CLOUDPHYSICS] = (
@@ -570,7 +836,8 @@ def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]
     return out
 
 
-def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str, dict[str, tuple[float | bool, str]]]:
+def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None,
+                 twin: xr.Dataset | None = None) -> dict[str, dict[str, tuple[float | bool, str]]]:
     """Reproduced values of the rows of :mod:`tieringlab.claims.vfrm` by reading: ``{reading name: {claim id:
     (value, note)}}`` (the shape of :meth:`tieringlab.results.Outputs.claims_by_reading`), reading names those of
     :func:`tieringlab.claims.vfrm.reading_name` (``"default"``: ``keep``, ``random``). Every row is one paper claim;
@@ -578,21 +845,32 @@ def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str,
     other readings the sweep ran. Rows whose traces are not in the sweep are left out (the ledger shows them as not
     reproduced yet). Paper rows use the Table 1 and Table 9 traces only; ``*.cloudphysics`` rows the real trace.
     Under ``"default"`` also: the preconditions (from the sweep's :func:`bin_reuse` counts), with ``epochs``
-    (:func:`epoch_sweep`) the Sec. 5.1 rows, and the Sec. 4.3 metadata row always."""
+    (:func:`epoch_sweep`) the Sec. 5.1 rows, and the Sec. 4.3 metadata row always. With ``twin``
+    (:func:`twin_sweep`), also the mds0 cost row and its preconditions under every twin reading (names
+    ``"<twin reading>[.<accounting readings>]"``)."""
     by: dict[str, dict[str, tuple[float | bool, str]]] = {"default": {}}
     idles = [str(i) for i in res["idle_bins"].values] if "idle_bins" in res.dims else [res.attrs["idle_bins"]]
     pricings = [str(i) for i in res["io_pricing"].values] if "io_pricing" in res.dims else [res.attrs["io_pricing"]]
+    flushes = [str(i) for i in res["end_flush"].values] if "end_flush" in res.dims else [C.FLUSHES[0]]
+    hitps = [str(i) for i in res["hit_pricing"].values] if "hit_pricing" in res.dims else [C.HIT_PRICINGS[0]]
+    acct = "end_flush" in res.dims
     for idle in idles:
         if idle not in C.IDLE_READINGS:
             continue
         first = True
-        for pricing in pricings:
-            if pricing not in C.PRICINGS:
+        for pricing, flush, hits in itertools.product(pricings, flushes, hitps):
+            if pricing not in C.PRICINGS or flush not in C.FLUSHES or hits not in C.HIT_PRICINGS:
                 continue
-            for cid, v in _reading_values(reading(res, idle, pricing), idle, pricing, first).items():
-                name = C.reading_name(idle, pricing) if cid in C.COST_ROWS else C.reading_name(idle)
+            r = reading(res, idle, pricing, flush, hits) if acct else reading(res, idle, pricing)
+            tag = f"idle_bins={idle}, io_pricing={pricing}, end_flush={flush}, hit_pricing={hits}"
+            for cid, v in _reading_values(r, tag, first, flush == "flush").items():
+                name = C.reading_name(idle) if cid in C.IDLE_ROWS else C.reading_name(idle, pricing, flush, hits)
+                if cid == C.PRE_CACHES_EVICT:
+                    name = "default"  # a property of the trace and the cache size alone
                 by.setdefault(name, {})[cid] = v
             first = False
+    if twin is not None:
+        by.update(_twin_values(twin))
     out = by["default"]
     out.update(_precondition_values(res))
     n_hist, bin_bytes = int(res.attrs["n_history_epochs"]), int(res.attrs["bin_bytes"])
@@ -620,3 +898,56 @@ def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None) -> dict[str,
                 f"than at {e0:g} s: " + _names(epochs["trace"].values[more]) + f"; at {epochs.attrs['flash_mb']:g} MB, "
                 f"idle_bins={epochs.attrs['idle_bins']}")
     return by
+
+
+def accounting_table(res: xr.Dataset, idle_bins: str | None = None, io_pricing: str | None = None) -> pd.DataFrame:
+    """Fig. 7 under every accounting reading side by side (issue 34): one row per trace with vFRM's cost relative to
+    LRU's (%) under each ``(end_flush, hit_pricing)`` (columns ``rel_lru_pct.<end_flush>.<hit_pricing>``), the
+    trace's distinct (written) 4 KB pages, whether the Fig. 7 page cache evicts, and vFRM's dirty bins and LRU's
+    dirty pages at the end (what ``flush`` charges), at the sweep's idle rule and IO pricing (defaults: primary)."""
+    if "end_flush" not in res.dims:
+        raise ValueError("accounting_table: the sweep has no accounting readings (end_flush, hit_pricing)")
+    fm = float(res.attrs["cost_flash_mb"])
+    rows = {}
+    for flush, hits in itertools.product(res["end_flush"].values, res["hit_pricing"].values):
+        r = reading(res, idle_bins, io_pricing, str(flush), str(hits))
+        rows[f"rel_lru_pct.{flush}.{hits}"] = io_cost_table(r, fm).set_index("trace")["vFRM_rel_lru_pct"]
+    df = pd.DataFrame(rows)
+    df["pages"] = res["pre_pages"].values
+    df["written_pages"] = res["pre_written_pages"].values
+    df["caches_evict"] = cache_evicts(res).reindex(df.index).values
+    df.attrs.update(flash_mb=fm)
+    return df.reset_index().rename(columns={"index": "trace"})
+
+
+def verdict_flips(by: dict[str, dict], claims=None) -> pd.DataFrame:
+    """Which verdicts flip across readings: for every claim row of ``by`` (the shape of :func:`claim_values`) and every
+    reading it was recorded under, its value, its verdict there (preconditions as recorded under that reading, else
+    their default values: :func:`tieringlab.claims.verdict_given`) and its verdict on the value alone (``check``,
+    preconditions ignored), each beside the default reading's; ``flips``: either differs from the default's. One row
+    per (claim, reading); ``claims``: the Claim rows (default: :data:`tieringlab.claims.vfrm.CLAIMS`)."""
+    from tieringlab.claims import verdict_given  # noqa: PLC0415  (the ledger's own rule)
+
+    defined = {c.id: c for c in (C.CLAIMS if claims is None else claims)}
+    pre_ids = [i for i, c in defined.items() if c.kind == "precondition"]
+
+    def value(v):
+        return v[0] if isinstance(v, tuple) else v
+
+    def verdicts(cid, name):
+        vals = {**by["default"], **by.get(name, {})}
+        pre = {pid: (defined[pid], value(vals.get(pid))) for pid in pre_ids}
+        v = value(vals.get(cid))
+        return v, verdict_given(defined[cid], v, pre)[0], defined[cid].verdict(v)
+
+    rows = []
+    for cid in by["default"]:
+        if cid not in defined or defined[cid].kind == "precondition":
+            continue
+        _, base, base_raw = verdicts(cid, "default")
+        for name, vals in by.items():
+            if cid in vals:
+                v, verdict, raw = verdicts(cid, name)
+                rows.append({"claim": cid, "reading": name, "value": v, "verdict": verdict, "check_only": raw,
+                             "flips": verdict != base or raw != base_raw})
+    return pd.DataFrame(rows, columns=["claim", "reading", "value", "verdict", "check_only", "flips"])

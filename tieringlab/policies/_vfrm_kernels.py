@@ -472,6 +472,7 @@ def _g1(n_epochs, vm_lo, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pair
     counters[0] = move_ins
     counters[1] = move_outs
     counters[2] = dirty_outs
+    counters[3] = dirty.sum()  # still dirty when the trace ends (never written back in the replay)
 
 
 @native.jit(cache=False, nogil=True)
@@ -643,6 +644,8 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
                     dirty[c, x] = True
         for k in range(elig_ptr[e], elig_ptr[e + 1]):
             temp[elig_bin[k]] = 0.0
+    for c in range(n_caps):
+        counters[c, 3] = dirty[c].sum()  # still dirty when the trace ends (never written back in the replay)
 
 
 #: The public kernels (arguments as in :func:`_keep`, :func:`_g1`, :func:`_g2`), compiled on their first call

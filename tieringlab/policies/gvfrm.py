@@ -109,7 +109,7 @@ def _g1_run(bt: BinTrace, cap: int, params: GvfrmParams, record: bool):
     rec_zone = np.zeros(n_rec, np.int64)
     rec_ptr = np.zeros(bt.n_epochs + 1, np.int64)
     in_pair = np.zeros(bt.pair_bin.size, dtype=bool)
-    counters = np.zeros(3, np.int64)
+    counters = np.zeros(4, np.int64)
     g1_kernel(int(bt.n_epochs), vm_lo, _i64(bt.elig_ptr), _i64(bt.elig_key % bt.n_bins), bt.elig_temp,
               _i64(bt.pair_ptr), _i64(bt.pair_bin), np.ascontiguousarray(bt.pair_wrote), int(cap), int(p_vm),
               private_total, params.private_split == "demand", bool(record), rec_bin, rec_zone, rec_ptr, in_pair,
@@ -129,7 +129,7 @@ def _g2_run(bt: BinTrace, caps, params: GvfrmParams, record: bool):
     rec_zone = np.zeros(n_rec, np.int64)
     rec_ptr = np.zeros(bt.n_epochs + 1, np.int64)
     in_pair = np.zeros((caps.size, bt.pair_bin.size), dtype=bool)
-    counters = np.zeros((caps.size, 3), np.int64)
+    counters = np.zeros((caps.size, 4), np.int64)
     g2_kernel(int(bt.n_epochs), int(bt.n_bins), _i64(bt.elig_ptr), _i64(bt.elig_key % bt.n_bins), bt.elig_temp,
               _i64(bt.pair_ptr), _i64(bt.pair_bin), _i64(bt.pair_count), np.ascontiguousarray(bt.pair_wrote), caps,
               ps, int(params.aging_period), bool(record), rec_bin, rec_zone, rec_ptr, in_pair, counters)
@@ -192,7 +192,8 @@ def g2_placements(bt: BinTrace, cap: int, params: GvfrmParams = GvfrmParams()):
 def replay_placements(bt: BinTrace, placements) -> dict:
     """Replay the trace against per-epoch Flash contents (a list of bin arrays, one per epoch): hit
     iff all bins of the request are in Flash (Sec. 5.1); move-ins, move-outs and dirty move-outs at
-    every boundary inside the trace (choices 5 of the module docstring). Array work per epoch."""
+    every boundary inside the trace (choices 5 of the module docstring) and the bins still dirty at its end.
+    Array work per epoch."""
     if len(placements) != bt.n_epochs:
         raise ValueError(f"placements must have one bin array per epoch ({bt.n_epochs}), got {len(placements)}")
     in_pair = np.zeros(bt.pair_bin.size, dtype=bool)
@@ -214,7 +215,8 @@ def replay_placements(bt: BinTrace, placements) -> dict:
         in_pair[lo:hi] = pin
         dirty[bt.pair_bin[lo:hi][pin & bt.pair_wrote[lo:hi]]] = True
     hit = np.minimum.reduceat(in_pair[bt.unit_pair].astype(np.int8), bt.req_start).astype(bool)
-    return {"hit": hit, "move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty_outs}
+    return {"hit": hit, "move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty_outs,
+            "dirty_at_end": int(dirty.sum())}
 
 
 def _global(policy, ds, capacities, params, vm, start, lam, bins):
@@ -227,14 +229,14 @@ def _global(policy, ds, capacities, params, vm, start, lam, bins):
     else:  # the frequency order is shared by every size: one pass for all
         in_pair, counters, _ = _g2_run(bt, caps, params, False)
         runs = [(in_pair[i], counters[i]) for i in range(caps.size)]
-    users, moves = [], np.zeros((caps.size, 3), np.int64)
+    users, moves = [], np.zeros((caps.size, 4), np.int64)
     for i, (in_pair, counters) in enumerate(runs):
         hit = np.minimum.reduceat(in_pair[bt.unit_pair].astype(np.int8), bt.req_start).astype(bool)
         users.append(request_counts(bt, hit))
         moves[i] = counters
     user = {k: np.array([u[k] for u in users], dtype=np.int64) for k in users[0]}
     return bin_result(bt, params, fs, caps, user=user, move_ins=moves[:, 0], move_outs=moves[:, 1],
-                      dirty=moves[:, 2], policy=policy, source=_SOURCE[policy],
+                      dirty=moves[:, 2], dirty_at_end=moves[:, 3], policy=policy, source=_SOURCE[policy],
                       attrs={"private_fraction": params.private_fraction, "aging_period": params.aging_period,
                              "private_split": params.private_split})
 

@@ -48,7 +48,8 @@ and 6 hold for G1/G2 too):
 5. A bin is dirty when a write request touches it while it is in Flash (the hybrid file redirects
    each block's IO to the tier holding it, Sec. 4.2), and stays dirty until it is moved out; moving
    it out then costs 8 x (SSD read + MD write). Clean bins leave for free. Flash is not flushed when
-   the trace ends.
+   the trace ends; the bins still dirty then are counted (``dirty_at_end``) so that an experiment can
+   charge their write-back as an accounting reading (issue 34).
 6. User IOs are counted in 128 KB operations, ``ceil(size / user_io_bytes)`` per request (Sec. 5.1:
    all vFRM ``T`` terms are 128 KB IOs), at least one per request; operations 2..n of a request
    continue its run (the ``cont_*`` counts that :attr:`VfrmParams.io_pricing` ``"sequential_runs"``
@@ -69,9 +70,10 @@ from tieringlab.policies.contract import check_capacities, check_trace, trace_re
 from tieringlab.policies.iocost import IO_PRICINGS, VFRM_COST, CostModel
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
+from tieringlab.units import PAGE_BYTES
 
 __all__ = ["IDLE_BINS", "MAX_EPOCHS", "VfrmParams", "BinTrace", "bin_trace", "binning", "vfrm", "vfrm_ranks",
-           "capacity_bins", "bin_result", "request_counts", "example_trace"]
+           "capacity_bins", "bin_result", "request_counts", "PAGE_COUNTS", "example_trace"]
 
 
 #: The most epochs a trace may span (documented choice): 2^22, 40 years of 5-minute epochs, far beyond any
@@ -177,6 +179,9 @@ class BinTrace:
     lam: float | tuple[float, ...] = 1.0
     user_io_bytes: int = 128 << 10
     n_requests: int = 0
+    #: (R,) 4 KB pages each request touches (the page caches' unit): lets an experiment price vFRM's hits as the
+    #: page caches price theirs (the ``hit_*_pages`` extras of :func:`request_counts`); None: not computed
+    req_pages: np.ndarray | None = None
 
     def check_binning(self, ds: xr.Dataset, params: VfrmParams, policy: str) -> BinTrace:
         """``self`` when it is a binning of trace ``ds`` under ``params`` (same bin size, epoch length, N, λ and
@@ -262,6 +267,8 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
     ep = np.arange(n_epochs + 1)
     req_ops = np.maximum(-(-np.maximum(size, 0) // params.user_io_bytes), 1)
     req_start = np.searchsorted(ridx, np.arange(t.size))
+    sz = np.maximum(size, 1)
+    req_pages = (offset + sz - 1) // PAGE_BYTES - offset // PAGE_BYTES + 1
     return BinTrace(n_epochs=n_epochs, n_bins=n_bins, bin_vm=bin_vm, bin_key=bin_key, req_epoch=epoch,
                     req_write=is_write, req_ops=req_ops, req_start=req_start, unit_pair=unit_pair,
                     pair_epoch=pair_epoch, pair_bin=pair_bin, pair_count=pair_count, pair_wrote=pair_wrote,
@@ -270,7 +277,7 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
                     n_history=int(n_hist), bin_bytes=int(params.bin_bytes), epoch_s=float(params.epoch_s),
                     start=t0, lam=float(params.lam) if lam is None else
                     (float(lam) if np.ndim(lam) == 0 else tuple(float(x) for x in lam_vm)),
-                    user_io_bytes=int(params.user_io_bytes), n_requests=int(t.size))
+                    user_io_bytes=int(params.user_io_bytes), n_requests=int(t.size), req_pages=req_pages)
 
 
 def binning(ds: xr.Dataset, params: VfrmParams, bins: BinTrace | None, *, policy: str, vm=None, start=None,
@@ -319,7 +326,9 @@ def _count_between(lo, hi, ks):
 def request_counts(bt: BinTrace, hit, ks=None) -> dict:
     """Table 2(a) user-IO counts from per-request outcomes: ``ssd_reads``/``ssd_writes`` (hits),
     ``md_reads``/``md_writes`` (misses) in ``user_io_bytes`` operations, their ``cont_*`` parts
-    (operations 2..n of each request, choice 6) and ``hits``.
+    (operations 2..n of each request, choice 6) and ``hits``; with ``bt.req_pages``, also the hits in 4 KB pages
+    (:data:`PAGE_COUNTS`: ``hit_read_pages``, ``hit_write_pages`` and their ``cont_*`` parts, pages 2..n of each hit
+    request), the unit the page caches price their hits in.
 
     ``hit`` is a bool per request, or, with ``ks`` (flash sizes in bins), a rank per request: the
     request hits a flash of ``k`` bins iff its rank is ``< k`` (one value per ``k``)."""
@@ -339,25 +348,39 @@ def request_counts(bt: BinTrace, hit, ks=None) -> dict:
         hc = count(sel, ops[sel] - 1)
         out[f"ssd_{dev}"], out[f"md_{dev}"] = h, tot[kind] - h
         out[f"cont_ssd_{dev}"], out[f"cont_md_{dev}"] = hc, tot_c[kind] - hc
+        if bt.req_pages is not None:
+            pg = bt.req_pages[sel]
+            out[f"hit_{dev[:-1]}_pages"] = count(sel, pg)
+            out[f"cont_hit_{dev[:-1]}_pages"] = count(sel, pg - 1)
     out["hits"] = count(np.ones(hit.size, dtype=bool), np.ones(hit.size, dtype=np.int64))
     return out
 
 
+#: The hit counts in 4 KB pages :func:`request_counts` adds when the BinTrace has ``req_pages`` (extras of a result,
+#: not Eq. 4 counts).
+PAGE_COUNTS = ("hit_read_pages", "hit_write_pages", "cont_hit_read_pages", "cont_hit_write_pages")
+
+
 def bin_result(bt: BinTrace, params: VfrmParams, fs, caps, *, user, move_ins, move_outs, dirty, policy: str,
-               source: str, attrs=None) -> xr.Dataset:
+               source: str, attrs=None, dirty_at_end=None) -> xr.Dataset:
     """The trace-contract result of a bin-placement policy (vFRM, G1, G2): Table 2(a) user IOs in
     ``params.user_io_bytes`` operations (``user``: the dict of :func:`request_counts`), Table 2(b)
     migrations of ``params.ios_per_bin`` IOs per bin moved in or dirty bin moved out, priced by
-    ``params.cost_model`` and ``params.io_pricing`` (Eq. 4)."""
+    ``params.cost_model`` and ``params.io_pricing`` (Eq. 4). Extras: ``move_ins``, ``move_outs``,
+    ``dirty_move_outs``, ``dirty_at_end`` (bins still dirty in Flash when the trace ends, never written back
+    here: the flush accounting reading of the experiments charges them) and the :data:`PAGE_COUNTS` of ``user``."""
     n_io = params.ios_per_bin
-    counts = {k: v for k, v in user.items() if k != "hits"}
+    counts = {k: v for k, v in user.items() if k != "hits" and k not in PAGE_COUNTS}
+    extra = {"move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty,
+             **{k: user[k] for k in PAGE_COUNTS if k in user}}
+    if dirty_at_end is not None:
+        extra["dirty_at_end"] = dirty_at_end
     counts.update({"update_md_reads": n_io * move_ins, "update_ssd_writes": n_io * move_ins,
                    "update_ssd_reads": n_io * dirty, "update_md_writes": n_io * dirty})
     return trace_result(fs, policy=policy, source=source, requests=bt.req_epoch.size, hits=user["hits"],
                         counts=counts, io_bytes=params.user_io_bytes, cost_model=params.cost_model,
                         io_pricing=params.io_pricing,
-                        extra={"move_ins": move_ins, "move_outs": move_outs, "dirty_move_outs": dirty},
-                        coords={"capacity_bins": caps},
+                        extra=extra, coords={"capacity_bins": caps},
                         attrs={"bin_bytes": params.bin_bytes, "epoch_s": params.epoch_s,
                                "n_epochs_history": params.n_epochs, **(attrs or {})})
 
@@ -497,8 +520,11 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf).
     mx = _max_rank_since_write(bt, keys, ranks, inf)
     dirty = _count_between(mx[inside], nxt, ks)
+    # still dirty when the trace ends: placed in the last epoch and written while resident since (k > Mx)
+    last = e == bt.n_epochs - 1
+    dirty_end = _count_between(mx[last], np.full(int(last.sum()), inf, dtype=np.int64), ks)
     return bin_result(bt, params, fs, caps, user=user, move_ins=move_ins, move_outs=move_outs, dirty=dirty,
-                      policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins})
+                      policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins}, dirty_at_end=dirty_end)
 
 
 def _max_rank_since_write(bt, keys, ranks, inf):

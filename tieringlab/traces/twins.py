@@ -48,6 +48,13 @@ The volume of ``V`` bytes is cut into 1 MB bins (vFRM Sec. 3.2) with three roles
    :func:`_scan_passes`). The scan request times are the ON-state Poisson points conditioned on their
    count: uniform over the union of ON periods, assigned in sweep order.
 
+vFRM twin readings (issue 34; :data:`tieringlab.claims.vfrm.TWIN_READINGS`): two :class:`TwinSpec` knobs of the
+Table 1 model only, their defaults the model above (bit-identical arrays): ``size_mix`` (a key of
+:data:`SIZE_MIXES`: the table above, every IO 4 KB, every IO 128 KB) and ``cold_span`` (0: cold objects spread over
+the whole cold area; ``>= 1``: packed with their gaps into ``cold_span`` x their pages at the start of the cold area,
+the last object still at the volume's end, so Table 1's volume and working set are kept). ``read_ratio`` is the
+third. None is fitted to anything; the OTF-AST twins do not read them.
+
 Cold (scan) requests are re-accessed once with probability ``echo_prob`` (``scan_echo_prob``) after a
 delay uniform in ``[echo_min_s, echo_max_s]`` (write-then-read-back; inside the 5-minute window).
 Every request is a write with probability ``1 - read_ratio``.
@@ -111,6 +118,13 @@ PAGES_PER_BIN = BIN_BYTES // PAGE_BYTES
 #: random IOs of 4-64 KB, mean 4.2 pages = 17 KB; the papers do not publish size distributions).
 SIZE_PAGES = np.array([1, 2, 4, 8, 16], dtype=np.int64)
 SIZE_PROBS = np.array([0.40, 0.20, 0.15, 0.15, 0.10])
+#: Request-size mixes a Table 1 twin can take (:attr:`TwinSpec.size_mix`; vFRM twin readings, issue 34): the
+#: default table above, every IO one 4 KB page (the page caches' unit, vFRM's least favourable: one 128 KB IO per
+#: 4 KB request), every IO 128 KB (vFRM's IO size, its most favourable). Documented choices bracketing the
+#: unpublished mix (the papers give no size distribution).
+SIZE_MIXES = {"table": (SIZE_PAGES, SIZE_PROBS),
+              "4k": (np.array([1], dtype=np.int64), np.array([1.0])),
+              "128k": (np.array([32], dtype=np.int64), np.array([1.0]))}
 
 #: Paper name -> MSR file name (shared/papers/README.md).
 PAPER_NAMES = {"mids0": "mds_0", "src12": "src1_2", "stg0": "stg_0", "usr0": "usr_0", "stg1": "stg_1",
@@ -164,6 +178,9 @@ class TwinSpec:
     spike_on_s: float = 600.0       # mean ON (spike) duration of the MMPP (two 5-min epochs)
     hot_move_s: float = 0.0         # > 0: the active hot window moves every hot_move_s seconds (src1_x)
     hot_active_bytes: int = 0       # size of that active window (0: the whole hot set is active)
+    size_mix: str = "table"         # request sizes of hot and cold IOs: a key of SIZE_MIXES (vFRM twin readings)
+    cold_span: float = 0.0          # 0: cold objects spread over the whole cold area; >= 1: packed into a span of
+                                    # cold_span x their pages, the last one at the volume's end (vFRM twin readings)
     note: str = ""
 
 
@@ -284,8 +301,9 @@ def _spec(name: str) -> TwinSpec:
 
 # --- generation -------------------------------------------------------------------------------------
 
-def _sizes(rng, n: int) -> np.ndarray:
-    return SIZE_PAGES[rng.choice(SIZE_PAGES.shape[0], size=n, p=SIZE_PROBS)]
+def _sizes(rng, n: int, mix: str = "table") -> np.ndarray:
+    pages, probs = SIZE_MIXES[mix]
+    return pages[rng.choice(pages.shape[0], size=n, p=probs)]
 
 
 def _layout(rng, n_bins: int, n_hot_bins: int, n_scan_bins: int, hot_clusters: int):
@@ -402,6 +420,11 @@ def msr_twin(name: str, scale: float = 1.0, seed: int = 0, **overrides):
         raise ValueError(f"hot_io_share must be in [0, 1), got {spec.hot_io_share!r}")
     if spec.session_mean < 1.0:
         raise ValueError(f"session_mean must be >= 1, got {spec.session_mean!r}")
+    if spec.size_mix not in SIZE_MIXES:
+        raise ValueError(f"size_mix must be one of {list(SIZE_MIXES)}, got {spec.size_mix!r}")
+    if not (spec.cold_span == 0.0 or spec.cold_span >= 1.0):
+        raise ValueError(f"cold_span must be 0 (spread over the cold area) or >= 1, got {spec.cold_span!r}")
+    mean_pages = float(SIZE_MIXES[spec.size_mix][0] @ SIZE_MIXES[spec.size_mix][1])
     rng = np.random.default_rng([int(seed), zlib.crc32(spec.name.encode())])
     T = float(spec.duration_s)
     pages = lambda b: max(1, int(round(b * scale / PAGE_BYTES)))  # noqa: E731
@@ -419,8 +442,8 @@ def msr_twin(name: str, scale: float = 1.0, seed: int = 0, **overrides):
     hot_bins, scan_bins, cold_bins = _layout(rng, n_bins, n_hot_bins, n_scan_bins, spec.hot_clusters)
 
     # 1. hot objects: sizes sorted largest first so that cumulative offsets stay aligned to each size.
-    n_guess = int(hot_pages / (SIZE_PAGES @ SIZE_PROBS) * 1.3) + 8
-    hk = _sizes(rng, n_guess)
+    n_guess = int(hot_pages / mean_pages * 1.3) + 8
+    hk = _sizes(rng, n_guess, spec.size_mix)
     hk = np.sort(hk[np.cumsum(hk) <= hot_pages])[::-1]   # random sizes up to the footprint, largest first
     if hk.size == 0:  # tiny scales: every sampled size exceeds the hot footprint -> one object covering it
         hk = np.array([hot_pages], dtype=np.int64)
@@ -432,13 +455,17 @@ def msr_twin(name: str, scale: float = 1.0, seed: int = 0, **overrides):
 
     # 2. cold objects laid out over the cold area with random gaps; the last one ends at the volume end.
     cold_area = cold_bins.shape[0] * PAGES_PER_BIN - (n_bins * PAGES_PER_BIN - v_pages)
-    n_cold = max(1, int(round(cold_pages / (SIZE_PAGES @ SIZE_PROBS))))
+    n_cold = max(1, int(round(cold_pages / mean_pages)))
     for _attempt in range(2):  # the second pass corrects for the pages lost to clipping at bin edges
-        ck = _sizes(rng, n_cold)
+        ck = _sizes(rng, n_cold, spec.size_mix)
         if int(ck.sum()) > cold_area:   # denser than the area allows: shrink sizes to fit
             ck = np.maximum(1, ck * cold_area // int(ck.sum()))
         gap_budget = max(0, cold_area - int(ck.sum()))
-        cut = np.sort(rng.integers(0, gap_budget + 1, n_cold))
+        if spec.cold_span:  # packed: gaps only within cold_span x the objects' pages; the last object at the end
+            inner = min(gap_budget, int((spec.cold_span - 1.0) * int(ck.sum())))
+            cut = np.sort(rng.integers(0, inner + 1, n_cold))
+        else:
+            cut = np.sort(rng.integers(0, gap_budget + 1, n_cold))
         cut[-1] = gap_budget
         cstart = np.cumsum(ck) - ck + cut
         within = cstart % PAGES_PER_BIN
