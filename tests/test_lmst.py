@@ -718,11 +718,14 @@ def test_magnitude_rows_carry_their_replication_interval():
     assert "cannot decide" in X._interval_note(row, np.array([1.0, 2.0, 3.0]))       # [-0.48, 4.48] crosses 1.5
     assert X._interval_note(row, np.array([2.0])) is None                              # one replication: no interval
 
-    p = small_section(capacities_gb=(40, 70), burst_ratios=(0.3, 0.5), n_reps=3, lookahead_variant=False)
+    # one cell, the 40 GB / 30 % one as the focus: C2's cell is there but the grid is not full
+    p = small_section(capacities_gb=(40,), burst_ratios=(0.3,), focus_capacity_gb=40, focus_burst=0.3, n_reps=3,
+                      lookahead_variant=False)
     cl = X.cells(p, jax.random.key(5))
     vals = X.claim_values(cl, None, p)
     reps = X._per_replication(cl, p, X.MAIN)
-    assert vals[CL.C2_MRESP_40_30][0] is None             # C2 needs the full 3 x 3 grid: no value, no interval
+    assert reps[CL.C2_MRESP_40_30].shape == (3,)          # the cell's replications are there ...
+    assert vals[CL.C2_MRESP_40_30][0] is None             # ... but C2 needs the full 3 x 3 grid: no value, no interval
     for cid in (CL.C10_RATIO_MRESP, CL.C10_RATIO_VTIME, CL.C7_LOW_MRESP, CL.C7_LOW_VRATIO, CL.C8_HIGH_MRESP,
                 CL.C8_HIGH_VRATIO):
         value, note = vals[cid]
@@ -732,10 +735,11 @@ def test_magnitude_rows_carry_their_replication_interval():
         assert lo <= value <= hi
 
 
-def test_cells_and_sweep_in_one_pass_equal_the_separate_calls():
+def test_cells_and_sweep_in_one_pass_equal_the_separate_calls(monkeypatch):
     # the notebook runs Fig. 16's sweep inside the focus cell's call (the same I/Os and NMST run, and the
     # sweep's setting equal to the section's alpha and e% is the cell's own LMST run): every number must be
-    # the one the two separate calls give
+    # the one the two separate calls give; and replications run in calls of REPS_PER_CALL (memory) give the
+    # numbers of one call (the separate cells run one replication per call)
     import xarray as xr
 
     from tieringlab.experiments import lmst as X
@@ -743,8 +747,11 @@ def test_cells_and_sweep_in_one_pass_equal_the_separate_calls():
     p = small_section(capacities_gb=(40, 70), burst_ratios=(0.5,), n_reps=2, fig16_alphas=(0.0, 0.3, 1.0),
                       fig16_e=(-0.05, 0.0, 0.05))
     key = jax.random.key(11)
+    assert X.REPS_PER_CALL >= 2
     cl, sw = X.cells_and_sweep(p, key)
-    xr.testing.assert_identical(cl, X.cells(p, key))
+    with monkeypatch.context() as m:
+        m.setattr(X, "REPS_PER_CALL", 1)
+        xr.testing.assert_identical(cl, X.cells(p, key))
     ref = X.sweep(p, key)
     assert list(sw.part.values) == list(ref.part.values) and sw.sizes == ref.sizes
     nm = np.flatnonzero(ref.part.values == "nmst")

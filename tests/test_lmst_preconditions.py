@@ -149,4 +149,60 @@ def test_notebook_05_records_every_row_with_readings_and_samples(small_run, tmp_
     assert {"lookahead", "a10c"} <= set(rec[CL.C1_LMST_BEATS_NMST]["readings"])
     assert "a10c" in rec[CL.PRE_MIG_ALL]["readings"]                 # preconditions measured under each reading
     assert len(rec[CL.C10_RATIO_MRESP]["samples"]) == 2
-    assert "Replications for power 0.8" in rec[CL.C1_LMST_BEATS_NMST]["note"]
+    for cid in (CL.C1_LMST_BEATS_NMST, CL.C5_RISES_WITH_CAPACITY, CL.C13_MGR_RESP, CL.C9_UTILIZATION):
+        assert len(rec[cid]["samples"]) == 2                       # the orderings' per-replication counts
+    assert "Replications: 2, sized for the thesis' effects (power 0.8" in rec[CL.C1_LMST_BEATS_NMST]["note"]
+
+
+def _synthetic_cells():
+    """Two capacities x two bursts, three replications, NMST / LMST / SMST: numbers chosen by hand."""
+    import xarray as xr
+
+    caps, bursts, cfg = [40, 70], [0.3, 0.5], [X.MAIN, X.NMST, X.SMST]
+    base = np.arange(2 * 2 * 3, dtype=float).reshape(2, 2, 3) % 7 + 1.0       # (capacity, burst, replication)
+    jitter = 0.5 * np.arange(3.0)                                               # per replication, NMST only
+    data = {}
+    for j, v in enumerate(("m_resp_s", "v_ratio", "v_time_s", "mgr_resp_s", "mgr_ratio")):
+        x = np.stack([base, 2 * base + jitter, 3 * base], axis=-1) * (1 + j)    # LMST < NMST < SMST everywhere
+        data[v] = (("capacity_gb", "burst_ratio", "replication", "config"), x / 100.0)
+    return xr.Dataset(data, coords={"capacity_gb": caps, "burst_ratio": bursts, "replication": [0, 1, 2],
+                                    "config": cfg})
+
+
+def test_replications_are_sized_from_the_thesis_effects_by_hand():
+    # n_reps is the sizing rule applied to the pilot (the largest need up to REPS_CAP, at least REPS_FLOOR), and
+    # params.yaml and the section's default say so
+    from tieringlab import params
+
+    needs = sorted(n for *_, n in X.PILOT_SIZING.values())
+    assert X.chosen_replications() == max([X.REPS_FLOOR] + [n for n in needs if n <= X.REPS_CAP]) == 10
+    assert params.load(REPO / "params.yaml")["lmst"].n_reps == X.LmstSection().n_reps == X.chosen_replications()
+    for _what, effect, sd, need in X.PILOT_SIZING.values():          # each constant is the rule's answer
+        assert X._needed(effect, sd) == need
+    # the power rule (noncentral t): a standardized effect of 1 needs 10 (G*Power); where scipy's far tail is nan
+    # (13.31 +- 1.918 at n = 2: stats.replications_for stops there) the power at 2 is the near tail's 0.56
+    assert X._needed(1.0, 1.0) == 10 and X._needed(13.31, 1.918272) == 3
+    assert X._power(13.31, 1.918272, 2) == pytest.approx(0.559, abs=1e-3)
+    # a comparison's effect is the thesis' (Table 7: 40 GB / 30 % M_Resp 29.45 -> 5.04 ms), its sd this run's
+    cl = _synthetic_cells()
+    df = X.replications_needed(cl)
+    row = df[df.comparison == "40 GB / 30 % M_Resp improvement (%)"].iloc[0]
+    imp = 100 * (cl.m_resp_s.sel(config=X.NMST) - cl.m_resp_s.sel(config=X.MAIN)) / cl.m_resp_s.sel(config=X.NMST)
+    assert row.effect == pytest.approx(100 * (29.45 - 5.04) / 29.45)
+    assert row.sd == pytest.approx(float(imp.sel(capacity_gb=40, burst_ratio=0.3).std(ddof=1)), abs=1e-12)
+    # between cells (unpaired, non-overlapping intervals): sd_a + sd_b, in % of the lower cell's mean
+    row = df[df.comparison == "NMST 40 GB M_Resp 30 -> 50 % (rise, %)"].iloc[0]
+    a = cl.m_resp_s.sel(config=X.NMST, capacity_gb=40, burst_ratio=0.3).values
+    b = cl.m_resp_s.sel(config=X.NMST, capacity_gb=40, burst_ratio=0.5).values
+    assert row.effect == pytest.approx(100 * (66.93 - 29.45) / 29.45)
+    assert row.sd == pytest.approx(100 * (a.std(ddof=1) + b.std(ddof=1)) / a.mean())
+    assert row.power == pytest.approx(stats.power(row.effect, row.sd, 3))
+    # the per-replication counts: LMST (x1) is below NMST (x2) on every metric of every cell in every replication
+    p = X.LmstSection(capacities_gb=(40, 70), burst_ratios=(0.3, 0.5), focus_capacity_gb=70, focus_burst=0.5)
+    sam = X._ordering_samples(cl, p, X.MAIN)
+    assert list(sam[CL.C1_LMST_BEATS_NMST]) == [12.0, 12.0, 12.0]
+    assert list(sam[CL.C13_MGR_RESP]) == [4.0, 4.0, 4.0]
+    want = [sum(float(cl.m_resp_s.sel(config=pol, capacity_gb=c, burst_ratio=0.5, replication=r))
+                > float(cl.m_resp_s.sel(config=pol, capacity_gb=c, burst_ratio=0.3, replication=r))
+                for pol in (X.NMST, X.MAIN) for c in (40, 70)) for r in range(3)]
+    assert list(sam[CL.C4_RISES_WITH_BURST]) == want

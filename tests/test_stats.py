@@ -114,6 +114,17 @@ def test_power_agrees_with_simulated_t_tests():
     assert stats.power(d, 1.0, n) == pytest.approx(simulated, abs=0.01)
 
 
+def test_power_at_a_large_effect_and_two_replications_is_the_near_tail():
+    """At 13.31 +- 1.918 with n = 2 (one degree of freedom) scipy's far tail is nan; the power is the near tail,
+    checked by simulating the t-test, and the replications needed are more than 2."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(13.31, 1.918, (200_000, 2))
+    t = x.mean(axis=1) / (x.std(axis=1, ddof=1) / math.sqrt(2))
+    simulated = float(np.mean(np.abs(t) > T975[1]))
+    assert stats.power(13.31, 1.918, 2) == pytest.approx(simulated, abs=0.01)
+    assert stats.replications_for(13.31, 1.918) == 3
+
+
 def test_replications_refuse_what_cannot_be_detected():
     with pytest.raises(ValueError, match="effect of 0"):
         stats.replications_for(0.0, 1.0)

@@ -141,7 +141,10 @@ def power(effect: float, sd: float, n: int, level: float = LEVEL) -> float:
     df = n - 1
     crit = scipy.stats.t.ppf(1 - (1 - level) / 2, df)
     nc = abs(effect) / sd * math.sqrt(n)
-    return float(scipy.stats.nct.sf(crit, df, nc) + scipy.stats.nct.cdf(-crit, df, nc))
+    near, far = float(scipy.stats.nct.sf(crit, df, nc)), float(scipy.stats.nct.cdf(-crit, df, nc))
+    # scipy's noncentral t returns nan for the far tail at a large standardized effect and few degrees of
+    # freedom (e.g. 13.31 +- 1.918 at n = 2), where that tail is below any float: it counts 0
+    return near + (0.0 if math.isnan(far) else far)
 
 
 def replications_for(effect: float, sd: float, target: float = POWER, level: float = LEVEL,

@@ -24,8 +24,14 @@ same generated I/Os (common random numbers); :data:`WORKLOAD_READINGS` (slot per
 LMST and SMST again on their own I/Os (:func:`cells_workload_readings`). Each ledger row carries its value
 under every reading (:func:`claim_readings`). ``n_reps`` replications each; numbers are means with 95 %
 Student-t intervals over replications (:mod:`tieringlab.stats`; improvements and ratios are taken per
-replication, on paired runs, then averaged). Times are reported in ms and ratios in %, as in the thesis; the
-library and ``params.yaml`` work in seconds, bytes, bytes/s and fractions (the section embeds
+replication, on paired runs, then averaged). ``n_reps`` is sized (:data:`PILOT_SIZING`,
+:func:`sizing_table`): every ordering decided by intervals must detect the effect the thesis reports (Tables 7
+and 8) with power 0.8 at a pilot's sd; orderings within a cell (C1, C9, C13) are paired, those between cells
+(C4, C5, C15: other workloads, independent keys) need non-overlapping intervals. The replications run
+:data:`REPS_PER_CALL` at a time (memory; the numbers do not depend on it).
+
+Times are reported in ms and ratios in %, as in the thesis; the library and ``params.yaml`` work in seconds,
+bytes, bytes/s and fractions (the section embeds
 :class:`~tieringlab.policies.lmst.LmstParams` as ``policy`` and the workload's parameters as ``workload``).
 
 Documented choices (details and reasons in :mod:`tieringlab.policies.lmst` and
@@ -33,20 +39,27 @@ Documented choices (details and reasons in :mod:`tieringlab.policies.lmst` and
 states (A4), causal decisions (A5; look-ahead beside), per-minute Eq. 4 samples (A6), Eqs. 11/14
 reconstructed (A8), benefit sign (A9), the rho_max guard (A10), 1 MB closed-loop migration chunks (A16),
 tau_h = 7.5 and tau_l = 6 KB/ms. The MMPP(2) shape of bursty slots (time share of the high phase, its
-rate multiple, its mean sojourn) is not in the thesis: it was calibrated once to Table 5's NMST rows
-(:func:`calibration_grid`), never to an LMST number. The grid (6 slots, 2 replications, per-disk load of
-the 70 GB / 50 % cell; objective: the sum of squared log-ratios to H 1.285 ms / 6.98 %, L 369.6 ms /
-40.93 %) gave, as (share, peak ratio, sojourn s): H M_Resp ms / V_Ratio %, L M_Resp ms / V_Ratio %:
+rate multiple, its mean sojourn) is not in the thesis: it is calibrated to Table 5's NMST rows
+(:func:`calibration_grid`, run by ``python -m benchmarks.lmst_calibration``), never to an LMST number: NMST at
+the per-disk load of the 70 GB / 50 % cell, 30 slots of 20 min (the paper's length; a 6-slot grid had chosen
+k = 7.0, which gave H 6.09 ms and L 24.1 % at paper scale), objective the sum of squared log-ratios to H
+1.285 ms / 6.98 %, L 369.6 ms / 40.93 %. As (share, peak ratio k, sojourn s): H M_Resp ms / V_Ratio %,
+L M_Resp ms / V_Ratio %, objective. Coarse grid, 4 replications, the best ten of 24:
 
-- (0.1, 5.5, 5/10/20): 2.51/7.1, 66/9.4; 0.35/5.9, 106/8.7; 6.19/6.4, 100/7.5
-- (0.1, 6.0, 5/10/20): 6.32/8.4, 105/15.3; 0.48/6.8, 163/15.0; 12.7/7.4, 163/15.0
-- (0.1, 6.5, 5/10/20): 11.3/9.9, 166/21.8; 0.71/8.1, 277/22.3; 21.6/8.7, 316/22.6
-- (0.1, 7.0, 5/10/20): 17.8/11.8, 253/26.0; **1.37/9.6, 445/26.0** (objective 0.35, chosen); 35.9/10.3, 545/25.7
-- (0.15, 4.5, 10): 0.36/5.9, 152/11.8; (0.2, 3.8, 10): 0.34/5.6, 39/7.4; (0.08, 8, 10): 4.85/10.5, 1191/26.9
-- earlier points with peak ratios 11-22 (time share 0.03-0.07) overload the SSDs: H M_Resp 20-800 ms.
+- (0.1, 6, 10): 0.86/6.7, 250/16.2, 1.18; (0.1, 7, 10): 3.83/9.4, 570/27.1, 1.64; (0.1, 6, 60): 7.2/7.3,
+  1005/15.4, 4.9; (0.2, 4, 60): 0.33/5.2, 293/6.0, 5.7; (0.1, 6, 300): 0.54/8.0, 3055/15.2, 6.2;
+  (0.2, 4, 300): 0.34/5.5, 756/4.2, 7.5; (0.1, 8, 10): 18.1/12.8, 1053/32.8, 8.5; (0.2, 4, 10): 0.34/5.4,
+  54/6.9, 8.8; (0.1, 7, 300): 2.5/11.8, 7830/23.2, 10.3; (0.05, 10, 10): 26.5/12.1, 702/20.2, 10.4
+- the FC V_Ratio reaches 41 % only where the SSDs overload: (0.05, 12, 10): 112/17.5, 1411/49.7, 22.6;
+  shares 0.2-0.3 with k 2.5-4 keep the SSDs at 0.3 ms but the FCs under 7 %; long sojourns (60-300 s) inflate
+  the FC M_Resp to seconds before its V_Ratio moves.
 
-No point reaches the FC V_Ratio of ~41 % while the SSDs stay near 1.3 ms (the reading notes' Appendix C
-found the same): the low-priority V_Ratio stays at ~26 %, a standing difference of the calibration rows.
+Refinement, 8 replications: **(0.1, 6.5, 10): 2.04/8.4, 330/22.4, 0.62 (chosen)**; (0.1, 6, 10): 0.92/7.1,
+207/15.4, 1.40; (0.1, 7, 10): 3.96/9.9, 494/25.8, 1.69; (0.1, 6.5, 5): 2.18/8.4, 128/20.3, 1.93.
+
+No point reaches the FC V_Ratio of ~41 % while the SSDs stay near 1.3 ms (the reading notes' Appendix C found
+the same): at the chosen shape the high-priority M_Resp (2.0 vs 1.285 ms, +-25 %) and the low-priority V_Ratio
+(22 vs 40.9 %, +-5 points) stay off, a standing difference of two calibration rows.
 """
 
 from __future__ import annotations
@@ -77,7 +90,8 @@ __all__ = ["LmstSection", "TABLE6", "TIMING", "MAIN", "LOOK", "NMST", "SMST", "l
            "table7_readings", "table8", "fig15", "fig16", "raw_frames", "claim_values", "claim_readings",
            "claim_samples", "DECISION_LAG", "burst_continuation", "burst_left_after_decision", "migrations_in_window",
            "POLICY_READINGS", "WORKLOAD_READINGS", "READING_NAMES", "policy_readings", "workload_readings",
-           "cells_workload_readings"]
+           "cells_workload_readings", "REPS_PER_CALL", "PILOT", "PILOT_SIZING", "REPS_FLOOR", "REPS_CAP",
+           "replications_needed", "sizing_table", "chosen_replications"]
 
 #: Thesis Table 6: active capacity (GB) -> (Num_H, Num_L).
 TABLE6 = {40: (1, 3), 70: (2, 5), 100: (3, 7)}
@@ -134,8 +148,9 @@ class LmstSection:
     capacities_gb: tuple[int, ...] = param((40, 70, 100), "Table 6/7 active capacities (GB); Table 6 fixes the "
                                            "applications of each", choices=tuple(TABLE6))
     burst_ratios: tuple[float, ...] = param((0.3, 0.5, 0.7), "Table 7/8 burst ratios p", bounds=(0.0, 1.0))
-    n_reps: int = param(3, "replications (seeds) per cell, for the 95 % intervals (the thesis gives one run)",
-                        bounds=(2, 64))
+    n_reps: int = param(10, "replications (seeds) per cell, for the 95 % intervals (the thesis gives one run): "
+                        "sized so every ordering comparison detects the thesis' effect with power 0.8 at a pilot's sd "
+                        "(PILOT_SIZING, chosen_replications)", bounds=(2, 64))
     policy: LmstParams = param(LmstParams(), "LMST's controller and the system (thesis Sec. 4.1.2, Table 4; each "
                                "field's source in tieringlab.policies.lmst.params); NMST and SMST run on the same "
                                "system. window_s equals workload.slot_s (A25); quick runs shrink disk_capacity_bytes "
@@ -276,6 +291,30 @@ def _sweep_sets(p: LmstSection) -> tuple[list[float], list[float], list[str]]:
     return [float(q.alpha) for _, q in sets], [float(q.e) for _, q in sets], [part for part, _ in sets]
 
 
+#: Replications one simulator call runs at once (its threads run every replication of the call side by side, each
+#: with its own slot buffers: about 1.2 GB each at paper scale, 4.5 GB peak at 3). More replications run as further
+#: calls, concatenated (:func:`_run`); each replication's numbers do not depend on the others of its call (a test
+#: checks), so this bounds memory without changing a result.
+REPS_PER_CALL = 2
+
+
+def _run(name: str, wp, params, keys, **kw) -> xr.Dataset:
+    """``registry.run(name, wp, params=params, key=keys, **kw)`` over ``keys`` in calls of at most
+    :data:`REPS_PER_CALL` replications, concatenated along ``replication`` (migration logs padded to the longest:
+    -1 for integers, NaN for floats, as one call pads them)."""
+    parts = [registry.run(name, wp, params=params, key=keys[i:i + REPS_PER_CALL], **kw)
+             for i in range(0, len(keys), REPS_PER_CALL)]
+    if len(parts) == 1:
+        return parts[0]
+    m = max(d.sizes["migration"] for d in parts)
+    fill = {v: (-1 if np.issubdtype(parts[0][v].dtype, np.integer) else np.nan)
+            for v in parts[0].data_vars if "migration" in parts[0][v].dims}
+    parts = [d.reindex(migration=np.arange(m), fill_value=fill) for d in parts]
+    out = xr.concat(parts, dim="replication", data_vars="minimal", coords="minimal", compat="equals",
+                    join="exact")
+    return out.assign_coords(replication=np.arange(len(keys)))
+
+
 def _trim_migrations(ds: xr.Dataset) -> xr.Dataset:
     """The migration log cut to the longest of the configurations kept (as a call with only them pads it)."""
     n = int((ds.mig_window >= 0).sum("migration").max())
@@ -306,7 +345,7 @@ def _cells(p: LmstSection, key, with_sweep: bool, wreading: Reading | None = Non
             params = dataclasses.replace(params, alpha=(main[0],) + tuple(a for a, _ in extra),
                                          e=(main[1],) + tuple(e for _, e in extra))
         keys = _keys(key, c, b, p.n_reps)
-        ds = registry.run("LMST", wp, params=params, key=keys, baselines=base)
+        ds = _run("LMST", wp, params, keys, baselines=base)
         if at_focus:
             k = 1 + len(extra)                       # LMST's sets first, then the baselines (NMST first)
             pos = {s: 1 + i for i, s in enumerate(extra)}
@@ -342,8 +381,8 @@ def sweep(p: LmstSection, key) -> xr.Dataset:
     ``e`` and ``part`` ("alpha" or "e")."""
     alphas, es, part = _sweep_sets(p)
     params = dataclasses.replace(p.policy, alpha=tuple(alphas), e=tuple(es))
-    ds = registry.run("LMST", workload(p, p.focus_capacity_gb, p.focus_burst), params=params,
-                      key=_keys(key, p.focus_capacity_gb, p.focus_burst, p.n_reps), baselines=(NMST,))
+    ds = _run("LMST", workload(p, p.focus_capacity_gb, p.focus_burst), params,
+              _keys(key, p.focus_capacity_gb, p.focus_burst, p.n_reps), baselines=(NMST,))
     return ds.assign_coords(part=("config", np.array(part + ["nmst"])))
 
 
@@ -379,14 +418,13 @@ def calibration_grid(p: LmstSection, key, grid, n_slots: int | None = None) -> p
             p.workload, burst_high_share=share, burst_peak_ratio=peak, burst_high_sojourn_s=soj,
             n_slots=n_slots or p.workload.n_slots))
         wp = dataclasses.replace(workload(q, p.focus_capacity_gb, p.focus_burst), n_high_apps=1, n_low_apps=1)
-        ds = registry.run(NMST, wp, params=dataclasses.replace(p.policy, policy="nmst", n_ssd=1, n_fc=1),
-                          key=_keys(key, 0, 0.0, p.n_reps))
-        r = ds.app_m_resp_s.isel(config=0).mean("replication").values
-        v = ds.app_v_ratio.isel(config=0).mean("replication").values
-        got = {"h_mresp_ms": 1e3 * r[0], "h_vratio_pct": 100 * v[0], "l_mresp_ms": 1e3 * r[1],
-               "l_vratio_pct": 100 * v[1]}
+        ds = _run(NMST, wp, dataclasses.replace(p.policy, policy="nmst", n_ssd=1, n_fc=1), _keys(key, 0, 0.0, p.n_reps))
+        r, rh = mean_ci(1e3 * ds.app_m_resp_s.isel(config=0).transpose("app", "replication").values)
+        v, vh = mean_ci(100 * ds.app_v_ratio.isel(config=0).transpose("app", "replication").values)
+        got = {"h_mresp_ms": r[0], "h_vratio_pct": v[0], "l_mresp_ms": r[1], "l_vratio_pct": v[1]}
+        ci = {"h_mresp_ci95": rh[0], "h_vratio_ci95": vh[0], "l_mresp_ci95": rh[1], "l_vratio_ci95": vh[1]}
         rows.append({"burst_high_share": share, "burst_peak_ratio": peak, "burst_high_sojourn_s": soj, **got,
-                     "objective": float(sum(np.log(got[k] / t) ** 2 for k, t in targets.items()))})
+                     "objective": float(sum(np.log(got[k] / t) ** 2 for k, t in targets.items())), **ci})
     return pd.DataFrame(rows)
 
 
@@ -553,22 +591,158 @@ def migrations_in_window(window, kind, end_s, slot_s: float) -> tuple[int, int]:
     return int((end_s[sel] <= due * (1 + 1e-12)).sum()), int(sel.sum())
 
 
-def _needed_note(needed: dict[str, float], n_reps: int, paired: bool) -> str:
-    """One sentence: the replications each comparison of an ordering needs for its observed effect and sd."""
-    fin = {k: v for k, v in needed.items() if math.isfinite(v)}
-    inf = [k for k, v in needed.items() if v == float("inf")]
-    if not fin and not inf:
-        return ""
-    worst = max(fin, key=fin.get) if fin else None
-    more = sum(v > n_reps for v in needed.values() if not math.isnan(v))
-    txt = (f"Replications for power {stats.POWER:g} ({'paired' if paired else 'unpaired'} t, stats.replications_for, "
-           f"each comparison's observed effect and sd): {more} of {len(needed)} comparisons need more than the "
-           f"{n_reps} run")
-    if worst is not None:
-        txt += f"; the most, {int(fin[worst])}, at {worst}"
-    if inf:
-        txt += f"; no affordable count at {', '.join(inf[:4])}" + (" ..." if len(inf) > 4 else "")
-    return txt + "."
+#: Replication sizing (issue 31): each ordering decided by 95 % intervals must detect the effect the THESIS reports
+#: (Tables 7 and 8), with power :data:`tieringlab.stats.POWER`, at the standard deviation of a pilot run. The pilot
+#: is the paper-scale run at commit 920fcf0 (2026-11-26, 3 replications, before the readings; its raw_cells table):
+#: the sd of each comparison there. Per claim, the comparison that needs the most replications:
+#: ``claim id: (comparison, thesis effect, pilot sd, replications needed)``. Paired comparisons (C1, C13: the
+#: systems of a cell run on the same I/Os) use the sd of the per-replication relative gap; comparisons between cells
+#: (C4, C5, C15: other workloads, independent keys, so unpaired) need the two intervals not to overlap, which is the
+#: one-sample test of the difference with sd = sd_a + sd_b (so that sd is used, in % of the lower cell's mean for
+#: C4/C5, in points for C15).
+PILOT = "paper-scale run at 920fcf0, 3 replications"
+PILOT_SIZING = {
+    C.C1_LMST_BEATS_NMST: ("40 GB / 30 % V_Time improvement (%)", 28.86, 58.64, 35),
+    C.C4_RISES_WITH_BURST: ("NMST 40 GB M_Resp 30 -> 50 % (rise, %)", 127.27, 86.43, 6),
+    C.C5_RISES_WITH_CAPACITY: ("NMST M_Resp at 30 %, 40 -> 70 GB (rise, %)", 127.88, 124.41, 10),
+    C.C13_MGR_RESP: ("100 GB / 70 % SMST - LMST Mgr_Resp (% of SMST)", 22.71, 7.28, 4),
+    C.C15_FALLS_BURST: ("70 GB Mgr_Ratio 30 -> 50 % (fall, points)", 13.30, 2.91, 3),
+    C.C15_FALLS_CAPACITY: ("50 % Mgr_Ratio 40 -> 70 GB (fall, points)", 13.31, 1.92, 3),
+}
+#: The sizing rule: n_reps = the most any ordering comparison needs at the pilot's sd, at least :data:`REPS_FLOOR`;
+#: a comparison needing more than :data:`REPS_CAP` is not followed (it is reported underpowered, with its power at
+#: the n used). C1's 40 GB / 30 % V_Time improvement needs 35 at the pilot's sd (LMST's V_Time there swings with
+#: whether a causal migration meets a burst); the next largest need is C5's 10.
+REPS_FLOOR = 8
+REPS_CAP = 16
+#: C9 (SSDs busier, FCs less busy) has no thesis numbers (the utilizations were not printed): no effect to size for.
+UNSIZED = {C.C9_UTILIZATION: "the thesis prints no utilizations (A20): no effect to size for"}
+
+
+def _comparisons(cl: xr.Dataset, v: str) -> list[dict]:
+    """Every comparison of the ordering claims (C1, C4, C5, C13, C15) in ``cl`` for LMST variant ``v``: the thesis'
+    effect (Tables 7, 8) and the sd it is tested against in this run (see :data:`PILOT_SIZING`)."""
+    caps = sorted(int(c) for c in cl.capacity_gb.values)
+    bursts = sorted(round(float(b), 2) for b in cl.burst_ratio.values)
+    rows = []
+
+    def cell(c, b):
+        return cl.sel(capacity_gb=c, burst_ratio=b)
+
+    def sd(x):
+        x = np.asarray(x, float)
+        return float(x.std(ddof=1)) if x.size > 1 else math.nan
+
+    metrics = {"m_resp_s": (0, "M_Resp"), "v_ratio": (1, "V_Ratio"), "v_time_s": (2, "V_Time")}
+    for c in caps:
+        for b in bursts:
+            t7, t8 = C.TABLE7.get((c, int(round(100 * b)))), C.TABLE8.get((c, int(round(100 * b))))
+            for m, (i, name) in metrics.items():
+                if t7:
+                    rows.append({"claim": C.C1_LMST_BEATS_NMST,
+                                 "comparison": f"{_cell_name(c, b)} {name} improvement (%)",
+                                 "effect": 100 * (t7[i] - t7[3 + i]) / t7[i],
+                                 "sd": sd(_improvement(cell(c, b), m, v).values)})
+            if t8:
+                s, lm = cell(c, b).mgr_resp_s.sel(config=SMST).values, cell(c, b).mgr_resp_s.sel(config=v).values
+                rows.append({"claim": C.C13_MGR_RESP,
+                             "comparison": f"{_cell_name(c, b)} SMST - LMST Mgr_Resp (% of SMST)",
+                             "effect": 100 * (t8[1] - t8[0]) / t8[1], "sd": sd(100 * (s - lm) / s)})
+
+    def between(claim, what, t1, t2, x1, x2, relative):
+        """A step between two cells (unpaired, non-overlapping intervals): sd = sd_a + sd_b."""
+        if relative:
+            rows.append({"claim": claim, "comparison": what, "effect": 100 * (t2 - t1) / t1,
+                         "sd": 100 * (sd(x1) + sd(x2)) / float(np.mean(x1))})
+        else:
+            rows.append({"claim": claim, "comparison": what, "effect": t1 - t2, "sd": sd(x1) + sd(x2)})
+
+    for pol, j in ((NMST, 0), (v, 3)):
+        name = "NMST" if pol == NMST else "LMST"
+        for c in caps:
+            for b1, b2 in zip(bursts, bursts[1:]):
+                k1, k2 = (c, int(round(100 * b1))), (c, int(round(100 * b2)))
+                if k1 in C.TABLE7 and k2 in C.TABLE7:
+                    between(C.C4_RISES_WITH_BURST, f"{name} {c} GB M_Resp {k1[1]} -> {k2[1]} % (rise, %)",
+                            C.TABLE7[k1][j], C.TABLE7[k2][j], cell(c, b1).m_resp_s.sel(config=pol).values,
+                            cell(c, b2).m_resp_s.sel(config=pol).values, True)
+        for m, (i, mname) in list(metrics.items())[:2]:
+            for b in bursts:
+                for c1, c2 in zip(caps, caps[1:]):
+                    k1, k2 = (c1, int(round(100 * b))), (c2, int(round(100 * b)))
+                    if k1 in C.TABLE7 and k2 in C.TABLE7:
+                        between(C.C5_RISES_WITH_CAPACITY, f"{name} {mname} at {k1[1]} %, {c1} -> {c2} GB (rise, %)",
+                                C.TABLE7[k1][j + i], C.TABLE7[k2][j + i], cell(c1, b)[m].sel(config=pol).values,
+                                cell(c2, b)[m].sel(config=pol).values, True)
+    for c in (x for x in caps if x in (70, 100)):
+        for b1, b2 in zip(bursts, bursts[1:]):
+            k1, k2 = (c, int(round(100 * b1))), (c, int(round(100 * b2)))
+            if k1 in C.TABLE8 and k2 in C.TABLE8:
+                between(C.C15_FALLS_BURST, f"{c} GB Mgr_Ratio {k1[1]} -> {k2[1]} % (fall, points)",
+                        C.TABLE8[k1][3], C.TABLE8[k2][3], 100 * cell(c, b1).mgr_ratio.sel(config=v).values,
+                        100 * cell(c, b2).mgr_ratio.sel(config=v).values, False)
+    for b in (x for x in bursts if x >= 0.5):
+        for c1, c2 in zip(caps, caps[1:]):
+            k1, k2 = (c1, int(round(100 * b))), (c2, int(round(100 * b)))
+            if k1 in C.TABLE8 and k2 in C.TABLE8:
+                between(C.C15_FALLS_CAPACITY, f"{k1[1]} % Mgr_Ratio {c1} -> {c2} GB (fall, points)",
+                        C.TABLE8[k1][3], C.TABLE8[k2][3], 100 * cell(c1, b).mgr_ratio.sel(config=v).values,
+                        100 * cell(c2, b).mgr_ratio.sel(config=v).values, False)
+    return rows
+
+
+def _needed(effect: float, sd: float, n_max: int = 1000) -> float:
+    """:func:`tieringlab.stats.replications_for` as a float: ``inf`` beyond ``n_max``, ``nan`` without an sd."""
+    if not (math.isfinite(effect) and math.isfinite(sd)) or effect == 0:
+        return math.nan if effect != 0 else math.inf
+    try:
+        return float(stats.replications_for(effect, sd, n_max=n_max))
+    except ValueError:
+        return math.inf
+
+
+def _power(effect: float, sd: float, n: int) -> float:
+    """:func:`tieringlab.stats.power`; ``nan`` without an sd."""
+    if not (math.isfinite(effect) and math.isfinite(sd)):
+        return math.nan
+    return stats.power(effect, sd, n)
+
+
+def replications_needed(cl: xr.Dataset, v: str = MAIN) -> pd.DataFrame:
+    """Per comparison of the ordering claims: the thesis' effect, this run's sd, the replications that detect the
+    effect at that sd (power :data:`tieringlab.stats.POWER`), and the power at the replications run."""
+    n = cl.sizes["replication"]
+    df = pd.DataFrame(_comparisons(cl, v), columns=["claim", "comparison", "effect", "sd"])
+    df["n_needed"] = [_needed(e, s) for e, s in zip(df.effect, df.sd)]
+    df["n_used"] = n
+    df["power"] = [_power(e, s, n) for e, s in zip(df.effect, df.sd)]
+    return df
+
+
+def sizing_table(cl: xr.Dataset, p: LmstSection, v: str = MAIN) -> pd.DataFrame:
+    """The replication sizing per ordering claim (:data:`PILOT_SIZING`): the comparison that needs the most at the
+    pilot's sd, the thesis' effect, the pilot's sd, the replications needed, the replications used (``n_reps``) and
+    the power there; and, from this run (:func:`replications_needed`), that comparison's sd and power, and how many
+    of the claim's comparisons have power below :data:`tieringlab.stats.POWER` at this run's sd."""
+    run = replications_needed(cl, v)
+    rows = []
+    for cid, (what, effect, sd, need) in PILOT_SIZING.items():
+        mine = run[run.claim == cid]
+        same = mine[mine.comparison == what]
+        rows.append({"claim": cid, "comparison": what, "thesis_effect": effect, "pilot_sd": sd, "n_needed": need,
+                     "n_used": p.n_reps, "power_pilot_sd": _power(effect, sd, p.n_reps),
+                     "sd_this_run": float(same.sd.iloc[0]) if len(same) else math.nan,
+                     "power_this_run": float(same.power.iloc[0]) if len(same) else math.nan,
+                     "underpowered_this_run": f"{int((mine.power < stats.POWER).sum())} of {len(mine)}"})
+    for cid, why in UNSIZED.items():
+        rows.append({"claim": cid, "comparison": why, "n_used": p.n_reps})
+    return pd.DataFrame(rows)
+
+
+def chosen_replications() -> int:
+    """The sizing rule applied to :data:`PILOT_SIZING`: the largest need not above :data:`REPS_CAP`, at least
+    :data:`REPS_FLOOR` (params.yaml's ``lmst.n_reps`` is this number)."""
+    return max([REPS_FLOOR] + [need for *_, need in PILOT_SIZING.values() if need <= REPS_CAP])
 
 
 def _cell_name(c, b) -> str:
@@ -612,48 +786,26 @@ def _preconditions(cl: xr.Dataset, p: LmstSection, v: str) -> tuple[dict, dict]:
 
 
 def _sizing(cl: xr.Dataset, p: LmstSection, v: str) -> dict[str, str]:
-    """For each ordering decided by intervals, the replications its comparisons need (:func:`_needed_note`):
-    paired where the two runs share the cell's I/Os (C1, C9, C13), unpaired between cells (C4, C5, C15)."""
-    caps = [int(c) for c in cl.capacity_gb.values]
-    bursts = [float(b) for b in cl.burst_ratio.values]
-    n = cl.sizes["replication"]
-    bs, cs = sorted(bursts), sorted(caps)
-
-    def cell(c, b):
-        return cl.sel(capacity_gb=c, burst_ratio=b)
-
+    """One sentence per ordering claim decided by intervals: the replications run, sized for the thesis' effects
+    (:data:`PILOT_SIZING`), and how many of its comparisons reach power :data:`tieringlab.stats.POWER` at this run's
+    sd (the weakest named)."""
+    run = replications_needed(cl, v)
     out = {}
-    need = {f"{_cell_name(c, b)} {m}": stats.replications_observed((cell(c, b)[m].sel(config=NMST)
-                                                                         - cell(c, b)[m].sel(config=v)).values)
-            for c in caps for b in bursts for m in ("m_resp_s", "v_ratio", "v_time_s")}
-    out[C.C1_LMST_BEATS_NMST] = _needed_note(need, n, True)
-    need = {_cell_name(c, b): stats.replications_observed((cell(c, b).mgr_resp_s.sel(config=SMST)
-                                                                - cell(c, b).mgr_resp_s.sel(config=v)).values)
-            for c in caps for b in bursts}
-    out[C.C13_MGR_RESP] = _needed_note(need, n, True)
-    if p.focus_capacity_gb in caps and p.focus_burst in bursts:
-        f = cell(p.focus_capacity_gb, p.focus_burst)
-        u, fast = f.disk_utilization, f.tier.values == "SSD"
-        sign = np.where(fast, 1.0, -1.0)
-        need = {f"D{d + 1}": stats.replications_observed(((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
-                                                           * sign[d]).values) for d in range(fast.size)}
-        out[C.C9_UTILIZATION] = _needed_note(need, n, True)
-    need = {f"{pol} {c} GB {b1:g}->{b2:g}": stats.replications_observed(cell(c, b2).m_resp_s.sel(config=pol).values,
-                                                                          cell(c, b1).m_resp_s.sel(config=pol).values)
-            for pol in (NMST, v) for c in caps for b1, b2 in zip(bs, bs[1:])}
-    out[C.C4_RISES_WITH_BURST] = _needed_note(need, n, False)
-    need = {f"{pol} {m} {b:g} {c1}->{c2} GB": stats.replications_observed(cell(c2, b)[m].sel(config=pol).values,
-                                                                           cell(c1, b)[m].sel(config=pol).values)
-            for m in ("m_resp_s", "v_ratio") for pol in (NMST, v) for b in bursts for c1, c2 in zip(cs, cs[1:])}
-    out[C.C5_RISES_WITH_CAPACITY] = _needed_note(need, n, False)
-    mr = {(c, b): cell(c, b).mgr_ratio.sel(config=v).values for c in caps for b in bursts}
-    need = {f"{c} GB {b1:g}->{b2:g}": stats.replications_observed(mr[(c, b1)], mr[(c, b2)])
-            for c in caps if c in (70, 100) for b1, b2 in zip(bs, bs[1:])}
-    out[C.C15_FALLS_BURST] = _needed_note(need, n, False)
-    need = {f"{b:g} {c1}->{c2} GB": stats.replications_observed(mr[(c1, b)], mr[(c2, b)]) for b in bursts if b >= 0.5
-            for c1, c2 in zip(cs, cs[1:])}
-    out[C.C15_FALLS_CAPACITY] = _needed_note(need, n, False)
-    return {k: t for k, t in out.items() if t}
+    for cid, mine in run.groupby("claim"):
+        mine = mine[np.isfinite(mine.power)]
+        if mine.empty:
+            continue
+        weak = mine[mine.power < stats.POWER]
+        txt = (f"Replications: {cl.sizes['replication']}, sized for the thesis' effects (power {stats.POWER:g}, "
+               f"noncentral t, stats.power; pilot: {PILOT}); at this run's sd {len(weak)} of {len(mine)} comparisons "
+               f"have power below {stats.POWER:g}")
+        if len(weak):
+            w = weak.loc[weak.power.idxmin()]
+            txt += f" (the weakest, {w.power:.2f}, at {w.comparison})"
+        out[cid] = txt + "."
+    for cid, why in UNSIZED.items():
+        out[cid] = f"Replications not sized: {why}."
+    return out
 
 
 def _values(cl: xr.Dataset, sw: xr.Dataset | None, p: LmstSection, v: str) -> dict:
@@ -855,7 +1007,49 @@ def claim_readings(cl: xr.Dataset, p: LmstSection, wcells: dict[str, xr.Dataset]
     return out
 
 
+def _ordering_samples(cl: xr.Dataset, p: LmstSection, v: str) -> dict[str, np.ndarray]:
+    """Per replication, the ordering rows' counts taken within that replication alone: how many of the row's
+    comparisons go the claimed way in it (C1, C9, C13 on the paired runs of a cell; C4, C5, C15 between the cells'
+    runs of the same replication index, which are independent draws). The rows' values count the comparisons
+    whose 95 % interval says so; these are their per-replication analogues."""
+    caps = sorted(int(c) for c in cl.capacity_gb.values)
+    bursts = sorted(float(b) for b in cl.burst_ratio.values)
+    metrics = ("m_resp_s", "v_ratio", "v_time_s")
+
+    def cell(c, b):
+        return cl.sel(capacity_gb=c, burst_ratio=b)
+
+    def count(diffs):
+        return np.sum([np.asarray(d, float) > 0 for d in diffs], axis=0).astype(float) if diffs else None
+
+    out = {
+        C.C1_LMST_BEATS_NMST: count([(cell(c, b)[m].sel(config=NMST) - cell(c, b)[m].sel(config=v)).values
+                                     for c in caps for b in bursts for m in metrics]),
+        C.C13_MGR_RESP: count([(cell(c, b).mgr_resp_s.sel(config=SMST) - cell(c, b).mgr_resp_s.sel(config=v)).values
+                               for c in caps for b in bursts]),
+        C.C4_RISES_WITH_BURST: count([(cell(c, b2).m_resp_s.sel(config=pol) - cell(c, b1).m_resp_s.sel(config=pol))
+                                      .values for pol in (NMST, v) for c in caps
+                                      for b1, b2 in zip(bursts, bursts[1:])]),
+        C.C5_RISES_WITH_CAPACITY: count([(cell(c2, b)[m].sel(config=pol) - cell(c1, b)[m].sel(config=pol)).values
+                                         for m in ("m_resp_s", "v_ratio") for pol in (NMST, v) for b in bursts
+                                         for c1, c2 in zip(caps, caps[1:])]),
+        C.C15_FALLS_BURST: count([(cell(c, b1).mgr_ratio.sel(config=v) - cell(c, b2).mgr_ratio.sel(config=v)).values
+                                  for c in caps if c in (70, 100) for b1, b2 in zip(bursts, bursts[1:])]),
+        C.C15_FALLS_CAPACITY: count([(cell(c1, b).mgr_ratio.sel(config=v) - cell(c2, b).mgr_ratio.sel(config=v))
+                                     .values for b in bursts if b >= 0.5 for c1, c2 in zip(caps, caps[1:])]),
+    }
+    if p.focus_capacity_gb in caps and p.focus_burst in bursts and "disk_utilization" in cl:
+        f = cell(p.focus_capacity_gb, p.focus_burst)
+        u, fast = f.disk_utilization, f.tier.values == "SSD"
+        out[C.C9_UTILIZATION] = count([((u.sel(config=v, disk=d) - u.sel(config=NMST, disk=d))
+                                        * (1 if fast[d] else -1)).values for d in range(fast.size)])
+    return {cid: x for cid, x in out.items() if x is not None}
+
+
 def claim_samples(cl: xr.Dataset, p: LmstSection) -> dict[str, np.ndarray]:
-    """``{claim_id: per-replication values}`` of the main reading for the rows whose value is a mean over
-    replications (:func:`_per_replication`), for ``Outputs.claim(..., samples=...)``."""
-    return {cid: np.asarray(x, float) for cid, x in _per_replication(cl, p, MAIN).items()}
+    """``{claim_id: per-replication values}`` of the main reading, for ``Outputs.claim(..., samples=...)``: the
+    rows whose value is a mean over replications (:func:`_per_replication`), and the ordering rows' per-replication
+    counts (:func:`_ordering_samples`)."""
+    out = {cid: np.asarray(x, float) for cid, x in _per_replication(cl, p, MAIN).items()}
+    out.update(_ordering_samples(cl, p, MAIN))
+    return out

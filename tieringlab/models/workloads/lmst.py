@@ -96,8 +96,8 @@ class LmstWorkloadParams:
                                  bounds=(1e-9, None), unit="bytes")
     burst_high_share: float = param(0.1, "pi_H, share of a bursty slot's time in the MMPP's high phase (thesis "
                                     "silent; calibrated to Table 5 NMST)", bounds=(1e-4, 0.9999), unit="fraction")
-    burst_peak_ratio: float = param(7.0, "k, high-phase rate / bursty-slot mean (thesis silent; calibrated; "
-                                    "needs k burst_high_share < 1)", bounds=(1.0, None), unit="factor")
+    burst_peak_ratio: float = param(6.5, "k, high-phase rate / bursty-slot mean (thesis silent; calibrated on 30-slot "
+                                    "runs; needs k burst_high_share < 1)", bounds=(1.0, None), unit="factor")
     burst_high_sojourn_s: float = param(10.0, "T_H, mean high-phase sojourn (thesis silent; calibrated)",
                                         bounds=(1e-3, None), unit="s")
     slot_persistence: float = param(0.0, "lag-1 correlation of a slot's state with the previous (A4: 0 = i.i.d. "
