@@ -5,3 +5,15 @@ quantities and at least one ``"ratio_*"`` entry (peer time / tieringlab time, or
 ``python -m benchmarks [name ...] [--quick]`` runs them, prints a summary and writes
 ``benchmarks/out/<name>.json``. No test depends on wall-clock time: these are reports, not tests.
 """
+
+import time
+
+
+def best_of(f, repeats: int):
+    """``(best wall-clock seconds of repeats calls of f, the last call's result)``: the benchmarks' timing rule."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = f()
+        best = min(best, time.perf_counter() - t0)
+    return best, out

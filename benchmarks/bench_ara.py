@@ -26,6 +26,7 @@ import numpy as np
 import simpy
 
 import tieringlab  # noqa: F401
+from benchmarks import best_of
 from tieringlab.claims import ara as C
 from tieringlab.experiments import ara_load_balancing as X
 from tieringlab.models.mmpp import sample_with_phases
@@ -45,16 +46,6 @@ def _workload(key, n: int, P: X.AraLoadBalancingParams):
     return t, s
 
 
-def _best(f, repeats: int):
-    """(best wall-clock seconds of ``repeats`` calls, last result)."""
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def run(quick: bool = False) -> dict:
     n = 1_000 if quick else 100_000
     reps = 32
@@ -63,12 +54,12 @@ def run(quick: bool = False) -> dict:
     key = jax.random.key(0)
     a, s = _workload(key, n, P)
 
-    simpy_s, env_resp = _best(lambda: simpy_qlen(a, s, 16, 1.0), repeats)
+    simpy_s, env_resp = best_of(lambda: simpy_qlen(a, s, 16, 1.0), repeats)
 
     t0 = time.perf_counter()
     np.asarray(ara.dispatch(QLEN, a, s))
     first_s = time.perf_counter() - t0
-    ours_s, ours = _best(lambda: np.asarray(ara.dispatch(QLEN, a, s)), 2 * repeats + 1)
+    ours_s, ours = best_of(lambda: np.asarray(ara.dispatch(QLEN, a, s)), 2 * repeats + 1)
     max_diff = float(np.max(np.abs(ours - env_resp)))
     identical = bool(np.array_equal(ours, env_resp))
     if not np.allclose(ours, env_resp, rtol=1e-9, atol=1e-9):
@@ -78,8 +69,8 @@ def run(quick: bool = False) -> dict:
     A, S = np.stack(A), np.stack(S)
     np.asarray(ara.dispatch(QLEN, A, S))  # compile
     np.asarray(ara.dispatch(QLEN, A, S, threads=1))
-    batch_s, batch = _best(lambda: np.asarray(ara.dispatch(QLEN, A, S)), repeats)
-    batch1_s, batch1 = _best(lambda: np.asarray(ara.dispatch(QLEN, A, S, threads=1)), repeats)
+    batch_s, batch = best_of(lambda: np.asarray(ara.dispatch(QLEN, A, S)), repeats)
+    batch1_s, batch1 = best_of(lambda: np.asarray(ara.dispatch(QLEN, A, S, threads=1)), repeats)
     if not np.array_equal(batch[0], np.asarray(ara.dispatch(QLEN, A[0], S[0]))):
         raise AssertionError("a batched replication differs from the same replication run alone")
     if not np.array_equal(batch, batch1):

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import tieringlab  # noqa: F401  (x64)
+from benchmarks import best_of
 from tieringlab.models import storage
 from tieringlab.policies import otf_ast as oa
 from tieringlab.policies.otf_ast import sim
@@ -80,15 +81,6 @@ def _current(rq, p, cap, key, mats):
                          util_window=(0.0, int(np.ceil(rq["length_s"]))))
 
 
-def _best(fn, reps):
-    best = np.inf
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def run(quick: bool = False) -> dict:
     scale = 0.05 if quick else 1.0
     unit = max(4096, int(GiB * scale) // 4096 * 4096)
@@ -103,10 +95,10 @@ def run(quick: bool = False) -> dict:
     t0 = time.perf_counter()
     _ours(rq, p, cap, key, mats)
     compile_s = time.perf_counter() - t0
-    ours_s, r = _best(lambda: _ours(rq, p, cap, key, mats), 3)
+    ours_s, r = best_of(lambda: _ours(rq, p, cap, key, mats), 3)
     compile_s -= ours_s
     _current(rq, p, cap, key, mats)                      # compile the interval scan
-    current_s, _ = _best(lambda: _current(rq, p, cap, key, mats), 2)
+    current_s, _ = best_of(lambda: _current(rq, p, cap, key, mats), 2)
 
     # SimPy on a prefix of the window: its first PREFIX_INTERVALS intervals
     length = float(PREFIX_INTERVALS * p.t_s)
@@ -115,7 +107,7 @@ def run(quick: bool = False) -> dict:
     pre["length_s"] = length
     pm = _matrices(pre, p)
     pf = dataclasses.replace(p, testbed=dataclasses.replace(p.testbed, copy_scheduler="fifo"))
-    ours_pre_s, rp = _best(lambda: _ours(pre, pf, cap, key, pm), 3)
+    ours_pre_s, rp = best_of(lambda: _ours(pre, pf, cap, key, pm), 3)
     Model = _simpy_model()
     t0 = time.perf_counter()
     ref = Model(pf.testbed, key, pre, pm[:3], cap, p.copy_s, p.c_intervals, p.o_intervals, 1, False,
