@@ -7,7 +7,7 @@
   scale and date of the run).
 - **Benchmarks**: one row per ``benchmarks/out/<name>.json`` (what ``python -m benchmarks`` records: every
   ``ratio_*`` against the peer timed in the same run, the wall time, the commit, date and load average), with
-  the benchmark's one-line description (its module docstring's first line) and its goal (``GOAL``).
+  the benchmark's one-line description (its module docstring's first paragraph, cut at a word) and its goal (``GOAL``).
 
 Each table replaces the text between its ``<!-- BEGIN generated: NAME -->`` and ``<!-- END generated: NAME -->``
 markers, written atomically; nothing else in the README changes. A record that cannot be read is an error naming
@@ -84,14 +84,20 @@ def stage_rows(logs: Path) -> list[list[str]]:
     return rows
 
 
+DESCRIPTION_CHARS = 160  # a benchmark's description: its docstring's first paragraph, cut at a word
+
+
 def _description(name: str) -> tuple[str, str]:
-    """A benchmark module's docstring's first line and its ``GOAL`` ('—' when it states none)."""
+    """A benchmark module's docstring's first paragraph (at most DESCRIPTION_CHARS) and its ``GOAL`` ('—' when it
+    states none)."""
     try:
         module = importlib.import_module(f"benchmarks.bench_{name}")
     except ImportError:
         return f"(no module `benchmarks/bench_{name}.py`)", "—"
-    first = (module.__doc__ or "").strip().split("\n")[0].strip()
-    return first.rstrip(":.") or "—", str(getattr(module, "GOAL", "—"))
+    paragraph = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")
+    if len(paragraph) > DESCRIPTION_CHARS:
+        paragraph = paragraph[:DESCRIPTION_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return paragraph.rstrip(":.") or "—", str(getattr(module, "GOAL", "—"))
 
 
 def bench_rows(out: Path) -> list[list[str]]:
