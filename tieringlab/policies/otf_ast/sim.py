@@ -649,6 +649,16 @@ def _try_start(I, F, now):
         _issue_chunks(I, F, q, now)
 
 
+@native.jit(cache=False, nogil=True, inline="always")
+def _log_move(I, F, s, up, now):
+    """Append a move of sub-LUN ``s`` (``up``: 1 promotion, 0 demotion) queued at ``now`` to the move log."""
+    m = I[SI + S_NLOG]
+    I[I[_O_lg_sub] + m] = s
+    I[I[_O_lg_up] + m] = up
+    F[I[_O_lg_tq] + m] = now
+    I[SI + S_NLOG] += 1
+
+
 @native.jit(cache=False, nogil=True)
 def _decide(I, F, ctrl, k, now):
     """The decision at the end of interval ``k`` (notes Sec. 1.4; the same rule as the interval scan of
@@ -695,20 +705,12 @@ def _decide(I, F, ctrl, k, now):
     M = I[I_M]
     for s in range(S):
         if demote[s] and I[SI + S_NLOG] < M:
-            m = I[SI + S_NLOG]
-            I[I[_O_lg_sub] + m] = s
-            I[I[_O_lg_up] + m] = 0
-            F[I[_O_lg_tq] + m] = now
-            I[SI + S_NLOG] += 1
+            _log_move(I, F, s, 0, now)
             I[I[_O_busy] + s] = 1
     for r in range(n_pro):
         s = order[r]
         if I[SI + S_NLOG] < M:
-            m = I[SI + S_NLOG]
-            I[I[_O_lg_sub] + m] = s
-            I[I[_O_lg_up] + m] = 1
-            F[I[_O_lg_tq] + m] = now
-            I[SI + S_NLOG] += 1
+            _log_move(I, F, s, 1, now)
         I[I[_O_busy] + s] = 1
         I[I[_O_streak] + s] = 0
         I[SI + S_PENDUP] += 1
