@@ -637,11 +637,16 @@ def test_sets_with_one_trajectory_share_kernel_runs_and_keep_their_own_numbers(m
     """simulate runs the engine once for sets whose states and engine inputs coincide in a window (the
     same state, the same plan): two equal parameter sets share every window, every causal set shares its
     first window (no plan yet) with NMST. Each set still gets the numbers of its own run, bit for bit."""
-    from tieringlab.policies import _lmst_native as nat
+    import math
 
-    calls = []
-    orig = nat.advance
+    from tieringlab.policies import _lmst_native as nat
+    from tieringlab.policies.lmst import engine
+
+    monkeypatch.setattr(engine, "QUIET_MIN_IOS", 0)      # the Lindley recursion of quiet windows at any size
+    calls, quiet = [], []
+    orig, orig_quiet = nat.advance, nat.advance_quiet
     monkeypatch.setattr(nat, "advance", lambda *a: calls.append(1) or orig(*a))
+    monkeypatch.setattr(nat, "advance_quiet", lambda *a: quiet.append(1) or orig_quiet(*a))
     keys = jax.random.split(jax.random.key(3), 2)
     p = L.LmstParams(alpha=(0.3, 0.0, 0.3), e=(-0.05, 0.0, -0.05), **SMALL_P)
     systems = [p, L.LmstParams(policy="nmst", **SMALL_P), L.LmstParams(policy="smst", alpha=0.3, e=-0.05, **SMALL_P)]
@@ -650,12 +655,19 @@ def test_sets_with_one_trajectory_share_kernel_runs_and_keep_their_own_numbers(m
     assert int(ds.migrations_started.isel(config=0).sum()) > 0   # premises: the sets migrate, and differently
     assert not np.array_equal(ds.mig_window.isel(config=0).values, ds.mig_window.isel(config=1).values)
     # sets 0 and 2 share all windows; window 0 is one run for the four causal sets (no plan before it)
-    assert len(calls) <= R * (C * W_ - W_ - 3)
+    assert len(calls) + len(quiet) <= R * (C * W_ - W_ - 3)
+    # the windows where nothing can be buffered (NMST's, every set's first) ran as the Lindley recursion; the
+    # runs alone below take the event engine everywhere, and give every number bit for bit
+    assert len(quiet) >= R * W_ and len(calls) > 0
+    monkeypatch.setattr(engine, "QUIET_MIN_IOS", math.inf)
+    n_quiet = len(quiet)
     alone = [L.simulate([sp], SMALL_WP, keys) for sp in (L.LmstParams(alpha=0.3, e=-0.05, **SMALL_P),
                                                          L.LmstParams(alpha=0.0, e=0.0, **SMALL_P), *systems[1:])]
+    assert len(quiet) == n_quiet
     for ci, qi in enumerate([0, 1, 0, 2, 3]):
-        for v in ("m_resp_s", "v_ratio", "v_time_s", "mgr_resp_s", "mgr_ratio", "disk_utilization",
-                  "migrations_started", "forward_validated"):
+        for v in ("m_resp_s", "v_ratio", "v_time_s", "mgr_resp_s", "mgr_ratio", "mgr_ratio_io", "disk_utilization",
+                  "migrations_started", "forward_validated", "app_m_resp_s", "app_v_ratio", "app_v_time_s",
+                  "app_ios"):
             np.testing.assert_array_equal(ds[v].isel(config=ci).values, alone[qi][v].isel(config=0).values,
                                           err_msg=f"set {ci}: {v}")
         log, own = ds.mig_window.isel(config=ci).values, alone[qi].mig_window.isel(config=0).values

@@ -521,6 +521,55 @@ def advance(t_start, t_end, slot_s, horizon_s,
     return o_arr, o_size, o_alun, o_disk, o_cls, o_gid, o_flag
 
 
+@native.jit(nogil=True, cache=False)
+def advance_quiet(t_end, horizon_s, w_time, w_size, w_alun, gid_base, window, mu, fast, alun_class, alun_app, sla_s,
+                  burst_count, mapping, dsf, app_w, busy, counters, resp_out, disk_out):
+    """:func:`advance` over a window in which nothing can be buffered, as a Lindley recursion per disk: no
+    planned or running migration, no carry-in, and no disk that holds both classes (the caller checks all
+    three; NMST's every window under the thesis' layout). Then :func:`advance` commits every I/O
+    at arrival (an SLA^H I/O always, an SLA^L one on a disk without SLA^H data): this loop makes the same
+    operations on the same state in the same order (the numbers are equal bit for bit, a test checks) without
+    the buffers, the event loop and the migration checks (8.3-8.8 against 10.8-16.9 ns per I/O on a
+    paper-scale 70 GB slot, three runs on a loaded machine).
+    Returns the (empty) carry-out, as :func:`advance`."""
+    n_burst_ios = 0
+    n_burst_ssd = 0
+    keep = resp_out.shape[0] > 0
+    w = min(window, app_w.shape[1] - 1)
+    uw = _U(w)
+    for i in range(w_time.shape[0]):
+        t = w_time[_U(i)]
+        if not t < t_end:
+            break
+        a = w_alun[_U(i)]
+        ua = _U(a)
+        d = mapping[ua]
+        ud = _U(d)
+        bc = np.int64(burst_count[ua])
+        n_burst_ios += bc
+        n_burst_ssd += bc & np.int64(fast[ud])
+        start = max(dsf[ud, F_FREE], t)
+        end = start + w_size[_U(i)] / mu[ud]          # as _serve
+        dsf[ud, F_FREE] = end
+        busy[ud, 0] += max(0.0, min(end, horizon_s) - start)
+        r = end - t
+        app = _U(alun_app[ua])
+        sla = sla_s[_U(alun_class[ua])]
+        v = 1.0 if r > sla else 0.0
+        app_w[app, uw, A_N] += 1.0
+        app_w[app, uw, A_SUM] += r
+        app_w[app, uw, A_VIOL] += v
+        app_w[app, uw, A_EXCESS] += v * (r - sla)
+        if keep:
+            resp_out[_U(gid_base + i)] = r
+            disk_out[_U(gid_base + i)] = d
+    counters[C_BURST_IOS] += n_burst_ios
+    counters[C_BURST_SSD] += n_burst_ssd
+    e = np.empty(0)
+    ei = np.empty(0, np.int64)
+    return e, e.copy(), ei, ei.copy(), ei.copy(), ei.copy(), ei.copy()
+
+
 @native.jit(_nrt=False)
 def _all_started(p_status, p_kind, kind):
     for q in range(p_status.shape[0]):
