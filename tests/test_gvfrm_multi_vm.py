@@ -235,9 +235,11 @@ def test_sweep_shapes_and_lru_normalization(tiny_sweep):
     df = G.table(res)
     assert len(df) == 2 * 4 * 2 and {"hit_ratio_pct", "io_cost_norm"} <= set(df.columns)
     # the precondition counts are bin_reuse of the mix as built (each VM's bins apart); every row is recorded
-    from tieringlab.experiments.vfrm_single_vm import bin_reuse
+    from tieringlab.experiments.vfrm_single_vm import bin_reuse, page_footprint
 
-    b = bin_reuse(G.build_mix(p, "cuf4", TINY, 0), p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+    mixed = G.build_mix(p, "cuf4", TINY, 0)
+    b = bin_reuse(mixed, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+    assert [int(full[k].sel(mix="cuf4")) for k in G.PAGE_VARS] == list(page_footprint(mixed))
     by_vm = b["reusable_bins_by_vm"]
     assert [int(full[k].sel(mix="cuf4")) for k in G.PRE_VARS] == [
         b["heatings"], b["heatings_never_reused"], by_vm.sum(), by_vm.min(), by_vm.max()]
@@ -428,5 +430,24 @@ def test_fig9_rows_under_the_accounting_readings(tiny_sweep):
     assert float(row["norm.flush.page"].iloc[0]) == pytest.approx(float(
         r["io_cost_norm"].sel(mix="cf4", policy="G1-vFRM", flash_gb=1.0)))
     assert C.reading_name(1, "sequential_runs", "flush", "page") == "aging_1.sequential_runs.flush_at_end.hits_4k"
+    # the billing preconditions (issue 34): the page caches evict at a size iff the mix's pages exceed the cache's
+    # pages; where they do not, LRU never writes a dirty page back (no Table 2(b) cost under the paper's accounting)
+    ev = G.cache_evicts(full)
+    for mix in ("cf4", "cuf4"):
+        cap = full["flash_bytes"].sel(mix=mix).values // 4096
+        e = int(full["pre_pages"].sel(mix=mix)) > cap
+        np.testing.assert_array_equal(ev.sel(mix=mix).values, e)
+        lru_upd = G.reading(full)["update_cost"].sel(mix=mix, policy="LRU").values
+        assert np.all(lru_upd[~e] == 0)
+        assert vals["default"][C.pre_writebacks_billed(mix)][0] is bool(e.all())
+        if mix in C.UNFRIENDLY_MIXES:
+            assert vals["default"][C.pre_caches_evict(mix)][0] == int(e.sum())
+        for name in ("flush_at_end", "aging_1.sequential_runs.flush_at_end.hits_4k"):
+            assert vals[name][C.pre_writebacks_billed(mix)][0] is True
+        assert C.pre_writebacks_billed(mix) not in vals["hits_4k"]  # no flush: the default value holds there
+    reg = registry()
+    assert C.pre_writebacks_billed("cuf4") in reg[C.g1_cost_below_lru("cuf4")].requires
+    need = set(reg[C.g1_cost_much_lower("all8")].requires)
+    assert {C.pre_writebacks_billed("all8"), C.pre_caches_evict("all8")} <= need
     with pytest.raises(ValueError, match="unknown reading"):
         C.reading_name(flush="always")

@@ -154,9 +154,14 @@ def test_gvfrm_precondition_values_from_the_counts():
     assert [verdicts[CG.pre_reusable_over_flash(m)] for m in CG.MIXES] == [HOLDS, DIFFERS, HOLDS]
     assert [verdicts[CG.pre_heterogeneity(m)] for m in CG.MIXES] == [HOLDS, DIFFERS, HOLDS]
     pre = {pid: (reg[pid], x) for pid, (x, _) in v.items()}
+    assert not any(CG.pre_writebacks_billed(m) in v for m in CG.MIXES)  # no footprint counts: no billing rows
+    pre.update({CG.pre_writebacks_billed(m): (reg[CG.pre_writebacks_billed(m)], True) for m in CG.MIXES})
     assert claims.verdict_given(reg[CG.g2_hit_above_g1("cuf4")], 1.0, pre)[0] == UNTESTABLE
     assert claims.verdict_given(reg[CG.g2_hit_above_g1("cf4")], 1.0, pre)[0] == HOLDS
     assert claims.verdict_given(reg[CG.g1_cost_below_lru("cuf4")], 0.5, pre)[0] == UNTESTABLE
+    assert claims.verdict_given(reg[CG.g1_cost_below_lru("cf4")], 0.5, pre)[0] == HOLDS
+    pre[CG.pre_writebacks_billed("cf4")] = (reg[CG.pre_writebacks_billed("cf4")], False)  # the cache holds it all
+    assert claims.verdict_given(reg[CG.g1_cost_below_lru("cf4")], 0.5, pre)[0] == UNTESTABLE
     # the hit-ratio rows of G1 need none of them
     assert claims.verdict_given(reg[CG.CF4_G1_TOP], 99.0, pre)[0] == HOLDS
 
@@ -181,6 +186,7 @@ def test_each_system_has_preconditions_and_the_claims_that_need_them_say_so():
         assert set(reg[CG.g2_cost_below_g1(m)].requires) == {CG.pre_never_reused(m), CG.pre_reusable_over_flash(m),
                                                              CG.pre_heterogeneity(m)}
         assert CG.pre_never_reused(m) in reg[CG.g1_cost_below_lru(m)].requires
+        assert CG.pre_writebacks_billed(m) in reg[CG.g1_cost_below_lru(m)].requires  # issue 34
 
 
 @pytest.mark.parametrize("nb", ["02_vfrm_single_vm", "03_gvfrm_multi_vm"])

@@ -351,11 +351,12 @@ def test_every_single_vm_claim_is_produced_by_claim_values():
 
 
 def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
+    # two epoch lengths: one shorter than the default (a new run) and the default (the sweep's own run)
     p = small_params(fig6_traces=("mds_0",), include_cloudphysics=True, cloudphysics_max_requests=1500,
-                     flash_mb=(512.0, 2048.0), cost_flash_mb=2048.0)
+                     flash_mb=(512.0, 2048.0), cost_flash_mb=2048.0, epoch_sweep_s=(150.0, 300.0))
     res = X.sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
     assert dict(res.sizes) == {"trace": 2, "policy": 2, "idle_bins": 3, "io_pricing": 2, "end_flush": 2,
-                               "hit_pricing": 2, "flash_mb": 2}
+                               "hit_pricing": 2, "flash_mb": 2, "epoch_s": len(p.epoch_sweep_s)}
     assert res.trace.values.tolist() == ["mds_0", "cloudphysics"]
     assert res.source.values.tolist() == ["twin", "real"]
     assert res.scale.values.tolist() == [0.002, 1.0]
@@ -365,6 +366,9 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     assert np.all(res.hit_ratio.values >= 0) and np.all(res.hit_ratio.values <= 1)
     ep = X.epoch_sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
     assert ep.trace.values.tolist() == ["mds_0"] and ep.epoch_s.values.tolist() == list(p.epoch_sweep_s)
+    # issue 35: the sweep ran the epoch lengths while each trace was loaded (the default epoch: its own run at
+    # cost_flash_mb); the same values as the epoch sweep that loads every trace again and replays every epoch
+    assert X.epoch_sweep(p, {"source": "twin", "scale": 0.002}, seed=0, res=res).identical(ep)
     from tieringlab.claims import vfrm as C
 
     by = X.claim_values(res, ep)
@@ -382,7 +386,7 @@ def test_sweep_on_a_tiny_twin_and_the_real_trace(cloudphysics_path):
     r1 = X.reading(res, "disk", "sequential_runs")
     one_rule = X.sweep(dataclasses.replace(p, policy=dataclasses.replace(p.policy, idle_bins="disk",
                                                                          io_pricing="sequential_runs"),
-                                           idle_rules=("disk",), include_cloudphysics=False),
+                                           idle_rules=("disk",), include_cloudphysics=False, epoch_sweep_s=()),
                        {"source": "twin", "scale": 0.002}, seed=0)
     np.testing.assert_array_equal(r1.hit_ratio.sel(trace=["mds_0"]).values, X.reading(one_rule).hit_ratio.values)
     np.testing.assert_array_equal(r1.io_cost.sel(trace=["mds_0"]).values, X.reading(one_rule).io_cost.values)
@@ -546,9 +550,13 @@ def test_twin_sweep_replays_each_twin_reading_and_names_its_rows():
     from tieringlab.claims import vfrm as CV
     from tieringlab.traces.twins import msr_twin
 
-    p = small_params(policies=("vFRM", "LRU"), flash_mb=(2.0, 4.0), cost_flash_mb=4.0, twin_readings=("reads_90",))
+    # mds0 alone of two Table 1 traces: only the mds0 row and its preconditions, at cost_flash_mb, vFRM and LRU
+    p = small_params(fig6_traces=("mds_0", "stg_1"), policies=("vFRM", "LRU"), flash_mb=(2.0, 4.0), cost_flash_mb=4.0,
+                     twin_readings=("reads_90",))
+    assert not X.twin_covers_every_trace(p)
     tw = X.twin_sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
     assert tw.twin.values.tolist() == ["reads_90"] and tw.flash_mb.values.tolist() == [4.0]
+    assert tw.trace.values.tolist() == ["mds_0"] and tw.attrs["every_trace"] == 0
     ds = msr_twin("mds_0", 0.002, seed=0, read_ratio=0.9)
     hits, _ = ref_lru_request_hits(ds, int(round(4.0 * MB * 0.002)) // 4096)
     assert int(tw.hits.sel(twin="reads_90", trace="mds_0", policy="LRU").squeeze()) == hits
@@ -560,6 +568,33 @@ def test_twin_sweep_replays_each_twin_reading_and_names_its_rows():
                                                                        {"source": "twin", "scale": 0.002}) is None
     with pytest.raises(ValueError, match="twin_reading_traces"):
         small_params(twin_reading_traces=("stg_1",))
+
+
+def test_twin_readings_decide_the_fig6_and_every_trace_rows_when_every_trace_is_regenerated():
+    """Issue 34: with every paper trace among twin_reading_traces, each twin reading replays them at the smallest,
+    the Fig. 7 and the largest Flash size with every page cache, and records the Fig. 6 and every-trace rows (and the
+    trace preconditions, under every accounting reading of it): the values the main sweep's rows give on the same
+    regenerated traces, and the catch-up row by hand."""
+    from tieringlab.claims import vfrm as CV
+
+    p = small_params(policies=("vFRM", "LRU", "ARC"), flash_mb=(2.0, 3.0, 4.0, 8.0), cost_flash_mb=4.0,
+                     twin_readings=("reads_90",))
+    assert X.twin_covers_every_trace(p)
+    tw = X.twin_sweep(p, {"source": "twin", "scale": 0.002}, seed=0)
+    assert tw.flash_mb.values.tolist() == [2.0, 4.0, 8.0] and tw.policy.values.tolist() == ["vFRM", "LRU", "ARC"]
+    main = hand_sweep_like(tw)
+    by, ref = X.claim_values(main, None, tw), X.claim_values(main)
+    rows = (CV.CATCHES_UP, CV.GAP_NARROWS, CV.COST_FRACTION_OF_LRU, CV.ORDER_OF_MAGNITUDE, CV.PRE_NEVER_REUSED,
+            CV.PRE_WARM_REUSE, CV.MDS0_COST_REL_LRU)
+    for cid in rows:
+        assert by["reads_90"][cid][0] == ref["default"][cid][0], cid
+    assert by["reads_90.flush_at_end"][CV.COST_FRACTION_OF_LRU][0] == ref["flush_at_end"][CV.COST_FRACTION_OF_LRU][0]
+    for name in ("reads_90.flush_at_end", "reads_90.hits_4k"):  # the twin's trace properties under every name of it
+        assert by[name][CV.PRE_NEVER_REUSED][0] == by["reads_90"][CV.PRE_NEVER_REUSED][0]
+        assert CV.CATCHES_UP not in by[name]  # a Fig. 6 row depends on the idle rule only
+    hr = 100 * tw["hit_ratio"].sel(twin="reads_90", trace="mds_0", flash_mb=8.0).squeeze()
+    gap = float(hr.sel(policy=["LRU", "ARC"]).max() - hr.sel(policy="vFRM"))
+    assert by["reads_90"][CV.CATCHES_UP][0] is bool(gap <= p.catch_up_pct)
 
 
 def hand_sweep_like(tw):
@@ -584,3 +619,21 @@ def test_page_footprint_against_a_set_of_pages():
                 written.add((v, pg))
     assert X.page_footprint(ds) == (len(seen), len(written))
     assert X.page_footprint(ds.drop_vars("vm")) == (len({p for _, p in seen}), len({p for _, p in written}))
+
+
+def test_verdict_matrix_pivots_one_choice_readings_and_names_the_flips():
+    """Issue 34's compact table, by hand: combinations left out, a row absent under a reading left empty."""
+    import pandas as pd
+
+    flips = pd.DataFrame([("a", "default", "holds"), ("a", "hits_4k", "differs"), ("a", "flush_at_end", "holds"),
+                          ("a", "flush_at_end.hits_4k", "untestable"), ("b", "default", "differs"),
+                          ("b", "reads_10", "holds")], columns=["claim", "reading", "verdict"])
+    m = X.verdict_matrix(flips)
+    assert list(m.columns) == ["default", "hits_4k", "flush_at_end", "reads_10", "flips_under"]
+    assert m.loc["a"].tolist() == ["holds", "differs", "holds", "", "hits_4k"]
+    assert m.loc["b"].tolist() == ["differs", "", "", "holds", "reads_10"]
+    from tieringlab.claims import vfrm as CV
+
+    d = X.reading_descriptions([*CV.flush_axis(), *CV.TWIN_READINGS[:1]])
+    assert d["reading"].tolist() == ["flush_at_end", "reads_10"] and d["sets"].tolist() == ["end_flush = flush",
+                                                                                            "read_ratio = 0.1"]

@@ -26,7 +26,10 @@ reading and records the other readings' values on the row itself (``readings=``;
   (vFRM's Flash hits priced per 4 KB page at the 4 KB row, as the page caches'; the paper prices vFRM's at the
   128 KB row). Fig. 7 rows;
 - twins (issue 34; :data:`TWIN_READINGS`): read ratio 0.1 / 0.9, every IO 4 KB / 128 KB, cold data packed; each a
-  new simulation of ``twin_reading_traces`` (mds0 by default) at 4 GB: the mds0 row and its preconditions.
+  new simulation of ``twin_reading_traces`` (mds0 by default) at 4 GB: the mds0 row and its preconditions; with every
+  Table 1 trace there (each replayed at the smallest, 4 GB and largest Flash size by every policy), also the Fig. 6
+  and every-trace Fig. 7 rows and the trace preconditions
+  (:func:`tieringlab.experiments.vfrm_single_vm.twin_covers_every_trace`).
 
 A row's value is the default reading's (``keep``, ``random``, no flush, the paper's hit pricing); the others are
 named ``idle_<rule>``, ``sequential_runs``, ``flush_at_end``, ``hits_4k`` joined by ``.``, a twin reading's name

@@ -69,12 +69,12 @@ from tieringlab.readings import Reading, run_each, select
 from tieringlab.traces.mix import mix_traces
 from tieringlab.traces.source import effective_scale, load, section_dict
 from tieringlab.traces.twins import TWINS
-from tieringlab.units import GiB
+from tieringlab.units import PAGE_BYTES, GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
            "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "accounting_table",
            "table",
-           "cost_reduction", "g2_threshold_gb", "preconditions_table", "claim_values"]
+           "cost_reduction", "g2_threshold_gb", "preconditions_table", "cache_evicts", "claim_values"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -95,6 +95,9 @@ FLASH_GB = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: epochs, and the bins with IO in at least two epochs (all VMs, the smallest VM's, the largest VM's).
 PRE_VARS = ("pre_heatings", "pre_heatings_never_reused", "pre_reusable_bins", "pre_reusable_bins_min_vm",
             "pre_reusable_bins_max_vm")
+#: The per-mix 4 KB footprint :func:`sweep` keeps (:func:`tieringlab.experiments.vfrm_single_vm.page_footprint`, each
+#: VM's pages apart), dims ``(mix,)``: distinct pages and distinct written pages (the billing preconditions, issue 34).
+PAGE_VARS = ("pre_pages", "pre_written_pages")
 
 
 @section("gvfrm_multi_vm")
@@ -216,6 +219,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     scales = np.zeros(M)
     n_req = np.zeros(M, dtype=np.int64)
     pre = np.zeros((M, len(PRE_VARS)), dtype=np.int64)
+    pages = np.zeros((M, len(PAGE_VARS)), dtype=np.int64)
     per_vm: dict[str, list[int]] = {}
     cur: dict = {}
     steps = [(i, j) for i in range(M) for j in range(Pn)]
@@ -233,7 +237,8 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             by_vm = b["reusable_bins_by_vm"]
             pre[i] = (b["heatings"], b["heatings_never_reused"], int(by_vm.sum()), int(by_vm.min()), int(by_vm.max()))
             per_vm[mix] = [int(x) for x in by_vm]
-            cur["written_pages"] = page_footprint(mixed)[1]  # what a page cache can hold dirty (flush reading)
+            pages[i] = page_footprint(mixed)  # the page caches evict iff pages[i, 0] exceeds their pages
+            cur["written_pages"] = int(pages[i, 1])  # what a page cache can hold dirty (flush reading)
             del mixed
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
@@ -247,6 +252,8 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             runs = [registry.run(pol, cur["ds"], fbs[i], params=p.policy, bins=cur["bins"])]
         else:
             runs = [registry.run(pol, cur["ds"], fbs[i], params=p.caches)]
+        if not any(q in ("G1-vFRM", "G2-vFRM") for q in p.policies[j + 1:]):
+            cur["bins"] = None  # issue 35: the binning is dropped once the mix's last bin policy has run
         for a, r in enumerate(runs):
             sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
             for k in names:
@@ -272,7 +279,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
                **{f"members_{m}": list(members(p, m)) for m in p.mixes},
                **{f"pre_reusable_bins_by_vm_{m}": v for m, v in per_vm.items()}},
     )
-    for k, col in zip(PRE_VARS, pre.T):
+    for k, col in zip(PRE_VARS + PAGE_VARS, np.c_[pre, pages].T):
         out[k] = ("mix", col)
     out["io_cost"] = (("mix", "policy", "aging_period", "io_pricing", "end_flush", "hit_pricing", "flash_gb"), cost)
     out["seconds"] = (("mix", "policy"), secs)
@@ -468,9 +475,14 @@ def preconditions_table(res: xr.Dataset) -> pd.DataFrame:
     :mod:`tieringlab.claims.gvfrm`: ``never_reused_pct`` (bin heatings, i.e. move-ins, followed by no IO to the bin
     in the next N epochs, %), ``reusable_over_flash`` (the VMs' reusable bins x bin size over the smallest Flash
     size, both at the mix's scale) and ``heterogeneity`` (the largest VM's reusable bins over the smallest VM's, at
-    least one bin). Empty when the sweep has no such counts."""
+    least one bin); with the footprint counts (:data:`PAGE_VARS`), also the mix's distinct (written) 4 KB pages and
+    at how many of the sweep's Flash sizes the page caches evict (``evicting_sizes``; the billing preconditions need
+    every size, issue 34). Empty when the sweep has no such counts."""
     cols = ["mix", "heatings", "heatings_never_reused", "never_reused_pct", "reusable_bins", "smallest_flash_bytes",
             "reusable_over_flash", "reusable_bins_min_vm", "reusable_bins_max_vm", "heterogeneity"]
+    ev = cache_evicts(res)
+    if ev is not None:
+        cols += ["pages", "written_pages", "evicting_sizes"]
     if "pre_heatings" not in res:
         return pd.DataFrame(columns=cols)
     rows = []
@@ -485,12 +497,49 @@ def preconditions_table(res: xr.Dataset) -> pd.DataFrame:
                      "reusable_bins_min_vm": g["pre_reusable_bins_min_vm"],
                      "reusable_bins_max_vm": g["pre_reusable_bins_max_vm"],
                      "heterogeneity": g["pre_reusable_bins_max_vm"] / max(g["pre_reusable_bins_min_vm"], 1)})
+        if ev is not None:
+            rows[-1].update(pages=int(res["pre_pages"].sel(mix=mix)),
+                            written_pages=int(res["pre_written_pages"].sel(mix=mix)),
+                            evicting_sizes=int(ev.sel(mix=mix).sum()))
     return pd.DataFrame(rows, columns=cols)
 
 
-def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
-    """The precondition rows of :mod:`tieringlab.claims.gvfrm` (mix properties: one value whatever the reading)."""
+def cache_evicts(res: xr.Dataset) -> xr.DataArray | None:
+    """Per (mix, flash_gb) of a sweep: whether the page caches evict there (the mix's distinct 4 KB pages, each VM's
+    apart, exceed the cache's pages; LRU, ARC and CAR admit every miss, so they evict exactly then). None when the
+    sweep has no footprint counts (:data:`PAGE_VARS`)."""
+    if "pre_pages" not in res:
+        return None
+    return res["pre_pages"] > res["flash_bytes"] // PAGE_BYTES
+
+
+def _billing_values(res: xr.Dataset, flush: bool = False) -> dict[str, tuple[float | bool, str]]:
+    """The billing preconditions of :mod:`tieringlab.claims.gvfrm` (issue 34): per mix, whether the page caches'
+    write-backs are billed at every Flash size (``flush``: the reading writes dirty data back at the trace's end,
+    true by construction) and, with ``flush`` false, at how many sizes they evict."""
+    ev = cache_evicts(res)
     out: dict[str, tuple[float | bool, str]] = {}
+    if ev is None:
+        return out
+    fg = res["flash_gb"].values
+    for mix in res["mix"].values:
+        if str(mix) not in C.MIXES:
+            continue
+        e = ev.sel(mix=mix).values.astype(bool)
+        fits = ", ".join(f"{g:g} GB" for g in fg[~e]) or "none"
+        tag = (f"{int(res['pre_pages'].sel(mix=mix))} distinct 4 KB pages; the cache holds them all at: {fits}; "
+               f"{mix} at twin scale {float(res['scale'].sel(mix=mix)):.4g}")
+        out[C.pre_writebacks_billed(str(mix))] = (bool(flush or e.all()),
+                                                  ("flushed at the trace's end; " if flush else "") + tag)
+        if not flush and str(mix) in C.UNFRIENDLY_MIXES:  # the mixes whose "much lower" row needs it
+            out[C.pre_caches_evict(str(mix))] = (int(e.sum()), f"evicts at {int(e.sum())} of {e.size} sizes; {tag}")
+    return out
+
+
+def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]:
+    """The precondition rows of :mod:`tieringlab.claims.gvfrm` (mix properties: one value whatever the reading; the
+    billing rows' values under the flush readings are recorded by :func:`claim_values`)."""
+    out: dict[str, tuple[float | bool, str]] = _billing_values(res)
     t = preconditions_table(res)
     if t.empty:
         return out
@@ -554,4 +603,8 @@ def claim_values(res: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str
         put("default", _plain_values(res, C.AGING_READINGS[0], None))
         put("default", _plain_values(res, C.AGING_READINGS[0], C.PRICINGS[0]))
     put("default", _precondition_values(res))
+    flushed = _billing_values(res, flush=True)  # under every flush reading the write-backs are billed by construction
+    for name in by:
+        if "flush_at_end" in name.split("."):
+            put(name, flushed)
     return {k: v for k, v in by.items() if v or k == "default"}

@@ -66,8 +66,8 @@ __all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "TABLE9_TRACES", "PAPER_TRACES",
            "PAPER_FIG7_REL_LRU_PCT", "trace_names", "flash_bytes", "load_trace", "readings", "idle_axis", "run_trace",
            "sweep", "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
            "bin_reuse", "preconditions_table", "claim_values", "page_footprint", "accounting_costs",
-           "accounting_table", "verdict_flips", "twin_sweep", "twin_table",
-           "cache_evicts"]
+           "accounting_table", "verdict_flips", "verdict_matrix", "reading_descriptions", "twin_sweep", "twin_table",
+           "twin_covers_every_trace", "cache_evicts"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
 FIG6_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
@@ -136,9 +136,12 @@ class VfrmSingleVmParams:
                                            "page cache); empty = skip; only with traces.source twin",
                                            choices=C.TWIN_READING_NAMES)
     twin_reading_traces: tuple[str, ...] = param(("mds_0",), "the fig6_traces the twin readings regenerate: mds0 "
-                                                 "by default, the trace with Fig. 7's one printed number (a twin "
-                                                 "reading is a new simulation: every trace would double the "
-                                                 "notebook's time)", choices=tuple(twins.TWINS))
+                                                 "by default, the trace with Fig. 7's one printed number (its cost "
+                                                 "row and preconditions, at cost_flash_mb, vFRM and LRU); every "
+                                                 "paper trace of fig6_traces: also the Fig. 6 and every-trace rows "
+                                                 "(each trace at the smallest, cost and largest flash_mb, every "
+                                                 "policy; a twin reading is a new simulation of every trace)",
+                                                 choices=tuple(twins.TWINS))
     epoch_sweep_s: tuple[float, ...] = param((60.0, 150.0, 300.0, 900.0), "Sec. 5.1: vFRM at cost_flash_mb with "
                                              "these epoch lengths (s), to test 'short temporal granularity (i.e., "
                                              "less than 5min) might incur extra operational cost, without any "
@@ -407,20 +410,30 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     names = trace_names(p)
     if not names:
         raise ValueError("vfrm_single_vm: no traces (fig6_traces is empty and include_cloudphysics is false)")
-    parts, scales, sources, pre = [], [], [], []
+    parts, scales, sources, pre, epochs = [], [], [], [], []
     with progress(total=len(names) * len(p.policies), desc="vFRM single VM (traces x policies)",
                   unit="run") as bar:
         for name in names:
             bar.set_postfix_str(name)
             ds, scale = load_trace(p, name, traces, seed)
             fp = page_footprint(ds)
-            parts.append(run_trace(p, ds, scale, bar, written_pages=fp[1]))
+            part = run_trace(p, ds, scale, bar, written_pages=fp[1])
+            parts.append(part)
             b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
             pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp))
             scales.append(scale)
             sources.append("real" if name == "cloudphysics" else str(ds.attrs.get("source", "twin")))
+            if p.epoch_sweep_s and "vFRM" in p.policies:  # Sec. 5.1's epoch runs while the trace is loaded
+                epochs.append(_epoch_runs(p, ds, scale, part) if name in _epoch_traces(p) else None)
             del ds
     out = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str))
+    if epochs:
+        eps = [float(e) for e in p.epoch_sweep_s]
+        nan = np.full((3, len(eps)), np.nan)
+        cube = np.stack([nan if e is None else e for e in epochs], axis=1)  # (variable, trace, epoch_s)
+        for k, v in zip(_EPOCH_VARS, cube):
+            out[f"epoch_{k}"] = (("trace", "epoch_s"), v)
+        out = out.assign_coords(epoch_s=eps)
     out = out.assign_coords(scale=("trace", np.asarray(scales)), source=("trace", np.asarray(sources)))
     for k, col in zip(PRE_VARS + PAGE_VARS, np.asarray(pre, dtype=np.int64).T):
         out[k] = ("trace", col)
@@ -449,14 +462,29 @@ def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset 
     with the reading's TwinSpec overrides, the same scale and seed) and replayed at ``cost_flash_mb`` only (vFRM
     under ``p.policy.idle_bins`` and LRU, the two the mds0 row compares), with its :func:`bin_reuse` and
     :func:`page_footprint` counts: a :func:`sweep`-shaped Dataset with the extra leading dim ``twin``. None when
-    there is nothing to run (no twin readings or traces, or ``traces.source`` is not ``twin``)."""
+    there is nothing to run (no twin readings or traces, or ``traces.source`` is not ``twin``).
+
+    Which traces and sizes a twin reading must regenerate to decide a row: the mds0 row and its preconditions need
+    mds0 at ``cost_flash_mb`` (vFRM and LRU); the every-trace Fig. 7 rows need every paper trace of ``fig6_traces``
+    at ``cost_flash_mb`` with every page cache; the Fig. 6 rows every paper trace at the smallest and the largest
+    Flash size with every page cache. So when ``twin_reading_traces`` covers every paper trace of ``fig6_traces``
+    (:func:`twin_covers_every_trace`) each trace is replayed at those sizes (at most three, not the sweep's six) by
+    every policy, and :func:`claim_values` records the Fig. 6 and every-trace rows under the twin readings too; else
+    only the mds0 rows (the default, mds0 alone: the every-trace set costs about one more sweep per twin reading)."""
     src = section_dict(traces).get("source", "twin")
     names = [t for t in p.twin_reading_traces if t in p.fig6_traces]
     want = [r for r in C.TWIN_READINGS if r.name in p.twin_readings]
     if src != "twin" or not names or not want:
         return None
-    # the twin readings' rows compare vFRM with LRU only (the mds0 row and its preconditions): ARC/CAR are not rerun
-    q = dataclasses.replace(p, flash_mb=(p.cost_flash_mb,), idle_rules=(p.policy.idle_bins,), policies=("vFRM", "LRU"))
+    if twin_covers_every_trace(p):
+        # every paper trace regenerated: the Fig. 6 rows (smallest and largest Flash size, vFRM against the best of
+        # every page cache) and the every-trace Fig. 7 rows (every page cache at cost_flash_mb) can be decided
+        sizes = tuple(sorted({min(p.flash_mb), max(p.flash_mb), p.cost_flash_mb}))
+        q = dataclasses.replace(p, flash_mb=sizes, idle_rules=(p.policy.idle_bins,))
+    else:
+        # the mds0 row and its preconditions only: vFRM against LRU at cost_flash_mb (ARC/CAR are not rerun)
+        q = dataclasses.replace(p, flash_mb=(p.cost_flash_mb,), idle_rules=(p.policy.idle_bins,),
+                                policies=("vFRM", "LRU"))
     per_twin = []
     with progress(total=len(names) * len(want), desc="vFRM twin readings (vFRM and LRU)", unit="run") as bar:
         for rd in want:
@@ -483,8 +511,16 @@ def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset 
                      epoch_s=v.epoch_s, n_history_epochs=v.n_epochs, lam=v.lam, idle_bins=v.idle_bins,
                      io_pricing=v.io_pricing, end_flush=p.end_flush, hit_pricing=p.hit_pricing, page_bytes=PAGE_BYTES,
                      overrides="; ".join(f"{r.name}: {dict(r.overrides)}" for r in want),
+                     every_trace=int(twin_covers_every_trace(p)),
                      source="twin readings of issue 34 at cost_flash_mb")
     return out
+
+
+def twin_covers_every_trace(p: VfrmSingleVmParams) -> bool:
+    """Whether ``p.twin_reading_traces`` holds every paper trace of ``p.fig6_traces`` (then the twin readings decide
+    the Fig. 6 and every-trace rows, :func:`twin_sweep`)."""
+    paper = [t for t in p.fig6_traces if t in PAPER_TRACES]
+    return bool(paper) and set(paper) <= set(p.twin_reading_traces)
 
 
 def twin_table(tw: xr.Dataset) -> pd.DataFrame:
@@ -515,30 +551,54 @@ def twin_table(tw: xr.Dataset) -> pd.DataFrame:
 
 def _twin_values(tw: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str]]]:
     """The mds0 rows (Fig. 7's cost and its preconditions) under every twin reading x accounting reading of
-    :func:`twin_sweep`'s result, by reading name (:func:`tieringlab.claims.vfrm.reading_name` with ``twin``)."""
+    :func:`twin_sweep`'s result, by reading name (:func:`tieringlab.claims.vfrm.reading_name` with ``twin``); when
+    the twin sweep regenerated every paper trace (``every_trace``), also the Fig. 6 and every-trace Fig. 7 rows and
+    the trace preconditions, as :func:`claim_values` gives them for the main sweep."""
     by: dict[str, dict[str, tuple[float | bool, str]]] = {}
     fm = float(tw.attrs["cost_flash_mb"])
     idle, pricing = str(tw.attrs["idle_bins"]), str(tw.attrs["io_pricing"])
     for twin in tw["twin"].values:
         t = tw.sel(twin=twin, drop=True)
         t.attrs = tw.attrs
-        if "mds_0" not in t["trace"].values:
+        every = bool(tw.attrs.get("every_trace", 0))
+        mds0 = "mds_0" in t["trace"].values
+        if not (mds0 or every):
             continue
-        pre = preconditions_table(t).set_index("trace").loc["mds_0"]
-        evicts = bool(cache_evicts(t)["mds_0"])
+        if mds0:
+            pre = preconditions_table(t).set_index("trace").loc["mds_0"]
+            evicts = bool(cache_evicts(t)["mds_0"])
+        # every paper trace of the main sweep regenerated: the Fig. 6 and every-trace rows too (twin_sweep); the
+        # trace properties of this twin (bin_reuse counts, page footprints) are recorded under every name of it
+        props = {k: v for k, v in _precondition_values(t).items() if "cloudphysics" not in k} if every else {}
+        first = True
         for flush, hits in itertools.product(t["end_flush"].values, t["hit_pricing"].values):
             flush, hits = str(flush), str(hits)
             if idle not in C.IDLE_READINGS or pricing not in C.PRICINGS:
                 continue
             name = C.reading_name(idle, pricing, flush, hits, twin=str(twin))
             tag = f"twin reading {twin}; idle_bins={idle}, io_pricing={pricing}, end_flush={flush}, hit_pricing={hits}"
-            cost = io_cost_table(reading(t, None, None, flush, hits), fm).set_index("trace").loc["mds_0"]
-            by[name] = {
+            r = reading(t, None, None, flush, hits)
+            if every:
+                for cid, v in _reading_values(r, tag, first, flush == "flush").items():
+                    if "cloudphysics" in cid:
+                        continue  # the real trace is not a twin
+                    if cid == C.PRE_CACHES_EVICT:
+                        props[cid] = v
+                    else:
+                        by.setdefault(C.reading_name(idle, twin=str(twin)) if cid in C.IDLE_ROWS else name, {})[cid] = v
+                first = False
+            if not mds0:
+                continue
+            cost = io_cost_table(r, fm).set_index("trace").loc["mds_0"]
+            by.setdefault(name, {}).update({
                 C.MDS0_COST_REL_LRU: (float(cost["vFRM_rel_lru_pct"]), f"at scale {cost['scale']:.4g}; {tag}"),
                 C.PRE_MDS0_NEVER_REUSED: (float(pre["never_reused_pct"]), f"{int(pre['heatings_never_reused'])} of "
                                           f"{int(pre['heatings'])} bin heatings; {tag}"),
                 C.PRE_MDS0_WRITEBACKS_BILLED: (bool(flush == "flush" or evicts), f"the {fm:g} MB page cache "
-                                               + ("evicts" if evicts else "never evicts") + f"; {tag}")}
+                                               + ("evicts" if evicts else "never evicts") + f"; {tag}")})
+        for name in [n for n in by if n == str(twin) or n.startswith(f"{twin}.")]:
+            for cid, v in props.items():
+                by[name].setdefault(cid, v)
     return by
 
 
@@ -593,25 +653,58 @@ def reading_choice(res: xr.Dataset, rd: Reading) -> tuple[str, str, str, str]:
             str(o.get(C.HIT_PATH, res.attrs.get("hit_pricing", C.HIT_PRICINGS[0]))))
 
 
-def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
+#: The per-epoch-length values of Sec. 5.1's runs (:func:`epoch_sweep`); :func:`sweep` keeps them as ``epoch_<name>``.
+_EPOCH_VARS = ("hit_ratio", "update_cost", "io_cost")
+
+
+def _epoch_traces(p: VfrmSingleVmParams) -> list[str]:
+    """The traces of Sec. 5.1's epoch sweep: the paper traces of ``p.fig6_traces``."""
+    return [t for t in p.fig6_traces if t in PAPER_TRACES]
+
+
+def _epoch_runs(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float, part: xr.Dataset | None = None) -> np.ndarray:
+    """vFRM (``p.policy``) on trace ``ds`` at ``cost_flash_mb`` for every epoch length of ``p.epoch_sweep_s``: an
+    array ``(3, epochs)`` of :data:`_EPOCH_VARS`. ``part``: the trace's :func:`run_trace` result, whose run at
+    ``p.policy.epoch_s`` (the same parameters, every Flash size of the sweep replayed independently) gives that
+    epoch's values without a second run (``io_cost``: ``p.policy.io_pricing``, the paper's accounting)."""
+    fb = np.array([int(round(p.cost_flash_mb * MiB * scale))])
+    vals = np.full((len(_EPOCH_VARS), len(p.epoch_sweep_s)), np.nan)
+    for j, e in enumerate(float(x) for x in p.epoch_sweep_s):
+        if part is not None and e == float(p.policy.epoch_s):
+            r = part.sel(policy="vFRM", idle_bins=p.policy.idle_bins, flash_mb=float(p.cost_flash_mb))
+            cost = r["io_cost"].sel(io_pricing=p.policy.io_pricing, end_flush=C.FLUSHES[0],
+                                    hit_pricing=C.HIT_PRICINGS[0])
+            vals[:, j] = float(r["hit_ratio"]), float(r["update_cost"]), float(cost)
+            continue
+        r = registry.run("vFRM", ds, fb, params=dataclasses.replace(p.policy, epoch_s=e))
+        vals[:, j] = [float(r[k].values[0]) for k in _EPOCH_VARS]
+    return vals
+
+
+def epoch_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0, res: xr.Dataset | None = None) -> xr.Dataset:
     """Sec. 5.1's epoch-length claim: vFRM (``p.policy``, its idle-bin rule) at ``cost_flash_mb`` on the paper traces
     of ``p.fig6_traces``, one run per epoch length of ``p.epoch_sweep_s`` (N stays ``p.policy.n_epochs``).
-    Dims ``(trace, epoch_s)``: ``hit_ratio``, ``update_cost`` (s, the bin migrations), ``io_cost`` (s)."""
-    names = [t for t in p.fig6_traces if t in PAPER_TRACES]
+    Dims ``(trace, epoch_s)``: ``hit_ratio``, ``update_cost`` (s, the bin migrations), ``io_cost`` (s).
+
+    ``res``: a :func:`sweep` of the same ``p``, which ran these while each trace was loaded (issue 35: one load
+    and one binning per trace; the default epoch's values are the sweep's own run); without it (or when it has no
+    epoch runs) each trace is loaded again and every epoch replayed."""
+    names = _epoch_traces(p)
     eps = [float(e) for e in p.epoch_sweep_s]
-    hr = np.full((len(names), len(eps)), np.nan)
-    upd = np.full_like(hr, np.nan)
-    cost = np.full_like(hr, np.nan)
-    with progress(total=len(names) * len(eps), desc="vFRM epoch sweep", unit="run") as bar:
-        for i, name in enumerate(names):
-            ds, scale = load_trace(p, name, traces, seed)
-            fb = np.array([int(round(p.cost_flash_mb * MiB * scale))])
-            for j, e in enumerate(eps):
-                r = registry.run("vFRM", ds, fb, params=dataclasses.replace(p.policy, epoch_s=e))
-                hr[i, j], upd[i, j], cost[i, j] = (float(r[k].values[0]) for k in ("hit_ratio", "update_cost",
-                                                                                    "io_cost"))
+    if res is not None and "epoch_hit_ratio" in res and set(names) <= set(map(str, res["trace"].values)) \
+            and [float(e) for e in res["epoch_s"].values] == eps:
+        sub = res[[f"epoch_{k}" for k in _EPOCH_VARS]].sel(trace=names)
+        hr, upd, cost = (sub[f"epoch_{k}"].values.copy() for k in _EPOCH_VARS)
+    else:
+        hr = np.full((len(names), len(eps)), np.nan)
+        upd = np.full_like(hr, np.nan)
+        cost = np.full_like(hr, np.nan)
+        with progress(total=len(names), desc="vFRM epoch sweep", unit="trace") as bar:
+            for i, name in enumerate(names):
+                ds, scale = load_trace(p, name, traces, seed)
+                hr[i], upd[i], cost[i] = _epoch_runs(p, ds, scale)
                 bar.update(1)
-            del ds
+                del ds
     out = xr.Dataset({"hit_ratio": (("trace", "epoch_s"), hr), "update_cost": (("trace", "epoch_s"), upd),
                       "io_cost": (("trace", "epoch_s"), cost)},
                      coords={"trace": names, "epoch_s": eps},
@@ -951,3 +1044,29 @@ def verdict_flips(by: dict[str, dict], claims=None) -> pd.DataFrame:
                 rows.append({"claim": cid, "reading": name, "value": v, "verdict": verdict, "check_only": raw,
                              "flips": verdict != base or raw != base_raw})
     return pd.DataFrame(rows, columns=["claim", "reading", "value", "verdict", "check_only", "flips"])
+
+
+def verdict_matrix(flips: pd.DataFrame) -> pd.DataFrame:
+    """The compact view of :func:`verdict_flips` (issue 34): one row per claim, one column per reading that changes
+    one choice only (``default`` first), each cell the row's verdict under that reading (preconditions as recorded
+    there; empty where the row was not recorded under it), and ``flips_under``: the readings whose verdict differs
+    from the default's."""
+    one = flips[~flips["reading"].str.contains(".", regex=False)]
+    if one.empty:
+        return pd.DataFrame(columns=["default", "flips_under"])
+    m = one.pivot(index="claim", columns="reading", values="verdict")
+    cols = ["default"] + [c for c in dict.fromkeys(one["reading"]) if c != "default"]
+    m = m.reindex(columns=cols).fillna("")
+    m["flips_under"] = [", ".join(c for c in cols[1:] if row[c] and row[c] != row["default"]) for _, row in
+                        m.iterrows()]
+    m.columns.name = None
+    return m
+
+
+def reading_descriptions(readings) -> pd.DataFrame:
+    """One line per non-default reading of ``readings`` (:class:`tieringlab.readings.Reading` objects, e.g. the
+    axes of :mod:`tieringlab.claims.vfrm`): its name, the parameter values it sets and why (the source or the
+    documented choice), for the notebooks' verdict tables."""
+    rows = [{"reading": r.name, "sets": ", ".join(f"{k} = {v}" for k, v in r.overrides.items()), "why": r.why}
+            for r in readings if r.overrides]
+    return pd.DataFrame(rows, columns=["reading", "sets", "why"]).drop_duplicates("reading")

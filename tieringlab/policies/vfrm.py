@@ -500,29 +500,41 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
     inf = bt.n_bins + 1  # rank of a bin that is not placed at all
 
-    def rank_of(epoch, b):
-        return _lookup(keys, ranks, epoch * bt.n_bins + b, inf, valid=(epoch >= 0) & (epoch < bt.n_epochs))
+    def rank_of(epoch, b, shift=0):
+        """Rank of bin ``b`` at epoch ``epoch + shift`` (one query array, built in place: issue 35's memory)."""
+        q = np.asarray(epoch, dtype=np.int64) + shift  # a new array
+        valid = (q >= 0) & (q < bt.n_epochs)
+        q *= bt.n_bins
+        q += b
+        return _lookup(keys, ranks, q, inf, valid=valid)
 
     # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
     pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
     req_rank = np.maximum.reduceat(pair_rank[bt.unit_pair], bt.req_start)
+    del pair_rank
     user = request_counts(bt, req_rank, ks)
+    del req_rank
 
+    # dirty: written while resident. For the latest write epoch w <= e of the bin, it stayed in a flash of
+    # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf). Computed first: its
+    # temporaries are gone before the per-key epoch and bin arrays below exist (issue 35: peak memory)
+    mx = _max_rank_since_write(bt, keys, ranks, inf)
     e = keys // bt.n_bins
     b = keys % bt.n_bins
     # move-ins at the start of epoch e: rank_e < k <= rank_{e-1}
-    move_ins = _count_between(ranks, rank_of(e - 1, b), ks)
-    # move-outs at the start of epoch e+1 (e+1 inside the trace; no flush at its end): rank_e < k <= rank_{e+1}
-    inside = e + 1 < bt.n_epochs
-    nxt = rank_of(e[inside] + 1, b[inside])
-    move_outs = _count_between(ranks[inside], nxt, ks)
-    # dirty: written while resident. For the latest write epoch w <= e of the bin, it stayed in a flash of
-    # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf).
-    mx = _max_rank_since_write(bt, keys, ranks, inf)
-    dirty = _count_between(mx[inside], nxt, ks)
+    move_ins = _count_between(ranks, rank_of(e, b, -1), ks)
     # still dirty when the trace ends: placed in the last epoch and written while resident since (k > Mx)
     last = e == bt.n_epochs - 1
     dirty_end = _count_between(mx[last], np.full(int(last.sum()), inf, dtype=np.int64), ks)
+    del last
+    # move-outs at the start of epoch e+1 (e+1 inside the trace; no flush at its end): rank_e < k <= rank_{e+1}
+    inside = e + 1 < bt.n_epochs
+    e, b = e[inside], b[inside]
+    nxt = rank_of(e, b, 1)
+    del e, b
+    move_outs = _count_between(ranks[inside], nxt, ks)
+    dirty = _count_between(mx[inside], nxt, ks)
+    del nxt, mx, inside
     return bin_result(bt, params, fs, caps, user=user, move_ins=move_ins, move_outs=move_outs, dirty=dirty,
                       policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins}, dirty_at_end=dirty_end)
 
@@ -533,29 +545,51 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     max over the union of placed and accessed (epoch, bin) pairs sorted by (bin, epoch)."""
     nb, ne = bt.n_bins, bt.n_epochs
     # placed keys and accessed pairs as (bin, epoch) keys, one stable sort; a placed pair that is also
-    # accessed appears twice (placed copy first): merged into one entry (its rank, the pair's write flag)
+    # accessed appears twice (placed copy first): merged into one entry (its rank, the pair's write flag).
+    # Issue 35: every temporary is dropped as soon as it is dead and the running max works in place, so the peak
+    # holds a few arrays of the placed keys at a time (the same integers as before).
     bk = np.concatenate([(keys % nb) * ne + keys // nb, bt.pair_bin * ne + bt.pair_epoch])
     order = np.argsort(bk, kind="stable")
     bk = bk[order]
-    r_all = np.concatenate([ranks, np.full(bt.pair_bin.size, inf, dtype=np.int64)])[order]
-    w_all = np.concatenate([np.zeros(keys.size, dtype=bool), bt.pair_wrote])[order]
     uniq = np.ones(bk.size, dtype=bool)
     uniq[1:] = bk[1:] != bk[:-1]
+    k2 = bk[uniq]
+    del bk
+    r = np.concatenate([ranks, np.full(bt.pair_bin.size, inf, dtype=np.int64)])[order][uniq]
+    w_all = np.concatenate([np.zeros(keys.size, dtype=bool), bt.pair_wrote])[order]
     w_all[:-1] |= ~uniq[1:] & w_all[1:]
-    k2, r, wrote = bk[uniq], r_all[uniq], w_all[uniq]
-    ep, bn = k2 % ne, k2 // ne
+    wrote = w_all[uniq]
+    del w_all
+    ep = k2 % ne
+    k2 //= ne  # the bin of each entry
     first = np.ones(k2.size, dtype=bool)
-    first[1:] = bn[1:] != bn[:-1]
-    gap = np.ones(k2.size, dtype=bool)
+    first[1:] = k2[1:] != k2[:-1]
+    del k2
+    gap = np.ones(ep.size, dtype=bool)
     gap[1:] = first[1:] | (ep[1:] - ep[:-1] > 1)
-    v = np.where(gap & ~wrote, inf, r)
-    seg = np.cumsum(wrote | first)
-    big = inf + 1
-    mx = np.maximum.accumulate(seg * big + v) - seg * big
+    del ep
+    gap &= ~wrote
+    r[gap] = inf  # v of the running max
+    del gap
+    first |= wrote
+    del wrote
+    seg = np.cumsum(first)
+    del first
+    seg *= inf + 1
+    r += seg
+    np.maximum.accumulate(r, out=r)
+    r -= seg
+    del seg
     # back to the order of the placed keys: sorted position of each placed copy -> its merged entry
     pos = np.empty(order.size, dtype=np.int64)
     pos[order] = np.arange(order.size)
-    return mx[np.cumsum(uniq)[pos[:keys.size]] - 1]
+    del order
+    idx = np.cumsum(uniq)
+    del uniq
+    idx = idx[pos[:keys.size]]
+    del pos
+    idx -= 1
+    return r[idx]
 
 
 def _lookup(keys, values, query, missing, valid=True):
@@ -563,8 +597,14 @@ def _lookup(keys, values, query, missing, valid=True):
     query = np.asarray(query)
     if keys.size == 0:
         return np.full(query.shape, missing, dtype=np.int64)
-    i = np.minimum(np.searchsorted(keys, query), keys.size - 1)
-    return np.where(valid & (keys[i] == query), values[i], missing)
+    i = np.searchsorted(keys, query)
+    np.minimum(i, keys.size - 1, out=i)
+    found = keys[i] == query
+    found &= valid
+    out = values[i]
+    del i
+    out[~found] = missing
+    return out
 
 
 def example_trace(n_vms: int = 1, n: int = 240, seed: int = 0) -> xr.Dataset:
