@@ -105,11 +105,18 @@ def test_onepass_grows_and_compacts_like_the_explicit_stack():
 
 
 def test_methods_agree_on_a_long_zipf_trace():
+    """Over 8,192 distinct keys: the one-pass window grows past one 32,768-slot superblock and compacts there."""
     rng = np.random.default_rng(5)
     keys = rng.zipf(1.2, 300_000) * 7919 - 2**40
-    np.testing.assert_array_equal(stack_distances(keys, "onepass"), stack_distances(keys, "arrays"))
+    assert np.unique(keys).size > 32_768 // 4
+    d = stack_distances(keys, "arrays")
+    np.testing.assert_array_equal(stack_distances(keys, "onepass"), d)
+    sizes = np.array([0, 1, 7, 1000, 30_000, 10**9])
+    np.testing.assert_array_equal(lru_hit_counts(keys, sizes, "onepass"), hit_counts_from_distances(d, sizes))
     with pytest.raises(ValueError, match="method must be one of arrays, onepass; got 'fenwick'"):
         stack_distances(keys, "fenwick")
+    with pytest.raises(ValueError, match="method must be one of arrays, onepass; got 'fenwick'"):
+        lru_hit_counts(keys, sizes, "fenwick")
 
 
 @settings(max_examples=100, deadline=None)
@@ -117,10 +124,12 @@ def test_methods_agree_on_a_long_zipf_trace():
 def test_hit_counts_equal_lru_simulation_at_every_size(keys):
     sizes = np.arange(0, len(set(keys)) + 3)
     expected = [brute_lru_hits(keys, int(c)) for c in sizes]
-    got = lru_hit_counts(np.array(keys), sizes)
-    assert got.dtype == np.int64
-    np.testing.assert_array_equal(got, expected)
-    np.testing.assert_allclose(lru_hit_ratios(np.array(keys), sizes), np.array(expected) / len(keys), rtol=0, atol=0)
+    for method in METHODS:  # the arrays' distances, the one-pass kernel's histogram
+        got = lru_hit_counts(np.array(keys), sizes, method)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected, err_msg=method)
+        np.testing.assert_allclose(lru_hit_ratios(np.array(keys), sizes, method), np.array(expected) / len(keys),
+                                   rtol=0, atol=0, err_msg=method)
 
 
 @settings(max_examples=50, deadline=None)

@@ -37,3 +37,27 @@ def shared_dir() -> Path | None:
     """The ``shared/`` folder beside the checkout (papers, the CloudPhysics copy), if present."""
     cand = repo_root().parent / "shared"
     return cand if cand.is_dir() else None
+
+
+#: ``TIERINGLAB_CACHE`` values that turn every on-disk cache off (twins, workloads, numba's compiled kernels)
+CACHE_OFF = ("off", "0", "false", "no", "none")
+
+
+def cache_dir() -> Path | None:
+    """The root of the package's on-disk caches, or ``None`` when ``TIERINGLAB_CACHE=off``.
+
+    ``$TIERINGLAB_CACHE`` when set (relative paths are taken from the current directory), else
+    ``build/cache`` of the checkout the package is imported from (``build/`` is ignored by git), else of
+    the checkout :func:`repo_root` finds, else ``~/.cache/tieringlab`` (an installed package used outside a
+    checkout). Read on every call, so a test or a stage can point it elsewhere. Everything under it is
+    derived data: ``make clean-cache`` (or deleting the folder) only costs the next run the time.
+    """
+    env = os.environ.get("TIERINGLAB_CACHE", "").strip()
+    if env.lower() in CACHE_OFF:
+        return None
+    if env:
+        return Path(env).expanduser().resolve()
+    for root in (Path(__file__).resolve().parent.parent, repo_root()):
+        if (root / "dvc.yaml").is_file():
+            return root / "build" / "cache"
+    return Path.home() / ".cache" / "tieringlab"

@@ -253,16 +253,43 @@ def _distances_from_previous(prev: np.ndarray) -> np.ndarray:
     return out
 
 
-#: How :func:`stack_distances` computes: ``"arrays"``, the numpy whole-array passes of the module docstring
-#: (O(n log n), no compilation), or ``"onepass"``, one compiled pass with a Fenwick tree over recency slots
-#: (:mod:`tieringlab.models._stackdist_native`; O(n log K) for K distinct keys, memory O(K); about a second of
-#: numba compilation per process). Identical results. The default stays ``"arrays"`` until the stack-distance
-#: benchmark (``python -m benchmarks stackdist``, both methods in one run) shows the one-pass kernel faster on
-#: a quiet machine.
+#: How :func:`stack_distances` and :func:`lru_hit_counts` compute: ``"arrays"``, the numpy whole-array passes of
+#: the module docstring (O(n log n), no compilation), or ``"onepass"``, one compiled pass over recency slots
+#: (:mod:`tieringlab.models._stackdist_native`: a probe and a few cached word operations per access, memory O(K)
+#: for K distinct keys; the hit counts come from counts between the sizes filled in the same pass, with no
+#: per-access array).
+#: Identical results (tests compare both with a brute-force LRU stack).
 METHODS = ("arrays", "onepass")
+#: The default of :data:`METHODS`. ``"arrays"``, because neither method is faster on every trace (measured
+#: 2026-11-26 on the shared 2-core machine, numba's compiled code loaded from the disk cache): the one-pass kernel
+#: is 1.5-14x faster on Zipf traces of 10^3-10^7 requests (``python -m benchmarks stackdist``) and 4x on the
+#: mds_0 twin's page accesses (scale 0.5: 5.2 M accesses, 0.42 M pages), but 0.37-0.72x as fast where most
+#: accesses are first touches (the usr_2 and stg_1 twins at scale 0.1: 86 % and 80 % distinct pages; src1_1 at
+#: 0.5: 60 %), whose hash table and window outgrow the CPU caches while the arrays' sorts stay sequential; its
+#: first call in a process also loads numba (about a second). Callers that know their trace pass ``method``.
+DEFAULT_METHOD = "arrays"
 
 
-def stack_distances(keys, method: str = "arrays") -> np.ndarray:
+def _check_method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    return method
+
+
+def _onepass(keys: np.ndarray, distances: bool, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled pass: (the distances, or an empty array) and ``counts[k]`` = accesses whose distance has
+    ``k`` of the sorted ``bounds`` at or below it (so ``cumsum(counts)[k]`` = hits at capacity ``bounds[k]``)."""
+    from tieringlab.models import _stackdist_native  # noqa: PLC0415  (numba compiles or loads on first use only)
+
+    k = np.ascontiguousarray(keys, dtype=np.int64)
+    out = np.empty(k.size if distances else 0, dtype=np.int64)
+    b = np.ascontiguousarray(bounds, dtype=np.int64)
+    counts = np.zeros(b.size + 1 if b.size else 0, dtype=np.int64)
+    _stackdist_native.lru_onepass(k, out, b, counts)
+    return out, counts
+
+
+def stack_distances(keys, method: str = DEFAULT_METHOD) -> np.ndarray:
     """LRU stack distance of every access (Mattson et al. 1970), ``int64``, same length as ``keys``.
 
     ``d(i)`` is the number of distinct *other* keys accessed since the previous access to ``keys[i]``;
@@ -272,19 +299,14 @@ def stack_distances(keys, method: str = "arrays") -> np.ndarray:
     >>> stack_distances([1, 2, 1, 3, 2, 2]).tolist()[2:]
     [1, 9223372036854775807, 2, 0]
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    _check_method(method)
     keys = _as_keys(keys)
     n = keys.size
     if n == 0:
         return np.empty(0, dtype=np.int64)
     if method == "arrays":
         return _distances_from_previous(_previous_access(keys))
-    from tieringlab.models import _stackdist_native  # noqa: PLC0415  (numba compiles on first use only)
-
-    out = np.empty(n, dtype=np.int64)
-    _stackdist_native.stack_distances_onepass(np.ascontiguousarray(keys, dtype=np.int64), out)
-    return out
+    return _onepass(keys, True, np.zeros(0, np.int64))[0]
 
 
 def hit_counts_from_distances(distances, sizes) -> np.ndarray:
@@ -306,25 +328,35 @@ def hit_counts_from_distances(distances, sizes) -> np.ndarray:
     return cum[np.minimum(sizes, hist.size)].astype(np.int64)
 
 
-def lru_hit_counts(keys, sizes) -> np.ndarray:
+def lru_hit_counts(keys, sizes, method: str = DEFAULT_METHOD) -> np.ndarray:
     """Hit counts of a unit-size LRU cache at each capacity in ``sizes`` (int64, shaped like ``sizes``).
 
     Equal to simulating LRU separately at every capacity (Mattson's inclusion property), including
-    capacity 0 (no hits).
+    capacity 0 (no hits). ``method``: one of :data:`METHODS` (``"onepass"`` counts the distances below the
+    largest size in its pass and keeps no per-access array).
     """
-    return hit_counts_from_distances(stack_distances(keys), sizes)
+    _check_method(method)
+    if method == "arrays":
+        return hit_counts_from_distances(stack_distances(keys, "arrays"), sizes)
+    keys = _as_keys(keys)
+    sizes = _as_sizes(sizes)
+    if sizes.size == 0 or keys.size == 0:
+        return np.zeros(sizes.shape, dtype=np.int64)
+    bounds, where = np.unique(sizes, return_inverse=True)   # the sorted distinct sizes; each size's position
+    hits = np.cumsum(_onepass(keys, False, bounds)[1])[:bounds.size]   # hits[k] = #{d < bounds[k]}
+    return hits[where.reshape(sizes.shape)].astype(np.int64)
 
 
-def lru_hit_ratios(keys, sizes) -> np.ndarray:
+def lru_hit_ratios(keys, sizes, method: str = DEFAULT_METHOD) -> np.ndarray:
     """Hit ratio (hits / accesses, float64) of a unit-size LRU cache at each capacity in ``sizes``.
 
     ``sizes`` are capacities in keys; the result has the shape of ``sizes``. Raises ``ValueError`` on
-    an empty trace (the ratio is undefined).
+    an empty trace (the ratio is undefined). ``method``: as for :func:`lru_hit_counts`.
     """
     keys = _as_keys(keys)
     if keys.size == 0:
         raise ValueError("keys is empty: the hit ratio of an empty trace is undefined")
-    return lru_hit_counts(keys, sizes) / float(keys.size)
+    return lru_hit_counts(keys, sizes, method) / float(keys.size)
 
 
 def _request_starts(request_index, n_units: int) -> np.ndarray:

@@ -98,6 +98,7 @@ twin's numpy generator.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import zlib
 from dataclasses import dataclass, replace
 
@@ -410,7 +411,26 @@ def msr_twin(name: str, scale: float = 1.0, seed: int = 0, **overrides):
     Returns a trace Dataset (schema of :mod:`tieringlab.traces.readers`, ``source="twin"``) whose attrs
     hold every generative parameter (``twin_*``), ``scale``, ``seed`` and ``duration_s``.
     ``overrides`` replace :class:`TwinSpec` fields (used by :func:`fit_twin`).
+
+    Cached on disk (:mod:`tieringlab.cache`: generated once per name, spec, scale, seed, overrides and source
+    code, then read back bit-identical, large arrays memory-mapped; ``TIERINGLAB_CACHE=off`` generates every time).
     """
+    if not (0.0 < float(scale) <= 1.0):
+        raise ValueError(f"scale must be in (0, 1], got {scale!r}")
+    spec = _spec(name)
+    from tieringlab import cache  # noqa: PLC0415
+    from tieringlab.models.workloads import otf_ast as otf_model  # noqa: PLC0415  (the OTF twins' generator)
+
+    model = otf_model.OTF_TWINS.get(spec.name) if spec.category == "otf" else None
+    params = {"name": spec.name, "spec": dataclasses.asdict(spec),
+              "otf_spec": None if model is None else dataclasses.asdict(model),
+              "scale": scale, "seed": seed, "overrides": overrides}
+    return cache.cached_dataset("msr_twin", params, lambda: _generate(name, scale, seed, **overrides),
+                                modules=(sys.modules[__name__], otf_model))
+
+
+def _generate(name: str, scale: float = 1.0, seed: int = 0, **overrides):
+    """:func:`msr_twin` without the cache: the generation itself."""
     if not (0.0 < float(scale) <= 1.0):
         raise ValueError(f"scale must be in (0, 1], got {scale!r}")
     if _spec(name).category == "otf":     # OTF-AST twins: the sub-LUN model (end of this module)
@@ -574,7 +594,7 @@ def _otf_twin(spec: TwinSpec, scale: float, seed: int, **overrides):
 def _measure(name: str, scale: float, seed: int, **overrides) -> tuple[float, float]:
     from tieringlab.traces.stats import lru_hit_ratio, reaccess_ratio  # noqa: PLC0415
 
-    ds = msr_twin(name, scale, seed, **overrides)
+    ds = _generate(name, scale, seed, **overrides)    # calibration: not cached (one entry per bisection step)
     return (float(lru_hit_ratio(ds, int(round(GiB * scale)))), reaccess_ratio(ds))
 
 
