@@ -12,8 +12,9 @@ one replay.
   results are not expected to agree.)
 - **SimPy**: the SimPy model of ``tests/test_otf_engine.py`` (callbacks on SimPy's event heap), on the window's
   first 30 minutes (``simpy_requests``; the whole window would take minutes more), FIFO queues; ours on the same
-  prefix must give the same routes, responses (1e-9 s) and move log (asserted). ``ratio_simpy_vs_ours``. (Under
-  CFQ with 8 chunks of 512 KiB in flight the two still differ on a few requests: open, see the tests' docstring.)
+  prefix must give the same routes, responses (1e-9 s) and move log (asserted). ``ratio_simpy_vs_ours``. (CFQ
+  with 8 chunks of 512 KiB in flight agrees too since the SimPy model handles simultaneous disk completions in the
+  engine's order: tests/test_otf_engine.py.)
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import pytest
 
 from tieringlab.policies import otf_ast as oa
 from tieringlab.policies import registry
+from tieringlab.policies.otf_ast.flashcache import flashcache_passes
 from tieringlab.traces.readers import make_dataset
 from tieringlab.units import GiB, KiB, MiB
 
@@ -241,6 +242,20 @@ def test_flashcache_pass2_is_the_second_replay_of_the_same_window():
     two = registry.run("FlashCache pass 2", ds, [2 * SUB], knobs=base, key=jax.random.key(0))
     assert int(two["hits"][0]) >= int(one["hits"][0])
     assert two.attrs["policy"] == "FlashCache pass 2" and one.attrs["policy"] == "FlashCache"
+    # both passes from one replay of the block LRU (the experiment's sharing): each identical to its own call
+    both = flashcache_passes(ds, [2 * SUB], oa.FlashCacheParams(**base), key=jax.random.key(0), passes=(1, 2))
+    assert both[1].identical(one) and both[2].identical(two)
+
+
+def test_copy_share_floor_does_not_reach_the_closed_loop_engine():
+    """copy_share_floor stays a field only for the replaced fluid engine (.engine, the benchmarks' "before"):
+    OTF-AST's result (routes, responses, moves) is the same at its two ends."""
+    ds = _trace(5, 800)
+    lo, hi = (registry.run("OTF-AST", ds, [CAP * SUB], params=oa.OtfAstParams(**{**SMALL, "copy_share_floor": f}),
+                           key=jax.random.key(0)) for f in (0.01, 1.0))
+    assert int(lo["promotions"][0]) >= 1
+    for v in ("route", "response_s", "move_start_s", "move_sync_end_s"):
+        np.testing.assert_array_equal(lo[v].values, hi[v].values)
 
 
 def test_hdd_only_and_registry():

@@ -230,7 +230,7 @@ def test_readings_run_each_reading_on_the_same_twins(monkeypatch):
     """:func:`readings` runs OTF-AST's variants under each chosen reading (its parameters applied), on the
     trace each replication loads once."""
     p = validate_section("otf_ast", {"scale": 0.01, "seeds": 2, "reading_seeds": 2, "replays": ["src1_1"],
-                                     "readings": ["moves_4", "n2"]})
+                                     "readings": ["moves_4", "n2"], "threads": 1})   # calls in order
     loads, calls = [], []
     monkeypatch.setattr(X, "load_trace", lambda p_, name, tseed, traces=None, **prior: loads.append(name) or name)
     row = {k: 1.0 for k in X._SCALARS}
@@ -251,6 +251,17 @@ def test_readings_run_each_reading_on_the_same_twins(monkeypatch):
     both = ["OTF-AST", "OTF-AST without write-back"]
     assert calls == [(4, "top_n", q) for q in both] + [(1, "prefix_to_i", q) for q in both] + \
         [(4, "top_n", q) for q in both] + [(1, "prefix_to_i", q) for q in both]
+
+
+def test_threads_do_not_change_results():
+    """The (trace, seed) replications run ``threads`` at once: the grid is identical with one thread and with two
+    (FlashCache's shared passes: tests/test_otf_ast.py)."""
+    kw = {"scale": 0.01, "seeds": 2, "reading_seeds": 2, "prior_seeds": 2, "replays": ["src1_1"],
+          "policies": ["OTF-AST", "HDD only"]}
+    one = X.grid(validate_section("otf_ast", {**kw, "threads": 1}))
+    two = X.grid(validate_section("otf_ast", {**kw, "threads": 2}))
+    assert one.identical(two)
+    assert not np.array_equal(one["mean_ms"].sel(seed=0).values, one["mean_ms"].sel(seed=1).values)
 
 
 def test_verdict_flips_are_the_readings_flips():

@@ -33,6 +33,10 @@ Beyond the central configuration (the notes' recommended readings, the twins' ce
   ``otf_ast.pre.*`` the claims' mechanisms need (:mod:`tieringlab.claims.otf_ast`); :func:`claims_by_reading` and
   :func:`ledger_entries` give every row its value under each reading and prior, and its per-seed samples.
 
+Cost (issue 30): each (trace, seed) replication is one job (its twin, its preconditions, its systems), ``threads``
+jobs at once (:func:`_jobs`; the compiled kernels release the GIL; results do not depend on it); FlashCache's passes
+1 and 2 share one replay of the block LRU (:func:`run_systems`).
+
 Parameters: the section embeds each system's own (:class:`~tieringlab.policies.otf_ast.OtfAstSettings`
 ``policy``, ``static_tiering``, ``flashcache``) and the measurement every system shares (``measure``:
 the testbed, Table 5's summaries), each field declared once in :mod:`tieringlab.policies.otf_ast`;
@@ -46,6 +50,7 @@ msr`` the real files, windows cut at Table 2's minutes from each file's first ti
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import jax
@@ -67,6 +72,7 @@ from tieringlab.policies.otf_ast import (
     StaticTieringSettings,
     sim,
 )
+from tieringlab.policies.otf_ast.flashcache import flashcache_passes
 from tieringlab.policies.otf_ast.monitor import hot_matrix, interval_counts
 from tieringlab.policies.otf_ast.replay import replay
 from tieringlab.progress import progress
@@ -77,7 +83,8 @@ from tieringlab.traces.source import load
 from tieringlab.units import MINUTE, SUBLUN_BYTES
 
 __all__ = ["OtfAstExperimentParams", "TRACES", "POLICIES", "READINGS", "PRIORS", "LABELS", "TABLE2_MIN",
-           "system_params", "sublun_bytes", "load_trace", "run_one", "grid", "readings", "priors", "table4", "table5",
+           "system_params", "sublun_bytes", "load_trace", "run_one", "run_systems", "grid", "readings", "priors",
+           "table4", "table5",
            "fig6", "cdfs", "util_timeline", "copy_times", "claim_values", "claim_rows", "claims_by_reading",
            "ledger_entries", "verdict_flips", "readings_summary", "stable_verdicts", "prior_band", "footprint_bytes",
            "hot_runs", "weighted_median", "trace_preconditions", "preconditions_table", "HIST_MEANS",
@@ -178,6 +185,8 @@ class OtfAstExperimentParams:
     priors: tuple[str, ...] = param(tuple(r.name for r in PRIORS), "the twin prior sweep (notes Sec. 6.6; PRIORS)",
                                     choices=tuple(r.name for r in PRIORS))
     prior_seeds: int = param(2, "seeds per prior setting", bounds=(2, 64))
+    threads: int = param(2, "speed only: (trace, seed) replications run at once, one thread each (the compiled "
+                         "kernels release the GIL); every result is the same for any value", bounds=(1, 16))
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported).
@@ -293,8 +302,31 @@ def run_one(p: OtfAstExperimentParams, ds: xr.Dataset, policy: str, key) -> dict
     and (OTF-AST) the HDD utilisation during its demotion copies and the timing of its promotions.
     A reading runs as ``run_one(reading.apply(p), ...)``."""
     unit = _unit(p, ds)
-    r = registry.run(policy, ds, [p.ssd_subluns * unit], params=system_params(p, policy, unit),
-                     key=key).isel(capacity_bytes=0)
+    r = registry.run(policy, ds, [p.ssd_subluns * unit], params=system_params(p, policy, unit), key=key)
+    return _summarise(p, ds, r.isel(capacity_bytes=0))
+
+
+_FC_PASSES = {"FlashCache": 1, "FlashCache pass 2": 2}
+
+
+def run_systems(p: OtfAstExperimentParams, ds: xr.Dataset, policies, key) -> dict[str, dict]:
+    """:func:`run_one` of each of ``policies`` on one trace, ``{policy: row}``; FlashCache's passes 1 and 2 from one
+    replay of its block LRU (:func:`~tieringlab.policies.otf_ast.flashcache.flashcache_passes`: the same rows as
+    two :func:`run_one` calls, its first pass computed once)."""
+    fc = [q for q in policies if q in _FC_PASSES]
+    out = {}
+    if len(fc) > 1:
+        unit = _unit(p, ds)
+        last = max(fc, key=_FC_PASSES.get)
+        q = system_params(p, last, unit)
+        registry.get(last).check_params(q)
+        both = flashcache_passes(ds, [p.ssd_subluns * unit], q, key=key, passes=[_FC_PASSES[f] for f in fc])
+        out = {f: _summarise(p, ds, both[_FC_PASSES[f]].isel(capacity_bytes=0)) for f in fc}
+    return {pol: out[pol] if pol in out else run_one(p, ds, pol, key) for pol in policies}
+
+
+def _summarise(p: OtfAstExperimentParams, ds: xr.Dataset, r: xr.Dataset) -> dict:
+    """:func:`run_one`'s row from one system's result ``r`` at the SSD size."""
     resp = r["response_s"].values
     out = {"ssd_ratio": 100 * float(r["hit_ratio"]),
            "buffer_ratio": 100 * float(r["buffer_ratio"]),
@@ -405,18 +437,31 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
     return ds
 
 
+def _jobs(p: OtfAstExperimentParams, fn, args: list[tuple]) -> dict:
+    """``fn(*a)`` for each ``a`` of ``args`` (one replication each: its twin, then its systems), ``p.threads`` at
+    once; the dicts they return merged in the order of ``args``. Each job draws from its own seeds only and the
+    compiled kernels hold no shared state, so the rows do not depend on ``threads`` (tests check)."""
+    if int(p.threads) <= 1 or len(args) <= 1:
+        parts = [fn(*a) for a in args]
+    else:
+        with ThreadPoolExecutor(max_workers=min(int(p.threads), len(args))) as pool:
+            parts = list(pool.map(lambda a: fn(*a), args))
+    return {k: v for part in parts for k, v in part.items()}
+
+
 def grid(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     """The central configuration: traces x policies x seeds (Tables 4-5, Figs. 6-9)."""
-    rows = {}
     reps = _seeds(seed, p.seeds)
     bar = progress(total=len(p.replays) * len(reps) * len(p.policies), desc="OTF-AST grid", unit="run")
-    for name in p.replays:
-        for r, (tseed, key) in enumerate(reps):
-            ds = load_trace(p, name, tseed, traces)
-            pre = trace_preconditions(p, ds)
-            for pol in p.policies:
-                rows[(name, pol, r)] = {**run_one(p, ds, pol, key), **pre}
-                bar.update(1)
+
+    def job(name, r, tseed, key):
+        ds = load_trace(p, name, tseed, traces)
+        pre = trace_preconditions(p, ds)
+        out = {(name, pol, r): {**row, **pre} for pol, row in run_systems(p, ds, p.policies, key).items()}
+        bar.update(len(p.policies))
+        return out
+
+    rows = _jobs(p, job, [(name, r, tseed, key) for name in p.replays for r, (tseed, key) in enumerate(reps)])
     bar.close()
     out = _assemble(rows, {"trace": list(p.replays), "policy": list(p.policies), "seed": list(range(p.seeds))})
     out.attrs.update(seed=int(seed), scale=float(p.scale), ssd_subluns=int(p.ssd_subluns))
@@ -440,7 +485,6 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
     readings, FlashCache for its cleaning, every system for the testbed's) under that reading, on the first
     ``reading_seeds`` replications of :func:`grid` (same twins and draws); dims (reading, trace, policy, seed),
     NaN where a reading did not rerun a system (:func:`_merged` takes it from the central run)."""
-    rows = {}
     reps = _seeds(seed, p.reading_seeds)
     chosen = _chosen(READINGS, p.readings)
     by_rd = {rd.name: reading_policies(rd, p.policies) for rd in chosen}
@@ -450,18 +494,19 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
 
     def systems(q, ds, key, run):
         pre = trace_preconditions(q, ds)      # a reading of the hot rule changes what the controller sees as hot
-        out = {}
-        for pol in run:
-            out[pol] = {**run_one(q, ds, pol, key), **pre}
-            bar.update(1)
+        out = {pol: {**row, **pre} for pol, row in run_systems(q, ds, run, key).items()}
+        bar.update(len(run))
         return out
 
-    for name in p.replays:
-        for r, (tseed, key) in enumerate(reps):
-            ds = load_trace(p, name, tseed, traces)
-            for rd in chosen:
-                for pol, row in systems(rd.apply(p), ds, key, by_rd[rd.name]).items():
-                    rows[(rd.name, name, pol, r)] = row
+    def job(name, r, tseed, key):
+        ds = load_trace(p, name, tseed, traces)
+        out = {}
+        for rd in chosen:
+            for pol, row in systems(rd.apply(p), ds, key, by_rd[rd.name]).items():
+                out[(rd.name, name, pol, r)] = row
+        return out
+
+    rows = _jobs(p, job, [(name, r, tseed, key) for name in p.replays for r, (tseed, key) in enumerate(reps)])
     bar.close()
     return _assemble(rows, {"reading": list(p.readings), "trace": list(p.replays), "policy": pols,
                             "seed": list(range(p.reading_seeds))})
@@ -469,17 +514,18 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
 
 def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     """Every system on twins drawn with each prior setting; dims (prior, trace, policy, seed)."""
-    rows = {}
     reps = _seeds(seed, p.prior_seeds)
     bar = progress(total=len(p.priors) * len(p.replays) * len(reps) * len(p.policies), desc="priors", unit="run")
-    for pr in _chosen(PRIORS, p.priors):
-        for name in p.replays:
-            for r, (tseed, key) in enumerate(reps):
-                ds = load_trace(p, name, tseed, traces, **pr.overrides)
-                pre = trace_preconditions(p, ds)
-                for pol in p.policies:
-                    rows[(pr.name, name, pol, r)] = {**run_one(p, ds, pol, key), **pre}
-                    bar.update(1)
+
+    def job(pr, name, r, tseed, key):
+        ds = load_trace(p, name, tseed, traces, **pr.overrides)
+        pre = trace_preconditions(p, ds)
+        out = {(pr.name, name, pol, r): {**row, **pre} for pol, row in run_systems(p, ds, p.policies, key).items()}
+        bar.update(len(p.policies))
+        return out
+
+    rows = _jobs(p, job, [(pr, name, r, tseed, key) for pr in _chosen(PRIORS, p.priors) for name in p.replays
+                          for r, (tseed, key) in enumerate(reps)])
     bar.close()
     return _assemble(rows, {"prior": list(p.priors), "trace": list(p.replays), "policy": list(p.policies),
                             "seed": list(range(p.prior_seeds))})

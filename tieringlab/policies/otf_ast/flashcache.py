@@ -4,13 +4,17 @@ pass 2" (warm: the same window replayed on the cache pass 1 left)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import numpy as np
 import xarray as xr
 
+from tieringlab import native
 from tieringlab.models.stackdist import COLD, stack_distances
 from tieringlab.models.storage import HDD, SSD
-from tieringlab.policies import caching
+from tieringlab.policies import lru
+from tieringlab.policies._arraylist import native_state
 from tieringlab.policies.contract import check_capacities
 from tieringlab.policies.otf_ast.example import example
 from tieringlab.policies.otf_ast.parameters import SOURCE, FlashCacheParams
@@ -19,7 +23,50 @@ from tieringlab.policies.otf_ast.result import pages, result, serve_and_count
 from tieringlab.policies.registry import PolicySpec, register
 from tieringlab.traces.split import split_arrays
 
-__all__ = ["flashcache"]
+__all__ = ["flashcache", "flashcache_passes"]
+
+
+@native.jit(nogil=True, cache=False)
+def _relabel(keys, table, ids):
+    """Dense ids of ``keys`` (int64, >= 0) in order of first appearance, into ``ids`` (int32), through ``table``
+    (int32, -1 filled, one entry per possible key); returns how many distinct keys. LRU only compares keys for
+    equality, so any one-to-one relabelling gives the same hits as the sorted one of ``np.unique`` (without the
+    sort of every access)."""
+    u = 0
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        x = table[k]
+        if x < 0:
+            x = u
+            table[k] = x
+            u += 1
+        ids[i] = x
+    return u
+
+
+def _dense_ids(keys) -> tuple[np.ndarray, int]:
+    """``(ids int32, distinct)``: :func:`_relabel` over a table spanning ``keys.max() + 1`` (the LUN's blocks)."""
+    ids = np.empty(keys.size, np.int32)
+    if keys.size == 0:
+        return ids, 0
+    table = np.full(int(keys.max()) + 1, -1, np.int32)
+    return ids, int(_relabel(np.ascontiguousarray(keys, np.int64), table, ids))
+
+
+def _lru_passes(ids, n_ids: int, is_write, cap: int, passes) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The block LRU of :func:`tieringlab.policies.lru.native_loop` (the project's engine, as
+    ``caching.replay("lru", ...)`` runs it) over ``max(passes)`` back-to-back replays of ``ids``, the state carried
+    over (the replay of ``np.tile(ids, max(passes))`` without the copy): ``{P: (hit, dirty_eviction)}`` of pass
+    ``P`` for each ``P`` in ``passes``."""
+    state = native_state(int(n_ids))
+    out = {}
+    for q in range(1, max(passes) + 1):
+        hit = np.zeros(ids.size, bool)
+        wb = np.zeros(ids.size, bool)
+        lru.native_loop(ids, is_write, int(cap), *state, hit, wb)
+        if q in passes:
+            out[q] = (hit, wb)
+    return out
 
 
 def _per_set_dirty(wkeys, cap_blocks: int, p: FlashCacheParams):
@@ -56,9 +103,9 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams | None = Non
 
     - **Cacheable** IOs are block-aligned whole blocks; others go straight to the HDD (FlashCache's
       uncached path; the invalidation of overlapping cached blocks is left out, C).
-    - The block LRU is the project's engine (:func:`tieringlab.policies.caching.replay`); pass ``P`` is
-      the last of ``P`` back-to-back replays of the window (the cache state carries over; the disks'
-      queues start empty).
+    - The block LRU is the project's engine (:func:`tieringlab.policies.lru.native_loop`, as
+      :func:`tieringlab.policies.caching.replay` runs it); pass ``P`` is the last of ``P`` back-to-back replays of
+      the window (the cache state carries over; the disks' queues start empty).
     - A request is a **hit** (an SSD access of Table 4) when all its blocks hit. Reads that miss go to
       the HDD (the fill is an SSD write in the background); writes go to the SSD (write-back,
       write-allocate) with a synchronous metadata write.
@@ -70,7 +117,21 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams | None = Non
       another merge into one write of at most ``clean_merge_bytes``.
     """
     p = FlashCacheParams() if params is None else params
+    P = int(p.pass_number)
+    return flashcache_passes(ds, capacities, p, key, passes=(P,))[P]
+
+
+def flashcache_passes(ds: xr.Dataset, capacities, params: FlashCacheParams | None = None, key=None, *,
+                      passes=(1, 2)) -> dict[int, xr.Dataset]:
+    """:func:`flashcache` for each pass number in ``passes`` at once: ``{P: the result of pass_number=P}`` (each
+    identical to its own call, attrs included), the block LRU replayed once up to the last pass (the
+    experiment's "FlashCache" and "FlashCache pass 2" share their first pass). ``params.pass_number`` is
+    ignored."""
+    p = FlashCacheParams() if params is None else params
     key = jax.random.key(0) if key is None else key
+    passes = sorted({int(q) for q in passes})
+    if not passes or passes[0] < 1:
+        raise ValueError(f"passes must be pass numbers >= 1; got {passes!r}")
     caps = check_capacities(capacities)
     lun = int(p.lun_subluns) * int(p.sublun_bytes)
     if np.any(caps > lun):
@@ -84,79 +145,88 @@ def flashcache(ds: xr.Dataset, capacities, params: FlashCacheParams | None = Non
 
     keys, ridx = split_arrays(off[ci], sz[ci], B)
     wk = w[ci][ridx]
-    P = int(p.pass_number)
-    keys_all = np.tile(keys, P)
-    w_all = np.tile(wk, P)
-    last = slice((P - 1) * keys.size, P * keys.size)
-    wpos = np.flatnonzero(w_all)
-    per = []
+    wpos = np.flatnonzero(wk)                     # the write stream (one pass; pass q's is wpos + q x keys.size)
+    nw = wpos.size
+    ids, n_ids = _dense_ids(keys)
+    wids = np.ascontiguousarray(ids[wpos])
+    starts = np.cumsum(np.bincount(ridx, minlength=ci.size)) - np.bincount(ridx, minlength=ci.size)
+    per = {P: [] for P in passes}
     for c in caps:   # a handful of cache sizes
         cap_blocks = int(c) // B
-        if cap_blocks == 0:
-            hit_pg = np.zeros(keys.size, bool)
-            dirty_pg = np.zeros(keys.size, bool)
-            n_dirty_ev = 0
-            clean_t = np.zeros(0)
-            clean_off = clean_len = np.zeros(0, np.int64)
-        else:
-            hit, dev = caching.replay("lru", keys_all, [cap_blocks], w_all)
-            hit_pg = hit[0, last]
-            n_dirty_ev = int(dev[0, last].sum())
+        if cap_blocks > 0:
+            main = _lru_passes(ids, n_ids, wk, cap_blocks, passes)
             if p.cleaning == "global":
                 d_cap = max(1, int(cap_blocks * p.dirty_thresh_pct / 100.0))
-                whit, wev = caching.replay("lru", keys_all[wpos], [d_cap], np.ones(wpos.size, bool))
-                whit = whit[0]
-                # cleaning writes: at each write-stream eviction, the block written d_cap writes before
-                ev = np.flatnonzero(wev[0])
-                victim = ev - d_cap
+                wlru = _lru_passes(wids, n_ids, np.ones(nw, bool), d_cap, passes)
+        for P in passes:
+            if cap_blocks == 0:
+                hit_pg = np.zeros(keys.size, bool)
+                dirty_pg = np.zeros(keys.size, bool)
+                n_dirty_ev = 0
+                clean_t = np.zeros(0)
+                clean_off = clean_len = np.zeros(0, np.int64)
             else:
-                whit, ev, victim = _per_set_dirty(keys_all[wpos], cap_blocks, p)
-            ok = victim >= 0
-            ev, victim = ev[ok], victim[ok]
-            dirty_all = np.zeros(keys_all.size, bool)
-            dirty_all[wpos] = whit
-            dirty_pg = dirty_all[last] & hit_pg & w_all[last]
-            in_last = (wpos[ev] >= last.start) & (wpos[ev] < last.stop)
-            ev, victim = ev[in_last], victim[in_last]
-            req_of = np.tile(ridx, P)
-            clean_t = t[ci][req_of[wpos[ev]]]
-            clean_off = keys_all[wpos[victim]] * B
-            # contiguous dirty blocks cleaned one after the other merge into one write (FlashCache's
-            # cleaner does), up to clean_merge_bytes
-            new = np.r_[True, clean_off[1:] != clean_off[:-1] + B] if clean_off.size else np.zeros(0, bool)
-            run = np.cumsum(new) - 1
-            pos_in_run = np.arange(run.size) - np.flatnonzero(new)[run] if run.size else run
-            merge = max(1, int(p.clean_merge_bytes) // B)
-            new |= (pos_in_run % merge) == 0
-            heads = np.flatnonzero(new)
-            clean_len = np.diff(np.r_[heads, clean_off.size]) * B
-            clean_t, clean_off = clean_t[heads], clean_off[heads]
-        starts = np.cumsum(np.bincount(ridx, minlength=ci.size)) - np.bincount(ridx, minlength=ci.size)
-        r_hit = np.zeros(n, bool)
-        r_dirty = np.zeros(n, bool)
-        if keys.size:
-            r_hit[ci] = np.logical_and.reduceat(hit_pg, starts)
-            r_dirty[ci] = np.logical_and.reduceat(dirty_pg, starts) & w[ci]
-        route = np.where(cacheable & (r_hit | w), SSD, HDD).astype(np.int64)
-        fill = cacheable & ~w & ~r_hit                           # read misses fill the cache (background SSD writes)
-        bg_ssd = dict(time=t[fill], size=sz[fill], is_write=np.ones(int(fill.sum()), bool))
-        bg_hdd = dict(time=clean_t, offset=clean_off, size=clean_len, is_write=np.ones(clean_t.size, bool))
-        extra = np.where(w & (route == SSD), int(p.metadata_bytes), 0)
-        d, out = serve_and_count(p, key, rq, route, bg_hdd=bg_hdd, bg_ssd=bg_ssd, ssd_extra=extra)
-        d.update(hits=int(r_hit.sum()), dirty_write_hits=int(r_dirty.sum()),
-                 dirty_write_hit_ratio=float(r_dirty.sum()) / max(n, 1), dirty_evictions=n_dirty_ev,
-                 cleaning_writes=int(clean_t.size), uncacheable=int((~cacheable).sum()))
-        d["ssd_writes"] += int(pages(sz[fill]).sum())
-        d["md_writes"] += int(pages(clean_len).sum()) if clean_len.size else 0
-        d["hdd_util_per_s"] = out["hdd_util"]
-        d["request_hit"] = r_hit
-        per.append(d)
-    name = "FlashCache" if P == 1 else f"FlashCache pass {P}"
-    res = result(name, p, caps, rq, per,
-                 extra_dims={"hdd_util_per_s": (("second",), lambda d: d["hdd_util_per_s"]),
-                             "request_hit": (("replay_request",), lambda d: d["request_hit"])})
-    res["request_hit"].attrs["long_name"] = "all the request's 4 KB blocks were in the cache (Table 4 SSD access)"
-    return res
+                hit_pg, dev = main[P]
+                n_dirty_ev = int(dev.sum())
+                # the write stream of the P passes, indexed 0 .. P x nw - 1; ev: its evictions in the last pass
+                if p.cleaning == "global":
+                    whit, wev = wlru[P]
+                    # cleaning writes: at each write-stream eviction, the block written d_cap writes before
+                    ev = np.flatnonzero(wev) + (P - 1) * nw
+                    victim = ev - d_cap
+                else:
+                    keys_all = np.tile(keys, P)
+                    wpos_all = (np.arange(P)[:, None] * keys.size + wpos[None, :]).ravel()
+                    whit_all, ev, victim = _per_set_dirty(keys_all[wpos_all], cap_blocks, p)
+                    whit = whit_all[(P - 1) * nw:]
+                    last_ev = ev >= (P - 1) * nw
+                    ev, victim = ev[last_ev], victim[last_ev]
+                ok = victim >= 0
+                ev, victim = ev[ok], victim[ok]
+                dirty_all = np.zeros(keys.size, bool)
+                dirty_all[wpos] = whit
+                dirty_pg = dirty_all & hit_pg & wk
+                clean_t = t[ci][ridx[wpos[ev % max(nw, 1)]]]
+                clean_off = keys[wpos[victim % max(nw, 1)]] * B
+                # contiguous dirty blocks cleaned one after the other merge into one write (FlashCache's
+                # cleaner does), up to clean_merge_bytes
+                new = np.r_[True, clean_off[1:] != clean_off[:-1] + B] if clean_off.size else np.zeros(0, bool)
+                run = np.cumsum(new) - 1
+                pos_in_run = np.arange(run.size) - np.flatnonzero(new)[run] if run.size else run
+                merge = max(1, int(p.clean_merge_bytes) // B)
+                new |= (pos_in_run % merge) == 0
+                heads = np.flatnonzero(new)
+                clean_len = np.diff(np.r_[heads, clean_off.size]) * B
+                clean_t, clean_off = clean_t[heads], clean_off[heads]
+            r_hit = np.zeros(n, bool)
+            r_dirty = np.zeros(n, bool)
+            if keys.size:
+                r_hit[ci] = np.logical_and.reduceat(hit_pg, starts)
+                r_dirty[ci] = np.logical_and.reduceat(dirty_pg, starts) & w[ci]
+            route = np.where(cacheable & (r_hit | w), SSD, HDD).astype(np.int64)
+            fill = cacheable & ~w & ~r_hit                       # read misses fill the cache (background SSD writes)
+            bg_ssd = dict(time=t[fill], size=sz[fill], is_write=np.ones(int(fill.sum()), bool))
+            bg_hdd = dict(time=clean_t, offset=clean_off, size=clean_len, is_write=np.ones(clean_t.size, bool))
+            extra = np.where(w & (route == SSD), int(p.metadata_bytes), 0)
+            d, out = serve_and_count(p, key, rq, route, bg_hdd=bg_hdd, bg_ssd=bg_ssd, ssd_extra=extra)
+            d.update(hits=int(r_hit.sum()), dirty_write_hits=int(r_dirty.sum()),
+                     dirty_write_hit_ratio=float(r_dirty.sum()) / max(n, 1), dirty_evictions=n_dirty_ev,
+                     cleaning_writes=int(clean_t.size), uncacheable=int((~cacheable).sum()))
+            d["ssd_writes"] += int(pages(sz[fill]).sum())
+            d["md_writes"] += int(pages(clean_len).sum()) if clean_len.size else 0
+            d["hdd_util_per_s"] = out["hdd_util"]
+            d["request_hit"] = r_hit
+            per[P].append(d)
+    out = {}
+    for P in passes:
+        name = "FlashCache" if P == 1 else f"FlashCache pass {P}"
+        res = result(name, dataclasses.replace(p, pass_number=P), caps, rq, per[P],
+                     extra_dims={"hdd_util_per_s": (("second",), lambda d: d["hdd_util_per_s"]),
+                                 "request_hit": (("replay_request",), lambda d: d["request_hit"])})
+        res["request_hit"].attrs["long_name"] = "all the request's 4 KB blocks were in the cache (Table 4 SSD access)"
+        out[P] = res
+    return out
+
 
 
 register(PolicySpec(name="FlashCache", kind="trace", fn=flashcache, params_type=FlashCacheParams,

@@ -62,6 +62,8 @@ F_SSDFR, F_SSDFW, F_SSDR, F_SSDW, F_BUFS, F_DRV, F_SYNC, F_CUP, F_CDOWN, F_SLICE
 (S_IU, S_IB, S_KK, S_NLOG, S_HEAD, S_NSSD, S_PENDUP, S_FREE, S_RR, S_NBUF, S_NSQ, S_CHITS, S_UPIECES,
  S_POOLN) = range(14)
 _COPY, _SYNC = 1, 2
+#: Pieces the pool is first allotted (:func:`simulate`; 16 MiB of piece fields): far more than ever wait at once.
+POOL_FIRST = 1 << 18
 
 
 class _Users(NamedTuple):
@@ -111,7 +113,7 @@ _FIELDS = (
     'lg_sub', 'lg_up', 'lg_tq', 'lg_ts', 'lg_tc', 'lg_te', 'lg_nbw', 'lg_nsync', 's_mv', 's_phase', 's_nk',
     's_done', 's_infl', 's_issue_t', 's_buf0', 's_sq0', 's_sqn', 's_sqi', 's_sync_t', 's_spend', 's_sdone',
     's_fin_t', 'c_k', 'c_stage', 'c_pend', 'c_done', 'c_ev_t', 'c_used', 'stamp', 'b_mv', 'b_off', 'b_sz',
-    'sq_off', 'sq_sz', 'resp', 'route', 'util', 'uutil', 'ys_res', 'ys_hot'
+    'sq_off', 'sq_sz', 'resp', 'route', 'util', 'uutil', 'ys_res', 'ys_hot', 'h_node'
 )
 _FLOAT = frozenset((
     'c_done', 'c_ev_t', 'chan_free', 'd_free_t', 'd_slice0', 'd_wc', 'lg_tc', 'lg_te', 'lg_tq', 'lg_ts', 'p_rot',
@@ -190,6 +192,7 @@ _O_util = 101
 _O_uutil = 102
 _O_ys_res = 103
 _O_ys_hot = 104
+_O_h_node = 105
 
 
 # ----------------------------------------------------------------------------- compiled helpers
@@ -260,12 +263,55 @@ def _util_add(F, base, n, a, b, share):
         s += 1
 
 
+@native.jit(cache=False, nogil=True, inline="always")
+def _hslot(seg, mask):
+    """The home slot of segment ``seg`` in a disk's hash table of ``mask + 1`` slots (Fibonacci hashing)."""
+    return np.int64((np.uint64(seg) * _G) >> np.uint64(40)) & mask
+
+
+@native.jit(cache=False, nogil=True)
+def _hdel(I, hk, hn, mask, seg):
+    """Remove ``seg`` from the hash table at ``I[hk:]`` / ``I[hn:]`` (linear probing, backward-shift deletion: no
+    tombstones, so a lookup stops at the first empty slot)."""
+    i = _hslot(seg, mask)
+    while I[hk + i] != seg:
+        i = (i + 1) & mask
+    j = i
+    while True:
+        j = (j + 1) & mask
+        kj = I[hk + j]
+        if kj < 0:
+            break
+        h = _hslot(kj, mask)
+        # kj stays when its home lies cyclically in (i, j]
+        if (i <= j and i < h <= j) or (i > j and (h > i or h <= j)):
+            continue
+        I[hk + i] = kj
+        I[hn + i] = I[hn + j]
+        i = j
+    I[hk + i] = -1
+
+
 @native.jit(cache=False, nogil=True)
 def _lru_access(I, F, d, seg):
-    """Reference ``seg`` in disk ``d``'s segment LRU; True when it was cached."""
+    """Reference ``seg`` in disk ``d``'s segment LRU; True when it was cached. The LRU: a doubly linked list of
+    ``cache_segments`` nodes per disk, and per disk a small hash table (segment -> node, ``I_SEGS`` slots, 4x the
+    nodes: it stays in the CPU's cache, where a table over every segment of the disk did not)."""
     C = I[I_CSEG]
-    key = d * I[I_SEGS] + seg
-    node = I[I[_O_node_of] + key]
+    H = I[I_SEGS]
+    mask = H - 1
+    hk = I[_O_node_of] + d * H
+    hn = I[_O_h_node] + d * H
+    i = _hslot(seg, mask)
+    node = -1
+    while True:
+        k = I[hk + i]
+        if k == seg:
+            node = I[hn + i]
+            break
+        if k < 0:
+            break
+        i = (i + 1) & mask
     base = d * C
     if node >= 0:
         if I[I[_O_l_head] + d] != node:               # unlink, then to the front
@@ -285,15 +331,19 @@ def _lru_access(I, F, d, seg):
         I[I[_O_l_size] + d] += 1
     else:                                      # evict the tail
         node = I[I[_O_l_tail] + d]
-        I[I[_O_node_of] + I[I[_O_l_key] + node]] = -1
+        _hdel(I, hk, hn, mask, I[I[_O_l_key] + node])
         pv = I[I[_O_l_prev] + node]
         I[I[_O_l_tail] + d] = pv
         if pv >= 0:
             I[I[_O_l_next] + pv] = -1
         else:
             I[I[_O_l_head] + d] = -1
-    I[I[_O_l_key] + node] = key
-    I[I[_O_node_of] + key] = node
+        i = _hslot(seg, mask)                  # the deletion may have moved slots: probe again
+        while I[hk + i] >= 0:
+            i = (i + 1) & mask
+    I[hk + i] = seg
+    I[hn + i] = node
+    I[I[_O_l_key] + node] = seg
     I[I[_O_l_prev] + node] = -1
     I[I[_O_l_next] + node] = I[I[_O_l_head] + d]
     if I[I[_O_l_head] + d] >= 0:
@@ -948,6 +998,46 @@ def user_draws(tb: Testbed, key, n: int):
     return rng_user.random((n, tb.hdd.n_disks)), rng_bg
 
 
+def _state(pool, ip, fp, nd, segs, C, channels, n, S, M, nch, conc, nsec_unit, nbuf, n_sec, K):
+    """The flat state ``(I, F, view)`` of one run (the layout at :data:`SI`), with a piece pool of ``pool``."""
+    sizes = dict(p_t=pool, p_rot=pool, p_off=pool, p_b=pool, p_w=pool, p_owner=pool, p_next=pool, p_acked=pool,
+                 q_head=2 * nd, q_tail=2 * nd, q_len=2 * nd, d_cur=nd, d_free_t=nd, d_head_end=nd, d_first=nd,
+                 d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs, h_node=nd * segs, l_prev=nd * C,
+                 l_next=nd * C, l_key=nd * C,
+                 l_head=nd, l_tail=nd, l_size=nd, chan_free=channels, udone=n, upend=n, tier=S, busy=S,
+                 streak=S, tmo=S, moving=S, lg_sub=M, lg_up=M, lg_tq=M, lg_ts=M, lg_tc=M, lg_te=M, lg_nbw=M,
+                 lg_nsync=M, c_k=nch, c_stage=nch, c_pend=nch, c_done=nch, c_ev_t=nch, c_used=nch,
+                 stamp=conc * nsec_unit, b_mv=nbuf, b_off=nbuf, b_sz=nbuf, sq_off=nbuf, sq_sz=nbuf, resp=n, route=n,
+                 util=n_sec, uutil=n_sec, ys_res=K, ys_hot=K)
+    for f in _FIELDS:
+        if f.startswith("s_"):
+            sizes[f] = conc
+    init = dict(q_head=-1, q_tail=-1, d_cur=-1, d_free_t=_INF, d_first=1, node_of=-1, l_prev=-1, l_next=-1,
+                l_key=-1, l_head=-1, l_tail=-1, chan_free=-_INF, moving=-1, lg_sub=S, lg_tq=_INF, lg_ts=_INF,
+                lg_tc=_INF, lg_te=_INF, s_mv=-1, s_issue_t=_INF, s_sync_t=_INF, s_fin_t=_INF, c_ev_t=_INF)
+    I = np.zeros(SI + 16 + sum(v for f, v in sizes.items() if f not in _FLOAT), np.int64)
+    F = np.zeros(32 + sum(v for f, v in sizes.items() if f in _FLOAT), np.float64)
+    I[:ip.size] = ip
+    F[:fp.size] = fp
+    nxt_i, nxt_f = SI + 16, 32
+    view = {}
+    for k, f in enumerate(_FIELDS):
+        arr = F if f in _FLOAT else I
+        pos = nxt_f if f in _FLOAT else nxt_i
+        I[32 + k] = pos
+        view[f] = arr[pos:pos + sizes[f]]
+        if f in init:
+            view[f][:] = init[f]
+        if f in _FLOAT:
+            nxt_f += sizes[f]
+        else:
+            nxt_i += sizes[f]
+    view["p_next"][:] = np.arange(1, pool + 1)
+    view["p_next"][-1] = -1
+    I[SI + S_FREE] = 0
+    return I, F, view
+
+
 def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_extra_bytes=None, ctrl=None,
              n_subluns: int = 1, sublun_bytes: int = 1, cap: int = 0, copy_s=(2.5, 6.5), t_s: int = 60,
              c: int = 3, o: int = 10, history: bool = False, evict: bool = False, skip_down: bool = False,
@@ -1002,10 +1092,7 @@ def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_
     M = 2 * K * S + 8 if controlled else 1
     nd = int(h.n_disks)
     unit = int(sublun_bytes)
-    lun_end = max(int(np.max(us.off + np.maximum(us.size, 1))) if n else 0, S * unit,
-                  int(np.max(bg.off + np.maximum(bg.size, 1))) if bg.t.size else 0)
-    disk_span = (-(-lun_end // int(h.stripe_bytes)) // nd + 2) * int(h.stripe_bytes)
-    segs = disk_span // int(h.cache_segment_bytes) + 2
+    segs = 1 << max(3, int(4 * h.cache_segments - 1).bit_length())   # hash slots per disk (4x the LRU's nodes)
     C = int(h.cache_segments)
     infl = int(tb.copy_inflight)
     conc = int(conc) if controlled else 1
@@ -1029,43 +1116,20 @@ def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_
                    int(tb.copy_scheduler == "cfq"), int(tb.hdd_write_cache), int(controlled), S, K, n_sec, M, seed],
                   np.int64)
     nsec_unit = unit // SECTOR if controlled else 0
-    nbuf = n + 1
+    nbuf = n + 1 if controlled else 1                 # the buffer's writes: OTF-AST's moves only
     nch = conc * infl
-    sizes = dict(p_t=pool, p_rot=pool, p_off=pool, p_b=pool, p_w=pool, p_owner=pool, p_next=pool, p_acked=pool,
-                 q_head=2 * nd, q_tail=2 * nd, q_len=2 * nd, d_cur=nd, d_free_t=nd, d_head_end=nd, d_first=nd,
-                 d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs, l_prev=nd * C, l_next=nd * C, l_key=nd * C,
-                 l_head=nd, l_tail=nd, l_size=nd, chan_free=int(sd.channels), udone=n, upend=n, tier=S, busy=S,
-                 streak=S, tmo=S, moving=S, lg_sub=M, lg_up=M, lg_tq=M, lg_ts=M, lg_tc=M, lg_te=M, lg_nbw=M,
-                 lg_nsync=M, c_k=nch, c_stage=nch, c_pend=nch, c_done=nch, c_ev_t=nch, c_used=nch,
-                 stamp=conc * nsec_unit, b_mv=nbuf, b_off=nbuf, b_sz=nbuf, sq_off=nbuf, sq_sz=nbuf, resp=n, route=n,
-                 util=n_sec, uutil=n_sec, ys_res=K, ys_hot=K)
-    for f in _FIELDS:
-        if f.startswith("s_"):
-            sizes[f] = conc
-    init = dict(q_head=-1, q_tail=-1, d_cur=-1, d_free_t=_INF, d_first=1, node_of=-1, l_prev=-1, l_next=-1,
-                l_key=-1, l_head=-1, l_tail=-1, chan_free=-_INF, moving=-1, lg_sub=S, lg_tq=_INF, lg_ts=_INF,
-                lg_tc=_INF, lg_te=_INF, s_mv=-1, s_issue_t=_INF, s_sync_t=_INF, s_fin_t=_INF, c_ev_t=_INF)
-    I = np.zeros(SI + 16 + sum(v for f, v in sizes.items() if f not in _FLOAT), np.int64)
-    F = np.zeros(32 + sum(v for f, v in sizes.items() if f in _FLOAT), np.float64)
-    I[:ip.size] = ip
-    F[:fp.size] = fp
-    nxt_i, nxt_f = SI + 16, 32
-    view = {}
-    for k, f in enumerate(_FIELDS):
-        arr = F if f in _FLOAT else I
-        pos = nxt_f if f in _FLOAT else nxt_i
-        I[32 + k] = pos
-        view[f] = arr[pos:pos + sizes[f]]
-        if f in init:
-            view[f][:] = init[f]
-        if f in _FLOAT:
-            nxt_f += sizes[f]
-        else:
-            nxt_i += sizes[f]
-    view["p_next"][:] = np.arange(1, pool + 1)
-    view["p_next"][-1] = -1
-    I[SI + S_FREE] = 0
-    _run(us, bg, _Ctrl(hot, hsum, cnt), I, F)
+    # the pool is first allotted POOL_FIRST pieces, not the bound (the pieces waiting at once are far fewer than
+    # the pieces; zeroing the bound's ~150 MB per run cost ~10 % of a paper-scale run); a run that exhausts it runs
+    # again on the bound, from scratch (the same result: the pool's size changes no decision)
+    for size in dict.fromkeys((min(pool, POOL_FIRST), pool)):
+        try:
+            I, F, view = _state(size, ip, fp, nd, segs, C, int(sd.channels), n, S, M, nch, conc, nsec_unit, nbuf,
+                                n_sec, K)
+            _run(us, bg, _Ctrl(hot, hsum, cnt), I, F)
+            break
+        except RuntimeError as exc:
+            if "piece pool exhausted" not in str(exc) or size == pool:
+                raise
     nm = int(I[SI + S_NLOG])
     st = _View(view)
     si = I[SI:SI + 16]
