@@ -235,6 +235,25 @@ def test_flashcache_hits_and_dirty_write_hits_match_a_plain_lru(passes):
     assert int(r["uncacheable"][0]) == int((~ok).sum())
 
 
+def test_flashcache_dense_ids_are_first_appearance_ids_and_the_reused_table_is_left_clean():
+    """FlashCache relabels block keys through one table per thread, kept between calls: each call's ids must be
+    the first-appearance numbering (brute force), whatever an earlier call left, and the table all -1 after."""
+    import importlib
+
+    fc = importlib.import_module("tieringlab.policies.otf_ast.flashcache")  # the module, not the function
+
+    rng = np.random.default_rng(5)
+    for top in (300, 5000, 40):          # the second call grows the table, the third reuses the larger one
+        keys = rng.integers(0, top, 3000)
+        first: dict[int, int] = {}
+        want = np.array([first.setdefault(int(k), len(first)) for k in keys], np.int32)
+        ids, n = fc._dense_ids(keys)
+        np.testing.assert_array_equal(ids, want)
+        assert n == len(first)
+        assert fc._TABLES.table.size >= 5000 or top < 5000
+        assert (fc._TABLES.table == -1).all()
+
+
 def test_flashcache_pass2_is_the_second_replay_of_the_same_window():
     ds = _trace(3, 2000)
     base = dict(lun_subluns=S, sublun_bytes=SUB)

@@ -5,6 +5,7 @@ pass 2" (warm: the same window replayed on the cache pass 1 left)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import jax
 import numpy as np
@@ -44,13 +45,35 @@ def _relabel(keys, table, ids):
     return u
 
 
+@native.jit(nogil=True, cache=False)
+def _unlabel(keys, table):
+    """Undo :func:`_relabel` on ``table``: every entry ``keys`` touched back to -1 (O(len(keys)), not O(table))."""
+    for i in range(keys.shape[0]):
+        table[keys[i]] = -1
+
+
+#: One -1 filled table per thread, kept between calls: a table over every 4 KiB block of a paper-scale LUN is
+#: ~300 MB, and filling a fresh one costs more than the relabelling itself (first-touch page faults); each call
+#: leaves its table all -1 again through :func:`_unlabel`.
+_TABLES = threading.local()
+
+
 def _dense_ids(keys) -> tuple[np.ndarray, int]:
-    """``(ids int32, distinct)``: :func:`_relabel` over a table spanning ``keys.max() + 1`` (the LUN's blocks)."""
+    """``(ids int32, distinct)``: :func:`_relabel` over a table spanning ``keys.max() + 1`` (the LUN's blocks),
+    this thread's table reused when it is large enough."""
     ids = np.empty(keys.size, np.int32)
     if keys.size == 0:
         return ids, 0
-    table = np.full(int(keys.max()) + 1, -1, np.int32)
-    return ids, int(_relabel(np.ascontiguousarray(keys, np.int64), table, ids))
+    keys = np.ascontiguousarray(keys, np.int64)
+    need = int(keys.max()) + 1
+    table = getattr(_TABLES, "table", None)
+    if table is None or table.size < need:
+        table = _TABLES.table = None  # free the old one before allocating the larger one
+        table = _TABLES.table = np.full(need, -1, np.int32)
+    try:
+        return ids, int(_relabel(keys, table, ids))
+    finally:
+        _unlabel(keys, table)
 
 
 def _lru_passes(ids, n_ids: int, is_write, cap: int, passes) -> dict[int, tuple[np.ndarray, np.ndarray]]:
