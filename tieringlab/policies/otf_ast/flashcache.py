@@ -172,7 +172,8 @@ def flashcache_passes(ds: xr.Dataset, capacities, params: FlashCacheParams | Non
     nw = wpos.size
     ids, n_ids = _dense_ids(keys)
     wids = np.ascontiguousarray(ids[wpos])
-    starts = np.cumsum(np.bincount(ridx, minlength=ci.size)) - np.bincount(ridx, minlength=ci.size)
+    blocks_per_req = np.bincount(ridx, minlength=ci.size)
+    starts = np.cumsum(blocks_per_req) - blocks_per_req
     per = {P: [] for P in passes}
     for c in caps:   # a handful of cache sizes
         cap_blocks = int(c) // B
