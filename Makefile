@@ -60,8 +60,8 @@ lock:
 clean:
 	rm -rf $(VENV) build .pytest_cache
 
-# The on-disk caches (tieringlab.paths.cache_dir): generated twins and numba's compiled kernels. Derived data only:
-# the next run regenerates what it needs. (A cache put elsewhere with TIERINGLAB_CACHE is left alone.)
+# The on-disk caches (tieringlab.paths.cache_dir): generated twins, numba's compiled kernels, JAX's compiled
+# code. Derived data only: the next run regenerates what it needs. (A cache put elsewhere with TIERINGLAB_CACHE is left alone.)
 .PHONY: clean-cache
 clean-cache:
 	rm -rf build/cache

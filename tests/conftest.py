@@ -59,12 +59,13 @@ def cloudphysics_path() -> Path:
     return require_cloudphysics()
 
 
-# On-disk caches (tieringlab.paths.cache_dir). numba's compiled kernels: the folder is fixed now, before this
-# file points TIERINGLAB_CACHE elsewhere: the checkout's build/cache/numba (git-ignored derived code, like
-# __pycache__), or wherever TIERINGLAB_CACHE points when pytest starts; TIERINGLAB_NUMBA_CACHE passes it on to
-# the subprocesses and notebook kernels (nbval) the tests start. Twins and workloads: this process, its
-# subprocesses and kernels write them under a temporary folder of the session (removed at exit), never into the
-# repository. TIERINGLAB_CACHE=off when pytest starts keeps every cache off.
+# On-disk caches (tieringlab.paths.cache_dir). numba's compiled kernels and JAX's compiled computations: the
+# folders are fixed now, before this file points TIERINGLAB_CACHE elsewhere: the checkout's build/cache/numba
+# and build/cache/jax (git-ignored derived code, like __pycache__), or under wherever TIERINGLAB_CACHE points
+# when pytest starts; TIERINGLAB_NUMBA_CACHE and TIERINGLAB_JAX_CACHE pass them on to the subprocesses and
+# notebook kernels (nbval) the tests start. Twins and workloads: this process, its subprocesses and kernels
+# write them under a temporary folder of the session (removed at exit), never into the repository.
+# TIERINGLAB_CACHE=off when pytest starts keeps every cache off.
 import atexit  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
@@ -74,6 +75,10 @@ from tieringlab import paths as _paths  # noqa: E402
 
 if _native.numba_cache_dir() is not None:
     os.environ.setdefault("TIERINGLAB_NUMBA_CACHE", str(_native.numba_cache_dir()))
+import jax as _jax  # noqa: E402  (configured by `import tieringlab` above: JAX's compilation cache folder)
+
+if _jax.config.jax_compilation_cache_dir and not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+    os.environ.setdefault("TIERINGLAB_JAX_CACHE", _jax.config.jax_compilation_cache_dir)
 if _paths.cache_dir() is not None:
     _DATA_CACHE = tempfile.mkdtemp(prefix="tieringlab-test-cache-")
     atexit.register(shutil.rmtree, _DATA_CACHE, True)
