@@ -443,9 +443,15 @@ def test_g1_branch_one_evicts_the_least_popular_private_bins():
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.lists(req_st, min_size=1, max_size=40))
-def test_sparse_temperatures_equal_models_temperature(reqs):
-    bt = V.bin_trace(trace(sorted(reqs)))
+@given(st.lists(req_st, min_size=1, max_size=40), st.sampled_from([1, 3, V._HEAT_PAIRS]))
+def test_sparse_temperatures_equal_models_temperature(reqs, heat_pairs):
+    """Eq. 1 on the sparse (epoch, bin) pairs equals the dense model, whatever the pairs per pass of Eq. 1 (issue 35:
+    done in passes over ranges of epochs to bound memory; 1 and 3 pairs per pass run many passes and their seams)."""
+    saved, V._HEAT_PAIRS = V._HEAT_PAIRS, heat_pairs
+    try:
+        bt = V.bin_trace(trace(sorted(reqs)))
+    finally:
+        V._HEAT_PAIRS = saved
     m = np.zeros((bt.n_epochs, bt.n_bins), dtype=np.int64)
     m[bt.pair_epoch, bt.pair_bin] = bt.pair_count
     dense = np.asarray(temperatures(m, 1.0, N))

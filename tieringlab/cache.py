@@ -25,6 +25,15 @@ never see a partial file (the last writer wins; both wrote the same bytes). On r
 size and the payload's SHA-256 are checked; a file that fails (truncated, corrupted, another format) is
 reported with a :class:`CacheWarning`, deleted, and the entry regenerated; it is never used.
 
+**Size cap**: the entries (``*.npc`` under the cache dir, every generator) are kept under
+``$TIERINGLAB_CACHE_MAX_GB`` (GiB; default :data:`DEFAULT_MAX_GB` = 20, room for every paper-scale twin the
+notebooks use, about 7 GB, three times over; ``0`` or ``none``: no cap). After each write the least recently
+used entries go first (an entry's modification time is its last use: a read touches it), except the entries
+this process has read or written (it may hold them memory-mapped; on Linux a deleted file that another process
+has mapped stays readable by it until unmapped) and the temporary files of writers (only finished ``.npc``
+files are candidates). Each eviction is logged (logger ``tieringlab.cache``, INFO) and appended to
+``<cache dir>/evictions.log``. An evicted entry only costs its next use the generation time.
+
 **Where**: :func:`tieringlab.paths.cache_dir` (``$TIERINGLAB_CACHE``, else the checkout's ``build/cache``,
 ignored by git). ``TIERINGLAB_CACHE=off`` turns the cache off (every call generates). The tests point it at a
 temporary folder.
@@ -34,9 +43,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sys
 import tempfile
+import time
 import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -46,12 +57,18 @@ import numpy as np
 
 from tieringlab import paths
 
-__all__ = ["CacheWarning", "cached", "cached_dataset", "entry_path", "key_of", "code_digest"]
+__all__ = ["CacheWarning", "cached", "cached_dataset", "entry_path", "key_of", "code_digest", "max_bytes", "evict"]
 
 MAGIC = b"TLCACHE1"
 ALIGN = 64
 #: Arrays of at least this many bytes come back memory-mapped (copy-on-write); smaller ones are read.
 MMAP_BYTES = 1 << 20
+#: The cap on the entries' total size when ``$TIERINGLAB_CACHE_MAX_GB`` is not set (GiB; module docstring).
+DEFAULT_MAX_GB = 20.0
+MAX_GB_ENV = "TIERINGLAB_CACHE_MAX_GB"
+_log = logging.getLogger(__name__)
+#: The entries this process has read or written (never evicted by it: it may hold them memory-mapped).
+_IN_USE: set[Path] = set()
 
 
 class CacheWarning(UserWarning):
@@ -242,6 +259,82 @@ def _read(path: Path, key: str) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, _decode_meta(header["meta"])
 
 
+# --------------------------------------------------------------------------------------------- the size cap
+
+def max_bytes() -> int | None:
+    """The cap on the cache's entries in bytes from ``$TIERINGLAB_CACHE_MAX_GB`` (GiB, default
+    :data:`DEFAULT_MAX_GB`); None for no cap (``0`` or ``none``). Any other value is a ``ValueError`` naming
+    the variable and its allowed values."""
+    raw = os.environ.get(MAX_GB_ENV, "").strip()
+    if not raw:
+        return int(DEFAULT_MAX_GB * 2**30)
+    if raw.lower() == "none":
+        return None
+    try:
+        gb = float(raw)
+    except ValueError:
+        gb = float("nan")
+    if not (gb >= 0 and gb != float("inf")):
+        raise ValueError(f"{MAX_GB_ENV} must be a size in GiB >= 0, or 0 / none for no cap; got {raw!r}")
+    return None if gb == 0 else int(gb * 2**30)
+
+
+def _touch(path: Path) -> None:
+    """Mark ``path`` used now (its modification time is its last use) and in use by this process."""
+    _IN_USE.add(path)
+    try:
+        os.utime(path)
+    except OSError:                       # another user's entry: its age stays the write's
+        pass
+
+
+def evict(root: Path | None = None, cap: int | None = -1) -> list[Path]:
+    """Delete the least recently used entries under ``root`` (default the cache dir) until their total size is
+    at most ``cap`` bytes (default :func:`max_bytes`; None: no cap), never an entry this process uses nor a
+    writer's temporary file. Returns the deleted paths, oldest first; each is logged."""
+    root = paths.cache_dir() if root is None else root
+    cap = max_bytes() if cap == -1 else cap
+    if root is None or cap is None or not root.is_dir():
+        return []
+    entries = []
+    for p in root.glob("*/*.npc"):
+        try:
+            st = p.stat()
+        except OSError:                   # removed meanwhile by another process
+            continue
+        entries.append((st.st_mtime_ns, str(p), st.st_size, p))
+    total = sum(e[2] for e in entries)
+    gone: list[Path] = []
+    for mtime, _, size, p in sorted(entries):
+        if total <= cap:
+            break
+        if p in _IN_USE:
+            continue
+        try:
+            p.unlink()
+        except FileNotFoundError:         # evicted by another process: its bytes are gone all the same
+            total -= size
+            continue
+        except OSError as exc:
+            _log.warning("could not evict cache entry %s (%s)", p, exc)
+            continue
+        total -= size
+        gone.append(p)
+        used = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime / 1e9))
+        line = (f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} evicted {p.relative_to(root)} "
+                f"({size} bytes, last used {used}; cap {cap} bytes)")
+        _log.info("cache: %s", line)
+        try:
+            with open(root / "evictions.log", "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+        except OSError:
+            pass
+    if total > cap:
+        _log.info("cache: %d bytes after eviction, over the cap of %d bytes: the rest is in use by this process",
+                  total, cap)
+    return gone
+
+
 # --------------------------------------------------------------------------------------------- the API
 
 def cached(name: str, params: Mapping, generate: Callable[[], tuple[Mapping[str, np.ndarray], Mapping]], *,
@@ -262,7 +355,9 @@ def cached(name: str, params: Mapping, generate: Callable[[], tuple[Mapping[str,
     path = entry_path(name, key, root)
     if path.exists():
         try:
-            return _read(path, key)
+            got = _read(path, key)
+            _touch(path)
+            return got
         except (OSError, ValueError, KeyError, TypeError) as exc:
             warnings.warn(f"cache entry {path} is unusable ({exc}); regenerating it", CacheWarning, stacklevel=2)
             try:
@@ -274,6 +369,8 @@ def cached(name: str, params: Mapping, generate: Callable[[], tuple[Mapping[str,
     if meta_enc is not None:
         try:
             _write(path, key, name, params, arrays, meta_enc)
+            _IN_USE.add(path)
+            evict(root)
         except OSError as exc:     # a read-only or full disk: the result is still right, only not kept
             warnings.warn(f"could not write cache entry {path} ({exc})", CacheWarning, stacklevel=2)
     return {k: np.asarray(v) for k, v in arrays.items()}, dict(meta)

@@ -26,8 +26,10 @@ for a notebook whose section ``uses = ("traces",)``) records in the metrics JSON
 where the numbers come from: ``commit`` (HEAD of the git checkout at the repository root), ``dirty``
 (whether a tracked file differs from it, not counting ``results/``, ``build/`` and ``dvc.lock``, which
 the pipeline itself writes), ``params_hash`` (:func:`params_hash` of the notebook's parameters: its
-section, the shared sections it uses and the seed), ``scale`` (``"paper"`` when those parameters are the
-ones ``params.yaml`` gives the notebook, else ``"reduced"``) and ``commit_date`` (the commit's date).
+section, the shared sections it uses and the seed, less the speed-only settings, :func:`result_values`),
+``scale`` (``"paper"`` when those parameters are the ones ``params.yaml`` gives the notebook, else
+``"reduced"``: a run that differs from ``params.yaml`` only in a speed-only setting is a paper-scale run)
+and ``commit_date`` (the commit's date).
 ``commit`` and ``dirty`` are None outside a git checkout. Only what is fixed for a given tree and
 parameters goes there, so a rerun with the same parameters, seed and code still writes the same bytes:
 the *commit's* date, not the run's. The wall-clock date of the run goes, with the same provenance, to
@@ -145,6 +147,38 @@ def notebook_values(section_obj: Any, *, shared: Mapping[str, Any] | None = None
     return values
 
 
+def _speed_only_paths(cls: type, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The speed-only settings of the params class ``cls`` as key paths: those its ``speed_only`` class attribute
+    names (dotted paths into its fields, e.g. ``("caches.threads",)``), and those of every params class nested in
+    its fields, prefixed by the field's name."""
+    out = [prefix + tuple(str(p).split(".")) for p in getattr(cls, "speed_only", ())]
+    if params.is_params(cls):
+        for name, tp in params.field_types(cls).items():
+            if params.is_params(tp):
+                out += _speed_only_paths(tp, (*prefix, name))
+    return out
+
+
+def result_values(values: Mapping[str, Any], section_cls: type) -> dict:
+    """A notebook's parameters (:func:`notebook_values`, :func:`tieringlab.pipeline.parameters_from`) less the
+    settings that change speed only, never a result: those the section class ``section_cls``, the params classes
+    nested in it and the shared sections it ``uses`` declare in a ``speed_only`` class attribute (e.g. a page
+    cache's ``threads``). Such a setting is neither a scale nor a staleness: a paper-scale run with 1 thread is a
+    paper-scale run."""
+    out = json.loads(json.dumps(plain(dict(values))))  # a deep copy of plain values
+    paths = _speed_only_paths(section_cls)
+    for shared in getattr(section_cls, "uses", ()):
+        if shared in params.sections():
+            paths += _speed_only_paths(params.sections()[shared], (shared,))
+    for path in paths:
+        node = out
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return out
+
+
 def current_params_hash(stem: str, root: str | os.PathLike | None = None) -> str | None:
     """:func:`params_hash` of the parameters ``params.yaml`` (at ``root``, default the repository root) gives
     notebook ``stem`` now; None when it has no section for it or cannot be read or validated."""
@@ -152,10 +186,11 @@ def current_params_hash(stem: str, root: str | os.PathLike | None = None) -> str
 
     root = Path(root) if root is not None else paths.repo_root()
     try:
-        values = pipeline.parameters_from(params.load(root / "params.yaml"), stem, None)
+        loaded = params.load(root / "params.yaml")
+        values = pipeline.parameters_from(loaded, stem, None)
     except (ValueError, OSError):  # ParamsError is a ValueError, as is a stem that names no notebook
         return None
-    return params_hash(values)
+    return params_hash(result_values(values, type(loaded[pipeline.section_of(stem)])))
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -191,7 +226,8 @@ def provenance(notebook: str, section_obj: Any = None, *, shared: Mapping[str, A
     root = Path(root) if root is not None else paths.repo_root()
     prov: dict[str, Any] = {**git_state(root), "params_hash": None, "scale": "unknown"}
     if section_obj is not None:
-        prov["params_hash"] = params_hash(notebook_values(section_obj, shared=shared, seed=seed))
+        prov["params_hash"] = params_hash(result_values(notebook_values(section_obj, shared=shared, seed=seed),
+                                                        type(section_obj)))
         current = current_params_hash(notebook, root)
         prov["scale"] = "unknown" if current is None else "paper" if current == prov["params_hash"] else "reduced"
     return {k: prov[k] for k in PROVENANCE_KEYS}

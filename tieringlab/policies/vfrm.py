@@ -238,46 +238,82 @@ def bin_trace(ds: xr.Dataset, params: VfrmParams = VfrmParams(), *, vm=None, sta
     epoch = np.floor((t - t0) / params.epoch_s).astype(np.int64)
     n_epochs = int(epoch.max()) + 1
 
+    # issue 35: each per-unit temporary is dropped as soon as it has served (a paper-scale mix has 2.8e7 units)
     keys, ridx = split_arrays(offset, size, params.bin_bytes)
     span = int(keys.max()) + 1
     combined = vm_idx[ridx].astype(np.int64) * span + keys
+    del keys, vm_idx
     ubins, unit_bin = np.unique(combined, return_inverse=True)
+    del combined
     n_bins = ubins.size
     bin_vm = ubins // span
     bin_key = ubins % span
-    unit_epoch = epoch[ridx]
-    pair_keys, unit_pair, pair_count = np.unique(unit_epoch * n_bins + unit_bin, return_inverse=True,
-                                                 return_counts=True)
+    del ubins
+    unit_key = epoch[ridx] * n_bins + unit_bin
+    del unit_bin
+    pair_keys, unit_pair, pair_count = np.unique(unit_key, return_inverse=True, return_counts=True)
+    del unit_key
     pair_wrote = np.bincount(unit_pair, weights=is_write[ridx], minlength=pair_keys.size) > 0
+    req_start = np.searchsorted(ridx, np.arange(t.size))
+    del ridx
     pair_epoch, pair_bin = pair_keys // n_bins, pair_keys % n_bins
+    del pair_keys
 
     lam_vm = np.broadcast_to(np.asarray(params.lam if lam is None else lam, dtype=np.float64), (vms.size,))
     if np.any(~(lam_vm > 0)):
         raise ValueError(f"lam (λ) must be > 0 for every VM, got {lam}")
-    c = cooling_factors(params.n_epochs)
-    n_hist = params.n_epochs
-    # Eq. 1: pair (i', b) with M requests heats (i' + j, b) by C_j * M, j = 1..N
-    ek = np.concatenate([(pair_epoch + j) * n_bins + pair_bin for j in range(1, n_hist + 1)])
-    ew = np.concatenate([c[j - 1] * pair_count for j in range(1, n_hist + 1)])
-    keep = ek < n_epochs * n_bins
-    elig_key, inv = np.unique(ek[keep], return_inverse=True)
-    s = np.bincount(inv, weights=ew[keep], minlength=elig_key.size)  # sums of dyadic C_j * integers: exact
-    elig_temp = lam_vm[bin_vm[elig_key % n_bins]] * s               # Eq. 2: H = λ M (λ outside the sum)
-
     ep = np.arange(n_epochs + 1)
+    pair_ptr = np.searchsorted(pair_epoch, ep)
+    n_hist = params.n_epochs
+    elig_key, s = _heat(pair_epoch, pair_bin, pair_count, pair_ptr, n_epochs, n_bins, n_hist)
+    elig_temp = lam_vm[bin_vm[elig_key % n_bins]] * s               # Eq. 2: H = λ M (λ outside the sum)
+    del s
+
     req_ops = np.maximum(-(-np.maximum(size, 0) // params.user_io_bytes), 1)
-    req_start = np.searchsorted(ridx, np.arange(t.size))
     sz = np.maximum(size, 1)
     req_pages = (offset + sz - 1) // PAGE_BYTES - offset // PAGE_BYTES + 1
     return BinTrace(n_epochs=n_epochs, n_bins=n_bins, bin_vm=bin_vm, bin_key=bin_key, req_epoch=epoch,
                     req_write=is_write, req_ops=req_ops, req_start=req_start, unit_pair=unit_pair,
                     pair_epoch=pair_epoch, pair_bin=pair_bin, pair_count=pair_count, pair_wrote=pair_wrote,
-                    pair_ptr=np.searchsorted(pair_epoch, ep), elig_key=elig_key, elig_temp=elig_temp,
+                    pair_ptr=pair_ptr, elig_key=elig_key, elig_temp=elig_temp,
                     elig_ptr=np.searchsorted(elig_key, ep * n_bins), vms=vms,
                     n_history=int(n_hist), bin_bytes=int(params.bin_bytes), epoch_s=float(params.epoch_s),
                     start=t0, lam=float(params.lam) if lam is None else
                     (float(lam) if np.ndim(lam) == 0 else tuple(float(x) for x in lam_vm)),
                     user_io_bytes=int(params.user_io_bytes), n_requests=int(t.size), req_pages=req_pages)
+
+
+#: Source pairs per pass of :func:`_heat` (memory only: a pass holds about 17 x N bytes per pair; the result does not
+#: depend on it).
+_HEAT_PAIRS = 1 << 21
+
+
+def _heat(pair_epoch, pair_bin, pair_count, pair_ptr, n_epochs: int, n_bins: int, n_hist: int):
+    """Eq. 1 on the access pairs (sorted by (epoch, bin), ``pair_ptr`` their CSR pointers by epoch): pair (i', b)
+    with M requests heats (i' + j, b) by C_j * M, j = 1..N. Returns ``(keys, sums)``: the sorted keys
+    ``epoch * n_bins + bin`` of every (epoch < ``n_epochs``, bin) heated, and each one's sum of C_j * M.
+
+    Done in passes over ranges of target epochs of about :data:`_HEAT_PAIRS` source pairs each (issue 35: one pass
+    over all of them held 8 copies of the pairs at once, ~3 GB on the all8 mix). A key's terms are added in the
+    order j = 1..N in every pass, as in one pass; the sums of dyadic C_j x integers are exact anyway."""
+    c = cooling_factors(n_hist)
+    cuts = np.searchsorted(pair_ptr, np.arange(1, pair_ptr[-1] // _HEAT_PAIRS + 1) * _HEAT_PAIRS)
+    bounds = np.unique(np.r_[0, np.clip(cuts, 1, n_epochs), n_epochs])  # target epoch ranges [e0, e1), e0 < e1
+    keys, sums = [], []
+    for e0, e1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        lo, hi = int(pair_ptr[max(e0 - n_hist, 0)]), int(pair_ptr[e1])   # sources: epochs e0 - N .. e1 - 1
+        pe, pb, pc = pair_epoch[lo:hi], pair_bin[lo:hi], pair_count[lo:hi]
+        ek, ew = [], []
+        for j in range(1, n_hist + 1):
+            m = (pe + j >= e0) & (pe + j < e1)
+            ek.append((pe[m] + j) * n_bins + pb[m])
+            ew.append(c[j - 1] * pc[m])
+        k, inv = np.unique(np.concatenate(ek), return_inverse=True)
+        sums.append(np.bincount(inv, weights=np.concatenate(ew), minlength=k.size))
+        keys.append(k)
+    if not keys:
+        return np.zeros(0, np.int64), np.zeros(0)
+    return np.concatenate(keys), np.concatenate(sums)
 
 
 def binning(ds: xr.Dataset, params: VfrmParams, bins: BinTrace | None, *, policy: str, vm=None, start=None,
