@@ -225,23 +225,27 @@ def test_the_main_branch_commits_no_results():
     assert tracked == [], f"results files committed: {tracked}"
 
 
-def test_a_speed_only_setting_keeps_paper_scale_and_a_scale_setting_does_not(checkout):
-    """Issue 35: notebook 03 at params.yaml's settings but 1 page-cache thread (speed only: the counts are identical
-    for any thread count, tests/test_caching.py) is a paper-scale run, not stale; a changed twin scale is reduced.
-    Independent truth: the sections are read from params.yaml with yaml here."""
-    stem, raw = "03_gvfrm_multi_vm", yaml.safe_load((checkout / "params.yaml").read_text())
+@pytest.mark.parametrize("stem, section, speed", [
+    ("03_gvfrm_multi_vm", "gvfrm_multi_vm", {"threads": 1}),
+    ("02_vfrm_single_vm", "vfrm_single_vm", {"threads": 1, "engine": "numba"}),
+])
+def test_a_speed_only_setting_keeps_paper_scale_and_a_scale_setting_does_not(checkout, stem, section, speed):
+    """Issue 35: a notebook at params.yaml's settings but another page-cache thread count or engine (speed only: the
+    counts are identical for any thread count and engine, tests/test_caching.py) is a paper-scale run, not stale; a
+    changed twin scale is reduced. Independent truth: the sections are read from params.yaml with yaml here."""
+    raw = yaml.safe_load((checkout / "params.yaml").read_text())
     current = results.current_params_hash(stem, checkout)
 
     def prov(section_changes=None, traces_changes=None):
-        sec = {**raw["gvfrm_multi_vm"], **(section_changes or {})}
+        sec = {**raw[section], **(section_changes or {})}
         traces = {**raw["traces"], **(traces_changes or {})}
-        p = params.validate_section("gvfrm_multi_vm", sec)
+        p = params.validate_section(section, sec)
         return results.provenance(stem, p, shared={"traces": traces}, seed=raw["seed"], root=checkout)
 
     paper = prov()
     assert paper["scale"] == "paper" and paper["params_hash"] == current
-    one_thread = prov({"caches": {**raw["gvfrm_multi_vm"].get("caches", {}), "threads": 1}})
-    assert (one_thread["scale"], one_thread["params_hash"]) == ("paper", current)
-    assert results.provenance_status(one_thread, current) == "paper scale, no git commit"  # not "stale"
+    other = prov({"caches": {**raw[section].get("caches", {}), **speed}})
+    assert (other["scale"], other["params_hash"]) == ("paper", current)
+    assert results.provenance_status(other, current) == "paper scale, no git commit"  # not "stale"
     changed = prov(traces_changes={"scale": 0.5})  # the twins at half the paper's size: reduced
     assert changed["scale"] == "reduced" and changed["params_hash"] != current

@@ -83,6 +83,11 @@ _CHUNK = 1 << 20
 class CachingParams:
     """Parameters of the conventional page caches (vFRM paper Sec. 5.1), each declared once."""
 
+    #: Settings that change speed only, never a result (tests/test_caching.py: identical counts for every engine
+    #: and thread count): a run that differs from params.yaml only in these is still a paper-scale run
+    #: (tieringlab.results.result_values; notebooks 02 and 03 nest these parameters as ``caches``).
+    speed_only = ("threads", "engine")
+
     page_bytes: int = param(PAGE_BYTES, "4 KB cache line, vFRM Sec. 5.1 ('4KB and 128KB' basic IO sizes) and Table 2",
                             bounds=(1, None), unit="bytes")
     engine: str = param("auto", "engine of the replay (documented choice, speed only: the results are identical): "
