@@ -254,6 +254,55 @@ def test_flashcache_dense_ids_are_first_appearance_ids_and_the_reused_table_is_l
         assert (fc._TABLES.table == -1).all()
 
 
+def test_flashcache_stamp_lru_makes_the_list_lrus_decisions():
+    """FlashCache's block LRU (access stamps and a sweep pointer) against the project's linked-list LRU
+    (lru.native_loop) over three back-to-back replays: the same hit and dirty-eviction flags on every access, for
+    caches from one block to more than the distinct blocks."""
+    import importlib
+
+    from tieringlab.policies import lru
+    from tieringlab.policies._arraylist import native_state
+
+    fc = importlib.import_module("tieringlab.policies.otf_ast.flashcache")
+    rng = np.random.default_rng(7)
+    for n, n_ids, cap, write_share in ((1, 1, 1, 1.0), (500, 40, 1, 0.5), (2000, 300, 37, 0.3), (2000, 300, 299, 0.9),
+                                       (1500, 120, 400, 0.6)):
+        ids = (rng.zipf(1.3, n) % n_ids).astype(np.int32)
+        w = rng.random(n) < write_share
+        got = fc._lru_passes(ids, n_ids, w, cap, (1, 2, 3))
+        state = native_state(n_ids)
+        for q in (1, 2, 3):
+            hit, wb = np.zeros(n, bool), np.zeros(n, bool)
+            lru.native_loop(ids, w, cap, *state, hit, wb)
+            np.testing.assert_array_equal(got[q][0], hit)
+            np.testing.assert_array_equal(got[q][1], wb)
+
+
+def test_flashcache_cleaning_writes_merge_contiguous_blocks_by_hand():
+    """The cleaning writes' kernel: evictions whose victim precedes the stream are skipped; a cleaned block right
+    after the one cleaned before joins its write, at most ``merge`` blocks per write, the write timed at its first
+    block's eviction."""
+    import importlib
+
+    fc = importlib.import_module("tieringlab.policies.otf_ast.flashcache")
+    B = 4096
+    keys = np.array([5, 6, 7, 8, 20, 9, 10], np.int64)        # block of each (cacheable) access
+    wpos = np.arange(7, dtype=np.int64)                       # every access a write
+    ridx = np.arange(7, dtype=np.int64)
+    ci = np.arange(7, dtype=np.int64)
+    t = np.arange(7, dtype=np.float64) * 10.0
+    # evictions at writes 2..6 of the second pass (nw = 7) cleaning the writes 3 earlier, and one with no victim
+    ev = np.array([1, 9, 10, 11, 12, 13], np.int64)
+    victim = ev - 3
+    out = [np.empty(6, np.float64), np.empty(6, np.int64), np.empty(6, np.int64)]
+    m = fc._cleaning_writes(ev, victim, 7, wpos, ridx, ci, t, keys, B, 2, *out)
+    # victims 6, 7, 8, 9, 10 -> blocks 10, 5, 6, 7, 8: runs [10], [5, 6, 7, 8] cut at 2 blocks
+    assert m == 3
+    np.testing.assert_array_equal(out[1][:m], np.array([10, 5, 7]) * B)
+    np.testing.assert_array_equal(out[2][:m], np.array([1, 2, 2]) * B)
+    np.testing.assert_array_equal(out[0][:m], [20.0, 30.0, 50.0])     # the first block's eviction (ev % 7) x 10 s
+
+
 def test_flashcache_pass2_is_the_second_replay_of_the_same_window():
     ds = _trace(3, 2000)
     base = dict(lun_subluns=S, sublun_bytes=SUB)

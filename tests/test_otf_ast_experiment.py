@@ -4,6 +4,9 @@ the allowed names, and each system given exactly its own parameters."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import jax
 import numpy as np
 import pytest
 import scipy.stats
@@ -16,6 +19,7 @@ from tieringlab.experiments import otf_ast as X
 from tieringlab.params import ParamsError, check, validate_section
 from tieringlab.policies import registry
 from tieringlab.policies.otf_ast import FlashCacheParams, HddOnlyParams, OtfAstParams, StaticTieringParams
+from tieringlab.traces.readers import make_dataset
 from tieringlab.units import MiB
 
 POL = list(X.POLICIES)
@@ -220,6 +224,9 @@ def test_readings_and_priors_are_readings_with_labels():
         "FlashCache", "FlashCache pass 2"]
     assert X.reading_policies(next(r for r in X.READINGS if r.name == "write_cache_on"), X.POLICIES) == \
         list(X.POLICIES)
+    # the copies' queue discipline acts on background IO only: the systems that send some to the disks
+    assert X.reading_policies(next(r for r in X.READINGS if r.name == "fifo_copies"), X.POLICIES) == [
+        "OTF-AST", "OTF-AST without write-back", "FlashCache", "FlashCache pass 2"]
     assert by["fifo_copies"].policy == p.policy      # a reading changes only what it names
     # each reading reaches the system's parameters
     assert X.system_params(by["fifo_copies"], "OTF-AST").testbed.copy_scheduler == "fifo"
@@ -253,15 +260,99 @@ def test_readings_run_each_reading_on_the_same_twins(monkeypatch):
         [(4, "top_n", q) for q in both] + [(1, "prefix_to_i", q) for q in both]
 
 
+def test_the_copy_scheduler_changes_only_the_systems_with_background_io():
+    """reading_policies leaves static tiering and the HDD alone out of fifo_copies: with user IO alone at the disks,
+    CFQ's user queue is the arrival order, so their results are identical under FIFO; FlashCache's cleaning writes
+    are background IO, and its responses do change."""
+    rng = np.random.default_rng(3)
+    n, sub = 3000, MiB
+    t = np.sort(rng.uniform(0, 120, n))
+    off = rng.integers(0, 12 * sub // 4096 - 16, n) * 4096
+    ds = make_dataset(t, off, rng.choice([4096, 65536], n), rng.random(n) < 0.7, name="s", source="test",
+                      replay_start_s=60.0, replay_end_s=120.0)
+    base = dict(lun_subluns=12, sublun_bytes=sub)
+    for name, differs in (("static tiering", False), ("HDD only", False), ("FlashCache", True)):
+        q = registry.make_params(name, base)
+        a, b = (registry.run(name, ds, [2 * sub], params=dataclasses.replace(
+            q, testbed=dataclasses.replace(q.testbed, copy_scheduler=s)), key=jax.random.key(1))
+            for s in ("cfq", "fifo"))
+        assert np.array_equal(a["response_s"].values, b["response_s"].values) != differs, name
+
+
+def test_no_ledger_row_reads_the_hdd_alone():
+    """LEDGER_POLICIES leaves the HDD alone out of the readings and priors: every row's value, note and samples are
+    the same whatever its numbers."""
+    res = _fake()
+    # the read share is the trace's (every system replays the same requests): C14 averages it over the systems
+    res["read_share"][:] = res["read_share"].isel(policy=[0]).values
+    other = res.copy(deep=True)
+    for v in X._SCALARS + ("quantile_ms", "resident"):
+        other[v].loc[dict(policy="HDD only")] = np.nan
+    a, b = X.claim_rows(res), X.claim_rows(other)
+    assert set(a) == set(b)
+    for cid in a:
+        assert a[cid][:2] == b[cid][:2], cid
+        assert (a[cid][2] is None) == (b[cid][2] is None) and (a[cid][2] is None or np.array_equal(a[cid][2],
+                                                                                                     b[cid][2])), cid
+    assert "HDD only" not in X.LEDGER_POLICIES and len(X.LEDGER_POLICIES) == len(X.POLICIES) - 1
+
+
+def test_merged_takes_only_unchanged_systems_from_the_central_run():
+    """A reading's missing systems come from the central run where the reading leaves them unchanged, NaN where it
+    changes them (the HDD alone, not rerun, under the write cache; every system under a twin prior)."""
+    res = _fake()
+    ran = res.sel(seed=[0, 1])
+    rd = xr.concat([ran.sel(policy=[q for q in X.LEDGER_POLICIES if q in X.reading_policies(r, X.POLICIES)])
+                    .expand_dims(reading=[r.name]) for r in X.READINGS if r.name in ("fifo_copies", "write_cache_on")],
+                   dim="reading", join="outer")
+    fifo = X._merged(res, rd, "reading", "fifo_copies")
+    assert list(fifo["policy"].values) == list(res["policy"].values)
+    for q in ("static tiering", "HDD only"):
+        assert fifo["mean_ms"].sel(policy=q).equals(ran["mean_ms"].sel(policy=q))
+    wc = X._merged(res, rd, "reading", "write_cache_on")
+    assert np.isnan(wc["mean_ms"].sel(policy="HDD only").values).all()
+    assert wc["mean_ms"].sel(policy="static tiering").equals(ran["mean_ms"].sel(policy="static tiering"))
+    pr = ran.sel(policy=list(X.LEDGER_POLICIES)).expand_dims(prior=["q_0p5"])
+    m = X._merged(res, pr, "prior", "q_0p5")
+    assert np.isnan(m["mean_ms"].sel(policy="HDD only").values).all()
+    assert m["mean_ms"].sel(policy="OTF-AST").equals(ran["mean_ms"].sel(policy="OTF-AST"))
+
+
+def test_readings_with_one_monitor_key_have_the_same_preconditions():
+    """readings() measures the preconditions once per monitor key: readings that share a key have equal
+    preconditions on a twin, and the hot-rule readings get keys of their own."""
+    p = validate_section("otf_ast", {"scale": 0.01})
+    rng = np.random.default_rng(11)            # 20 min over the twin's 300 sub-LUNs, a hot band moving every 2 min
+    n, unit = 6000, X.sublun_bytes(p.scale)
+    t = np.sort(rng.uniform(0, 1200, n))
+    sub = np.where(rng.random(n) < rng.uniform(0.3, 0.9, n), (t // 120).astype(int) * 7 % 290 + rng.integers(0, 6, n),
+                   rng.integers(0, 300, n))
+    ds = make_dataset(t, sub * unit + rng.integers(0, unit // 4096 - 1, n) * 4096, np.full(n, 4096),
+                      rng.random(n) < 0.5, name="s", source="twin", replay_start_s=0.0, replay_end_s=1200.0)
+    by_key: dict = {}
+    for r in X.READINGS:
+        q = r.apply(p)
+        by_key.setdefault(X._monitor_key(q), []).append((r.name, X.trace_preconditions(q, ds)))
+    for group in by_key.values():
+        for name, pre in group[1:]:
+            assert pre == group[0][1], (name, group[0][0])
+    assert len({str(g[0][1]) for g in by_key.values()}) > 2          # the hot rules do change them here
+    keys = {r.name: X._monitor_key(r.apply(p)) for r in X.READINGS}
+    assert len({keys[k] for k in ("n2", "n3", "i2", "m2", "m3", "m4_c2")}) == 6
+    assert keys["f2"] == keys["moves_4"] == keys["copy_minutes"] == keys["write_cache_on"] == X._monitor_key(p)
+
+
 def test_threads_do_not_change_results():
     """The (trace, seed) replications run ``threads`` at once: the grid is identical with one thread and with two
-    (FlashCache's shared passes: tests/test_otf_ast.py)."""
-    kw = {"scale": 0.01, "seeds": 2, "reading_seeds": 2, "prior_seeds": 2, "replays": ["src1_1"],
+    (FlashCache's shared passes: tests/test_otf_ast.py). Scale 0.004 (above the concentration test's floor, 0.0023):
+    the controller still promotes on both seeds, and the seeds differ."""
+    kw = {"scale": 0.004, "seeds": 2, "reading_seeds": 2, "prior_seeds": 2, "replays": ["src1_1"],
           "policies": ["OTF-AST", "HDD only"]}
     one = X.grid(validate_section("otf_ast", {**kw, "threads": 1}))
     two = X.grid(validate_section("otf_ast", {**kw, "threads": 2}))
     assert one.identical(two)
     assert not np.array_equal(one["mean_ms"].sel(seed=0).values, one["mean_ms"].sel(seed=1).values)
+    assert (one["promotions"].sel(policy="OTF-AST").values > 0).all()
 
 
 def test_verdict_flips_are_the_readings_flips():

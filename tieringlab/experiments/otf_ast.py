@@ -20,13 +20,13 @@ t-intervals (:func:`tieringlab.stats.mean_ci`), comparisons are paired differenc
 Beyond the central configuration (the notes' recommended readings, the twins' central priors):
 
 - **reading ablations** (:func:`readings`): each alternative reading of the notes (Sec. 2.2, 6.6) for
-  OTF-AST and OTF-AST without write-back, the baselines unchanged (:data:`READINGS`, each a
+  the systems it changes (:func:`reading_policies`; the others taken from the central run) (:data:`READINGS`, each a
   :class:`tieringlab.readings.Reading` of this section's parameters); :func:`verdict_flips` recomputes
   every claim under each reading and says which verdicts flip (:func:`tieringlab.readings.verdicts`,
   :func:`~tieringlab.readings.flips`);
 - **prior sweep** (:func:`priors`): the twin priors the notes list (Sec. 6.6: q, w, D, p_jump,
-  p_unaligned; :data:`PRIORS`, readings of the twin), every system; the band of OTF-AST's SSD ratio, and
-  the verdicts under each prior.
+  p_unaligned; :data:`PRIORS`, readings of the twin), every system a ledger row reads; the band of OTF-AST's SSD
+  ratio, and the verdicts under each prior.
 
 - **preconditions** (:func:`trace_preconditions`, per trace, seed and reading): the replay footprint over the cache,
   the hot spots' lifetime against c*t and the share of intervals the concentration test rejects, the rows
@@ -34,8 +34,10 @@ Beyond the central configuration (the notes' recommended readings, the twins' ce
   :func:`ledger_entries` give every row its value under each reading and prior, and its per-seed samples.
 
 Cost (issue 30): each (trace, seed) replication is one job (its twin, its preconditions, its systems), ``threads``
-jobs at once (:func:`_jobs`; the compiled kernels release the GIL; results do not depend on it); FlashCache's passes
-1 and 2 share one replay of the block LRU (:func:`run_systems`).
+jobs at once, the longest first (:func:`_jobs`; the compiled kernels release the GIL; results do not depend on it);
+FlashCache's passes 1 and 2 share one replay of the block LRU (:func:`run_systems`); the readings and priors rerun
+only the systems they change that some ledger row reads (:func:`reading_policies`, :data:`LEDGER_POLICIES`), and
+measure the preconditions once per distinct monitor (:func:`_monitor_key`).
 
 Parameters: the section embeds each system's own (:class:`~tieringlab.policies.otf_ast.OtfAstSettings`
 ``policy``, ``static_tiering``, ``flashcache``) and the measurement every system shares (``measure``:
@@ -153,6 +155,16 @@ LABELS = {"n2": "n2 prefix_to_i", "n3": "n3 n as % of sub-LUNs", "i2": "i2 i as 
           "p_jump_0p3": "p_jump=0.3", "p_unaligned_0": "p_unaligned=0", "p_unaligned_0p2": "p_unaligned=0.2",
           "hist_means": "histogram means"}
 _OTF = ("OTF-AST", "OTF-AST without write-back")
+_FC = ("FlashCache", "FlashCache pass 2")
+#: The systems some ledger row reads (:func:`claim_rows`): all but the HDD alone, which only Figs. 7 and 9 draw (from
+#: the central run). The readings and the priors, whose runs feed the ledger and the verdict tables only, run these
+#: (tests check that no row reads the HDD alone).
+LEDGER_POLICIES = tuple(q for q in POLICIES if q != "HDD only")
+#: The testbed fields that act on background HDD IO only (copy chunks, syncs, FlashCache's cleaning): with user IO
+#: alone at the disks, CFQ's user queue serves in arrival order, as the FIFO queue does, so static tiering and the
+#: HDD alone are unchanged by them (tests check); the systems that send background IO to the disks.
+_BACKGROUND_ONLY = frozenset({"measure.testbed.copy_scheduler"})
+_WITH_BACKGROUND = _OTF + _FC
 
 
 @section("otf_ast")
@@ -437,10 +449,20 @@ def _assemble(rows: dict, coords: dict) -> xr.Dataset:
     return ds
 
 
-def _jobs(p: OtfAstExperimentParams, fn, args: list[tuple]) -> dict:
+def _replay_requests(name: str) -> float:
+    """The requests a replay of ``name`` carries, from its twin's mean rate and Table 2's window: the jobs' order."""
+    a, b = TABLE2_MIN[name]
+    return float(twin_model.OTF_TWINS[name].mean_iops) * (b - a) * MINUTE
+
+
+def _jobs(p: OtfAstExperimentParams, fn, args: list[tuple], trace_at: int = 0) -> dict:
     """``fn(*a)`` for each ``a`` of ``args`` (one replication each: its twin, then its systems), ``p.threads`` at
-    once; the dicts they return merged in the order of ``args``. Each job draws from its own seeds only and the
-    compiled kernels hold no shared state, so the rows do not depend on ``threads`` (tests check)."""
+    once, the longest first (the replays with more requests, ``a[trace_at]`` naming the trace: no thread is left
+    with a long job at the end); the dicts they return merged (their keys name the job). Each job draws from its own
+    seeds only and the compiled kernels hold no shared state, so the rows depend neither on ``threads`` (tests
+    check) nor on the order."""
+    if int(p.threads) > 1 and len(args) > 1:
+        args = sorted(args, key=lambda a: -_replay_requests(a[trace_at]))     # stable: ties keep their order
     if int(p.threads) <= 1 or len(args) <= 1:
         parts = [fn(*a) for a in args]
     else:
@@ -471,39 +493,42 @@ def grid(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
 def reading_policies(reading: Reading, policies) -> list[str]:
     """The systems a reading changes, of ``policies``: OTF-AST's variants for a reading of its own parameters
     (``policy.*``), FlashCache's passes for one of FlashCache's (``flashcache.*``), every system for one of the
-    shared testbed (``measure.*``)."""
+    shared testbed (``measure.*``), except a testbed field that acts on background IO only (the copies' queue
+    discipline, :data:`_BACKGROUND_ONLY`): the systems that send background IO to the disks."""
     heads = {k.split(".", 1)[0] for k in reading.overrides}
-    if "measure" in heads:
-        return list(policies)
-    keep = set(_OTF if "policy" in heads else ()) | set(("FlashCache", "FlashCache pass 2") if "flashcache" in heads
-                                                         else ())
+    keep = set(_OTF if "policy" in heads else ()) | set(_FC if "flashcache" in heads else ())
+    testbed = {k for k in reading.overrides if k.split(".", 1)[0] == "measure"}
+    if testbed:
+        keep |= set(_WITH_BACKGROUND if testbed <= _BACKGROUND_ONLY else policies)
     return [q for q in policies if q in keep]
 
 
 def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
     """The systems each alternative reading changes (:func:`reading_policies`: OTF-AST's variants for its own
-    readings, FlashCache for its cleaning, every system for the testbed's) under that reading, on the first
-    ``reading_seeds`` replications of :func:`grid` (same twins and draws); dims (reading, trace, policy, seed),
-    NaN where a reading did not rerun a system (:func:`_merged` takes it from the central run)."""
+    readings, FlashCache for its cleaning, every system for the testbed's) and some ledger row reads
+    (:data:`LEDGER_POLICIES`) under that reading, on the first ``reading_seeds`` replications of :func:`grid` (same
+    twins and draws); dims (reading, trace, policy, seed), NaN where a reading did not rerun a system
+    (:func:`_merged` takes it from the central run where the reading leaves it unchanged). The preconditions are
+    measured once per replication for each distinct monitor the readings give (:func:`_monitor_key`)."""
     reps = _seeds(seed, p.reading_seeds)
     chosen = _chosen(READINGS, p.readings)
-    by_rd = {rd.name: reading_policies(rd, p.policies) for rd in chosen}
+    by_rd = {rd.name: [q for q in reading_policies(rd, p.policies) if q in LEDGER_POLICIES] for rd in chosen}
     pols = [q for q in p.policies if any(q in v for v in by_rd.values())]
     bar = progress(total=len(p.replays) * len(reps) * sum(len(v) for v in by_rd.values()), desc="readings",
                    unit="run")
 
-    def systems(q, ds, key, run):
-        pre = trace_preconditions(q, ds)      # a reading of the hot rule changes what the controller sees as hot
-        out = {pol: {**row, **pre} for pol, row in run_systems(q, ds, run, key).items()}
-        bar.update(len(run))
-        return out
-
     def job(name, r, tseed, key):
         ds = load_trace(p, name, tseed, traces)
-        out = {}
+        out, pres = {}, {}
         for rd in chosen:
-            for pol, row in systems(rd.apply(p), ds, key, by_rd[rd.name]).items():
-                out[(rd.name, name, pol, r)] = row
+            q = rd.apply(p)
+            mk = _monitor_key(q)          # a reading of the hot rule changes what the controller sees as hot
+            if mk not in pres:
+                pres[mk] = trace_preconditions(q, ds)
+            run = by_rd[rd.name]
+            for pol, row in run_systems(q, ds, run, key).items():
+                out[(rd.name, name, pol, r)] = {**row, **pres[mk]}
+            bar.update(len(run))
         return out
 
     rows = _jobs(p, job, [(name, r, tseed, key) for name in p.replays for r, (tseed, key) in enumerate(reps)])
@@ -513,19 +538,22 @@ def readings(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Datase
 
 
 def priors(p: OtfAstExperimentParams, seed: int = 0, traces=None) -> xr.Dataset:
-    """Every system on twins drawn with each prior setting; dims (prior, trace, policy, seed)."""
+    """Every system some ledger row reads (:data:`LEDGER_POLICIES`) on twins drawn with each prior setting; dims
+    (prior, trace, policy, seed), the systems not run NaN (a prior changes the twin: :func:`_merged` never takes them
+    from the central run)."""
     reps = _seeds(seed, p.prior_seeds)
-    bar = progress(total=len(p.priors) * len(p.replays) * len(reps) * len(p.policies), desc="priors", unit="run")
+    run = [q for q in p.policies if q in LEDGER_POLICIES]
+    bar = progress(total=len(p.priors) * len(p.replays) * len(reps) * len(run), desc="priors", unit="run")
 
     def job(pr, name, r, tseed, key):
         ds = load_trace(p, name, tseed, traces, **pr.overrides)
         pre = trace_preconditions(p, ds)
-        out = {(pr.name, name, pol, r): {**row, **pre} for pol, row in run_systems(p, ds, p.policies, key).items()}
-        bar.update(len(p.policies))
+        out = {(pr.name, name, pol, r): {**row, **pre} for pol, row in run_systems(p, ds, run, key).items()}
+        bar.update(len(run))
         return out
 
     rows = _jobs(p, job, [(pr, name, r, tseed, key) for pr in _chosen(PRIORS, p.priors) for name in p.replays
-                          for r, (tseed, key) in enumerate(reps)])
+                          for r, (tseed, key) in enumerate(reps)], trace_at=1)
     bar.close()
     return _assemble(rows, {"prior": list(p.priors), "trace": list(p.replays), "policy": list(p.policies),
                             "seed": list(range(p.prior_seeds))})
@@ -686,6 +714,20 @@ def trace_preconditions(p: OtfAstExperimentParams, ds: xr.Dataset) -> dict[str, 
             "hot_lifetime_median_min": float(np.median(minutes)) if minutes.size else 0.0,
             "hot_short_io_share": float(ios[~spot].sum() / ios.sum()) if ios.sum() else 0.0,
             "conc_fail_share": float(1.0 - np.mean(conc))}
+
+
+#: The fields of OTF-AST's parameters :func:`trace_preconditions` reads (the monitor's: interval, window, hot rule,
+#: duration check; the LUN's shape).
+_MONITOR_FIELDS = ("t_s", "m_window", "m_reading", "hot_rule", "i_pct", "i_reading", "n_top", "c_intervals",
+                   "lun_subluns", "sublun_bytes")
+
+
+def _monitor_key(p: OtfAstExperimentParams) -> tuple:
+    """What :func:`trace_preconditions` of ``p`` depends on besides the trace (whose sub-LUN size is the same under
+    every reading): readings with equal keys have equal preconditions on one trace (tests check), so
+    :func:`readings` measures them once per key and replication."""
+    q = system_params(p, "OTF-AST")
+    return (tuple(getattr(q, f) for f in _MONITOR_FIELDS), int(p.flashcache.block_bytes), int(p.ssd_subluns))
 
 
 def preconditions_table(res: xr.Dataset) -> pd.DataFrame:
@@ -946,9 +988,11 @@ def claim_values(res: xr.Dataset, copy_s: dict | None = None) -> dict[str, tuple
 
 
 def _merged(central: xr.Dataset, alt: xr.Dataset, dim: str, v) -> xr.Dataset:
-    """The run of ``alt`` at ``dim = v`` with the policies it lacks taken from ``central``'s first seeds (the
-    readings run the OTF-AST variants only), in ``central``'s policy order. The per-run series whose length depends
-    on the run (copies, seconds) decide no claim: dropped so the runs line up along ``policy``."""
+    """The run of ``alt`` at ``dim = v`` with the policies it lacks taken from ``central``'s first seeds where they
+    are unchanged (a reading leaves the systems outside :func:`reading_policies` as they are: the readings of
+    OTF-AST's parameters run its variants only), NaN where they are not (a twin prior changes every system; a
+    system no ledger row reads is not rerun), in ``central``'s policy order. The per-run series whose length
+    depends on the run (copies, seconds) decide no claim: dropped so the runs line up along ``policy``."""
     ragged = ("move", "move_field", "second")
     central_c = central.drop_dims([d for d in ragged if d in central.dims])
     a = alt.drop_dims([d for d in ragged if d in alt.dims]).sel({dim: v})
@@ -959,7 +1003,15 @@ def _merged(central: xr.Dataset, alt: xr.Dataset, dim: str, v) -> xr.Dataset:
     ran = [q for q in a["policy"].values if bool(np.isfinite(a["mean_ms"].sel(policy=q).values).any())]
     a = a.sel(policy=ran)                 # a reading leaves the systems it does not change unrun (NaN)
     missing = [q for q in c["policy"].values if q not in ran]
-    merged = xr.concat([a, c.sel(policy=missing)], dim="policy") if missing else a
+    if dim == "prior":
+        changed = set(missing)
+    else:
+        rd = {r.name: r for r in READINGS}.get(str(v))
+        changed = set(reading_policies(rd, missing)) if rd is not None else set()
+    parts = [a, c.sel(policy=[q for q in missing if q not in changed])]
+    if changed:
+        parts.append(xr.full_like(c.sel(policy=[q for q in missing if q in changed]), np.nan, dtype=float))
+    merged = xr.concat([x for x in parts if x.sizes["policy"]], dim="policy") if missing else a
     merged = merged.sel(policy=[q for q in central["policy"].values])
     merged.attrs.update(central.attrs)
     return merged
