@@ -28,6 +28,39 @@ Floors, one paper-scale 70 GB slot: the generator 25-33 ns per I/O; a bare Lindl
 for bit) 8.3-8.8 ns per I/O against the event engine's 10.8-16.9 for NMST: now the engine's quiet-window path
 (engine.QUIET_MIN_IOS), worth ~3-5 % of the notebook. Even at that floor for every configuration, the main
 reading alone (generator + NMST, LMST, SMST over the nine cells) is ~120 CPU-s per replication, ~1,200 at 10.
+
+Issue 31, the engine's arrivals-only loop (2026-11-27, HEAD 62ffe7d before, the same plus
+``_lmst_native._arrivals_only`` after; each run alone under the heavy-run lock, the machine otherwise loaded
+3-6; CPU s, before -> after):
+
+- focus cell, 7 configurations: 50.1 -> 46.0 (engine 39.9 -> 35.2 over 1,668 M I/O-runs, 23.9 -> 21.1 ns each;
+  generator 9.2 -> 9.6);
+- persist_0p7 (NMST, LMST, SMST): 21.2 -> 18.2 (engine 14.0 -> 11.2 over 718 M I/O-runs, 19.5 -> 15.6 ns);
+- the focus cell with Fig. 16's sweep: 84.7 -> 68.3 (engine 75.6 -> 60.1 over 3,287 M I/O-runs, 23.0 -> 18.3 ns);
+- the whole run: 168.8 -> 144.7 CPU s (user + sys, peak RSS 1.6 GB both); projection 6,765 -> 6,001 CPU-s for the
+  notebook at n_reps 10 (~56 -> ~50 min on 2 cores), still far from 10 minutes.
+
+The results are the same bit for bit: every value of ``metrics/05_lmst.json`` and the report of a papermill
+run at the small defaults, the Dataset of one paper-scale replication of the focus cell over 10 slots (7
+configurations, 582 M I/O-runs, 678 migrations), and the 20 replayed kernel calls below.
+
+Where an LMST kernel run's time goes (one replication of the focus cell, windows 1, 3 and 6, each kernel call's
+inputs captured and replayed in one process, the old and the new kernel interleaved, min of 4 runs; outputs and
+final states equal bit for bit): the window's migrations end 60-190 s into its 1,200 s, with 5-17 % of its I/Os,
+at 30-80 ns per I/O (22-340 thousand eager events: chunk hand-offs, the migrating disks' choices); the rest of
+the window, nothing but arrivals, ran at 19-30 ns per I/O in the general loop against 8-10 for NMST's quiet
+path. The difference is the SLA^L I/Os that LMST moved onto the SSDs (10-20 % of the I/Os: buffered, since an
+SLA^H I/O may still overtake them, and chosen at the disk's next catch-up); an ablation that commits them (wrong
+answers) runs at 13-17. An instruction-level profile (perf timer samples mapped onto the kernel's machine code;
+the VM has no hardware counters) is flat over the arrival path: branches on the arrival's disk and class (coin
+flips to the CPU), stack reloads and the service-time division, no hot spot. The arrivals-only loop
+(``_lmst_native`` module doc) takes the rest of the window to 15-23 ns; per kernel run 17-32 -> 14.5-27 ns per
+I/O (17 LMST/SMST/look-ahead/reading runs: 3.58 -> 3.00 s, -16 %), NMST's quiet runs unchanged (8-10).
+The generator (21-30 ns per I/O on this machine) is at its floor without changing the draws: NumPy's two
+exponentials and one uniform per I/O (PCG64) 13.5-15 ns, ``fill_pieces`` 3.3, ``sample_rates`` 2.2, the size
+scaling 0.5. Halving the CPU per simulated I/O is therefore not in reach with bit-identical results: an
+SLA^L I/O that starts at its arrival on an idle SSD could be committed there (the same response), but its
+metrics would then be added before those the buffered path adds first, which moves the sums in their last bits.
 """
 
 from __future__ import annotations
