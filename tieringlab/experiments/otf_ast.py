@@ -171,6 +171,9 @@ _WITH_BACKGROUND = _OTF + _FC
 @dataclass(frozen=True)
 class OtfAstExperimentParams:
     uses = ("traces",)
+    #: Settings that change speed only, never a result (tests/test_otf_ast_experiment.py: the same rows for any
+    #: thread count): a run differing from params.yaml only in these is still a paper-scale run (tieringlab.results).
+    speed_only = ("threads",)
 
     replays: tuple[str, ...] = param(TRACES, "Table 2: the replayed MSR traces src1_0 and src1_1 (the shared "
                                      "'traces' section says twin or real file)", choices=TRACES)
