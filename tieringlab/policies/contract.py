@@ -157,24 +157,21 @@ def trace_result(capacities, *, policy: str, source: str, requests: int, hits, c
                           "long_name": "IO hit ratio (requests all of whose units were in the fast tier)"})
     for k, v in (extra or {}).items():
         data[k] = v if isinstance(v, tuple) else (CAPACITY_DIM, over_caps(k, v))
-    coord_vars: dict[str, Any] = {"io_pricing": list(IO_PRICINGS)} if cost_model is not None else {}
-    if cost_model is not None:
-        data["io_cost"] = (CAPACITY_DIM, _per_cap(io_cost(arrays, cost_model, io_pricing), n),
+    if cost_model is not None:  # every count is one array over the capacities, so every cost is one too
+        data["io_cost"] = (CAPACITY_DIM, io_cost(arrays, cost_model, io_pricing),
                            {"units": "s", "long_name": "IO cost C_IO (vFRM Eq. 4, Table 3 latencies)",
                             "io_pricing": io_pricing})
         if all(k in counts for k in CONTINUATION_NAMES):
             data["io_cost_by_pricing"] = (("io_pricing", CAPACITY_DIM),
-                                          np.stack([_per_cap(io_cost(arrays, cost_model, pr), n)
-                                                    for pr in IO_PRICINGS]),
+                                          np.stack([io_cost(arrays, cost_model, pr) for pr in IO_PRICINGS]),
                                           {"units": "s", "long_name": "C_IO under each io_pricing reading"})
-        else:
-            coord_vars = {}
         if any(k in counts for k in UPDATE_NAMES) or "dirty_evictions" in counts:
-            upd = _per_cap(update_cost(arrays, cost_model), n)
+            upd = update_cost(arrays, cost_model)
         else:  # no migrations and no write-backs: nothing updates the fast tier
-            upd = np.zeros(n, dtype=np.asarray(data["io_cost"][1]).dtype)
+            upd = np.zeros_like(data["io_cost"][1])
         data["update_cost"] = (CAPACITY_DIM, upd, {"units": "s",
                                                    "long_name": "C_FlashUpdate (the Table 2(b) part of C_IO)"})
+    coord_vars = {"io_pricing": list(IO_PRICINGS)} if "io_cost_by_pricing" in data else {}
     ds = xr.Dataset(data, coords={CAPACITY_DIM: (CAPACITY_DIM, caps, {"units": "bytes"}),
                                   **{k: (CAPACITY_DIM, np.asarray(v)) for k, v in (coords or {}).items()},
                                   **coord_vars})
@@ -182,12 +179,6 @@ def trace_result(capacities, *, policy: str, source: str, requests: int, hits, c
     if cost_model is not None:
         ds.attrs["io_pricing"] = io_pricing
     return ds
-
-
-def _per_cap(v, n: int) -> np.ndarray:
-    """A cost over the capacities as an array of ``n`` (a sum of scalars only when every count is a scalar)."""
-    v = np.asarray(v)
-    return v if v.shape == (n,) else np.broadcast_to(v, (n,)).copy()
 
 
 def queue_result(response, *, policy: str, source: str, extra: Mapping[str, Any] | None = None,
