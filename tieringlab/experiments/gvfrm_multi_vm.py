@@ -107,9 +107,6 @@ class GvfrmMultiVmParams:
     """Fig. 8/9 (vFRM paper) and Fig. 24/25 (thesis): mixes x policies x flash sizes."""
 
     uses = ("traces",)
-    #: Settings that change speed only, never a result (tests/test_caching.py: identical counts for any thread
-    #: count): a run differing from params.yaml only in these is still a paper-scale run (tieringlab.results).
-    speed_only = ("caches.threads",)
 
     mixes: tuple[str, ...] = param(MIXES, "vFRM Sec. 5.3 / thesis Sec. 4.3.3: the workloads cf4, cuf4, all8",
                                    choices=MIXES)
