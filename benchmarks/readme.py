@@ -63,6 +63,21 @@ def _day(iso: str | None) -> str:
     return iso[:10] if isinstance(iso, str) and len(iso) >= 10 else "—"
 
 
+TOP_COSTS = 3  # functions shown per stage in the Timings table
+
+
+def _costs(profile: dict | None) -> str:
+    """A stage's largest costs from its log's ``profile`` (:mod:`tieringlab.profile`): the TOP_COSTS functions by
+    CPU time with their share of the kernel's CPU, the package prefix dropped; a dash when not recorded."""
+    if not isinstance(profile, dict) or not profile.get("top"):
+        return "—"
+    shown = []
+    for name, _, share in profile["top"][:TOP_COSTS]:
+        name = str(name).replace("tieringlab.", "", 1) if str(name).startswith("tieringlab.") else str(name)
+        shown.append(f"`{name}`" + ("" if share is None else f" {100 * float(share):.0f} %"))
+    return ", ".join(shown)
+
+
 def stage_rows(logs: Path) -> list[list[str]]:
     """The Timings rows, one per ``<stage>.json`` in ``logs`` (sorted by stage name)."""
     rows, total = [], 0.0
@@ -78,9 +93,10 @@ def stage_rows(logs: Path) -> list[list[str]]:
                      _minutes(stage["stage_seconds"]),
                      "—" if None in cpu else f"{cpu[0]:.0f} + {cpu[1]:.0f} s",
                      _gb(stage.get("kernel_peak_rss_bytes")), _num(stage.get("load_average_at_start"), ".1f"),
+                     _costs(stage.get("profile")),
                      commit + (" (dirty)" if prov.get("dirty") else ""), _day(prov.get("run_date"))])
     if rows:
-        rows.append(["**all stages**", "", f"**{_minutes(total)}**", "", "", "", "", ""])
+        rows.append(["**all stages**", "", f"**{_minutes(total)}**", "", "", "", "", "", ""])
     return rows
 
 
@@ -124,7 +140,7 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 STAGE_HEADER = ["stage", "scale", "wall", "kernel CPU (user + system)", "kernel peak memory", "load at start",
-                "commit", "date"]
+                "largest costs (share of the kernel's CPU)", "commit", "date"]
 BENCH_HEADER = ["benchmark", "what", "ratios (peer / tieringlab, same run)", "goal", "wall", "load", "commit",
                 "date"]
 

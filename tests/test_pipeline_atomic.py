@@ -64,6 +64,11 @@ def test_rerun_is_bit_identical_and_a_killed_stage_leaves_no_partial_output(tmp_
     assert log["stage"]["stage_seconds"] > 0 and log["stage"]["cells"]               # the times went here
     # the kernel's resources (a kernel that imported JAX and xarray holds well over 100 MB; it used CPU)
     assert log["stage"]["kernel_peak_rss_bytes"] > 100 * 2**20 and log["stage"]["cpu_user_s"] > 0.5
+    # where the kernel's CPU went (tieringlab.profile): functions of the package, none of them the profiler's
+    prof = log["stage"]["profile"]
+    assert 0 < prof["sampled_cpu_s"] <= prof["process_cpu_s"] * 1.05 and prof["top"]
+    assert all(n.startswith(("tieringlab.", "import tieringlab", "<")) and "profile" not in n for n, *_ in prof["top"])
+    assert not (results / ".staging" / STAGE / ".profile").exists()
     nb = (results / "notebooks" / f"{STAGE}.ipynb").read_text()
     assert '"duration"' not in nb and "start_time" not in nb and ".staging" not in nb
 

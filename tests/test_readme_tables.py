@@ -43,7 +43,11 @@ def test_tables_come_from_the_records(tmp_path):
     out.mkdir()
     stage_log(logs, "00_quickstart", 26.4)
     stage_log(logs, "05_lmst", 480.2, cpu_user_s=859.0, cpu_system_s=21.4, kernel_peak_rss_bytes=4.5 * 2**30,
-              load_average_at_start=1.25)
+              load_average_at_start=1.25,
+              profile={"process_cpu_s": 800.0, "sampled_cpu_s": 790.0, "interval_s": 0.05,
+                       "top": [["tieringlab.policies.lmst.engine.advance", 560.0, 0.7],
+                               ["import tieringlab.experiments", 80.0, 0.1], ["<__main__>", 40.0, 0.05],
+                               ["tieringlab.results.Outputs.table", 8.0, 0.01]]})
     (out / "fcfs.json").write_text(json.dumps({"benchmark": "fcfs", "quick": False, "wall_s": 25.0,
                                                "commit": "abcdef0123", "date": "2026-11-26T17:00:00+00:00",
                                                "load_average_1min": 0.5, "ratio": 226.04, "sim_s": 23.5}))
@@ -52,8 +56,9 @@ def test_tables_come_from_the_records(tmp_path):
     assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path)]) == 0
     text = path.read_text()
     assert "old row" not in text and text.endswith("## After\nkept\n")
-    assert "| `00_quickstart` | paper | 26.4 s | — | — | — | 0123456 | 2026-11-26 |" in text
-    assert "| `05_lmst` | paper | 8 min 00 s | 859 + 21 s | 4.5 GiB | 1.2 | 0123456 | 2026-11-26 |" in text
+    assert "| `00_quickstart` | paper | 26.4 s | — | — | — | — | 0123456 | 2026-11-26 |" in text
+    assert ("| `05_lmst` | paper | 8 min 00 s | 859 + 21 s | 4.5 GiB | 1.2 | `policies.lmst.engine.advance` 70 %, "
+            "`import tieringlab.experiments` 10 %, `<__main__>` 5 % | 0123456 | 2026-11-26 |") in text
     assert "| **all stages** |  | **8 min 27 s** |" in text
     row = next(line for line in text.splitlines() if line.startswith("| `fcfs`"))
     cells = [c.strip() for c in row.strip("|").split("|")]

@@ -58,6 +58,11 @@ def _jax_compilation_cache() -> None:
 
 _jax_compilation_cache()
 
+if _os.environ.get("TIERINGLAB_PROFILE"):  # set by `tieringlab run` for a stage's kernel (tieringlab.profile)
+    from tieringlab import profile as _profile
+
+    _profile.start_from_env()
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]

@@ -20,7 +20,8 @@
    interrupted one left in its staging folder.
 4. makes the executed notebook reproducible: papermill's and the kernel's wall-clock metadata (start
    and end times, durations) are moved out of it into ``results/logs/<stage>.json`` (not a DVC output;
-   with the kernel's CPU time, its peak resident memory and the load average at the start),
+   with the kernel's CPU time, its peak resident memory, the load average at the start and where the CPU went:
+   the largest functions by CPU time, from :mod:`tieringlab.profile`'s sampler in the kernel),
    and progress bars are off inside the notebook (``TIERINGLAB_PROGRESS=0`` for its kernel), so the
    same parameters and seed give the same bytes in every output (tests/test_pipeline_atomic.py); and
    it holds no path of the checkout (every path under it is written relative to it, the shared folder
@@ -40,12 +41,17 @@ import json
 import os
 import re
 import resource
+import shutil
 from pathlib import Path
 
 import tieringlab.experiments  # noqa: F401  (registers every params section)
-from tieringlab import fileio, params, paths
+from tieringlab import fileio, params, paths, profile
 from tieringlab.progress import enabled as progress_enabled
 from tieringlab.results import STAGING, complete_installs, journal_path, log_path, plain, stage_lock, update_log
+
+#: The kernel's profile records (:mod:`tieringlab.profile`) go to this folder of the stage's staging folder; the
+#: log keeps the PROFILE_TOP largest functions.
+PROFILE_DIR, PROFILE_TOP = ".profile", 10
 
 _STEM = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
 
@@ -272,7 +278,9 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load = os.getloadavg()[0]
         try:
-            with _kernel_env(TIERINGLAB_PROGRESS="0"):
+            profile_dir = stage / PROFILE_DIR
+            profile_dir.mkdir()
+            with _kernel_env(TIERINGLAB_PROGRESS="0", TIERINGLAB_PROFILE=str(profile_dir)):
                 papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
                                            progress_bar=progress_enabled(), log_output=False)
         except BaseException as exc:
@@ -294,6 +302,10 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
             "kernel_peak_rss_bytes": after.ru_maxrss * 1024,
             "load_average_at_start": round(load, 2),
         })
+        costs = profile.collect(profile_dir, top=PROFILE_TOP)
+        shutil.rmtree(profile_dir)
+        if costs is not None:
+            timing["profile"] = costs
         update_log(log_path(stage, nb.stem), {"notebook": nb.stem, "stage": timing})
         # a missing staged output removes its target (the stage no longer makes it, as DVC removes outputs first)
         fileio.install([(staged if os.path.lexists(staged) else None, target) for staged, target in moves],

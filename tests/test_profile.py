@@ -1,0 +1,87 @@
+"""tieringlab.profile: each thread's CPU is charged to the function of the package that burned it, waiting is
+charged nothing, and the records of several processes add up (the sampler behind the Timings table's costs)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+
+import pytest
+
+from tieringlab import profile
+
+
+def burn(cpu_s: float) -> None:
+    """Spin until this thread has used ``cpu_s`` seconds of CPU."""
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < cpu_s:
+        pass
+
+
+def burn_in_worker(cpu_s: float) -> None:
+    burn(cpu_s)
+
+
+def wait(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def test_cpu_goes_to_the_function_that_burns_it_and_waiting_costs_nothing():
+    # package = this module: burn_in_worker is never the innermost frame (burn is), so a worker thread's CPU
+    # goes to burn too; wait() sleeps on the main thread while the worker burns.
+    s = profile.Sampler(package=__name__).start()
+    worker = threading.Thread(target=burn_in_worker, args=(0.4,))
+    worker.start()
+    wait(0.2)
+    worker.join()
+    burn(0.2)
+    s.stop()
+    name = f"{__name__}.burn"
+    # one tick's CPU (<= 0.05 s per thread) may land on a neighbour at each transition
+    assert s.costs[name] == pytest.approx(0.6, abs=0.15)
+    assert s.costs.get(f"{__name__}.wait", 0.0) < 0.05
+    assert s.costs[name] > 0.8 * s.sampled_cpu_s
+    snap = s.snapshot()
+    assert snap["sampled_cpu_s"] <= snap["process_cpu_s"] * 1.05
+
+
+def test_labels_name_the_innermost_package_frame_or_the_module():
+    def inner():
+        return sys._getframe()
+
+    frame = inner()
+    assert profile._label(frame, __name__).endswith("inner")
+    assert profile._label(frame, "no_such_package") == f"<{__name__}>"
+
+
+def test_records_of_several_processes_add_up_and_are_removed(tmp_path):
+    for pid, costs, cpu in ((11, {"tieringlab.a": 3.0, "tieringlab.b": 1.0}, 5.0), (12, {"tieringlab.a": 1.0}, 2.0)):
+        (tmp_path / f"profile-{pid}.json").write_text(json.dumps(
+            {"pid": pid, "interval_s": 0.05, "process_cpu_s": cpu, "sampled_cpu_s": sum(costs.values()),
+             "costs": costs}))
+    got = profile.collect(tmp_path, top=1)
+    assert got == {"process_cpu_s": 7.0, "sampled_cpu_s": 5.0, "interval_s": 0.05,
+                   "top": [["tieringlab.a", 4.0, round(4.0 / 7.0, 4)]]}
+    assert not list(tmp_path.iterdir()) and profile.collect(tmp_path) is None
+    (tmp_path / "profile-3.json").write_text("{")
+    with pytest.raises(ValueError, match="profile-3.json: not a profile record"):
+        profile.collect(tmp_path)
+
+
+def test_a_running_sampler_writes_its_record_whole(tmp_path):
+    s = profile.Sampler(package=__name__, out=tmp_path / "profile-1.json", flush_s=0.1).start()
+    burn(0.3)
+    s.stop()
+    rec = json.loads((tmp_path / "profile-1.json").read_text())
+    assert rec["costs"][f"{__name__}.burn"] > 0.2 and not list(tmp_path.glob(".*tmp"))
+
+
+def test_bad_settings_are_named(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="interval_s must be > 0"):
+        profile.Sampler(interval_s=0)
+    monkeypatch.setattr(profile, "_RUNNING", None)
+    monkeypatch.setenv(profile.ENV, str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="TIERINGLAB_PROFILE=.*not a folder"):
+        profile.start_from_env()
