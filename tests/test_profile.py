@@ -62,7 +62,7 @@ def test_records_of_several_processes_add_up_and_are_removed(tmp_path):
             {"pid": pid, "interval_s": 0.05, "process_cpu_s": cpu, "sampled_cpu_s": sum(costs.values()),
              "costs": costs}))
     got = profile.collect(tmp_path, top=1)
-    assert got == {"process_cpu_s": 7.0, "sampled_cpu_s": 5.0, "interval_s": 0.05,
+    assert got == {"process_cpu_s": 7.0, "sampled_cpu_s": 5.0, "native_cpu_s": 0.0, "interval_s": 0.05,
                    "top": [["tieringlab.a", 4.0, round(4.0 / 7.0, 4)]]}
     assert not list(tmp_path.iterdir()) and profile.collect(tmp_path) is None
     (tmp_path / "profile-3.json").write_text("{")
@@ -85,3 +85,21 @@ def test_bad_settings_are_named(tmp_path, monkeypatch):
     monkeypatch.setenv(profile.ENV, str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="TIERINGLAB_PROFILE=.*not a folder"):
         profile.start_from_env()
+
+
+def test_cpu_of_native_threads_goes_to_what_the_main_thread_runs(monkeypatch):
+    # XLA's and numba's worker threads are not Python threads: their CPU shows only in the process's clock. Here
+    # every Python thread's clock stands still while the process's advances by 1.5 s: all of it is native and is
+    # charged to the main thread's function, which is waiting (in join) for the tick to finish.
+    s = profile.Sampler(package=__name__)
+    known = set(sys._current_frames())
+    for ident in known:
+        s._last[ident] = 7.0
+    monkeypatch.setattr(profile, "_thread_cpu", lambda ident: 7.0 if ident in known else 0.0)  # 0: the new tick
+    s._process_last = 100.0
+    monkeypatch.setattr(profile.time, "process_time", lambda: 101.5)
+    tick = threading.Thread(target=s._tick)
+    tick.start()
+    tick.join()
+    assert s.native_cpu_s == 1.5
+    assert dict(s.costs) == {f"{__name__}.test_cpu_of_native_threads_goes_to_what_the_main_thread_runs": 1.5}

@@ -13,9 +13,11 @@ what it burns) and charges it to the innermost frame on that thread's stack whos
 with no package frame on the stack (the notebook's own code, imports) is charged to ``<module of the innermost
 frame>``. A thread that holds the interpreter lock inside a long C call delays the next tick; the CPU it used
 meanwhile is still measured by its clock and charged at the next tick, to its innermost package frame then (the
-function that made the call, or the next line of it). What no Python thread runs (XLA's and numba's own worker
-threads) appears as the difference between the process's CPU time (``process_cpu_s``) and the sum charged
-(``sampled_cpu_s``). A thread that ends between two ticks loses at most one interval's CPU.
+function that made the call, or the next line of it). The CPU no Python thread used in an interval (the process's
+clock minus the threads' clocks: XLA's and numba's own worker threads, which run a computation the main thread
+launched and waits for) is charged to the main thread's function at that tick, and counted in ``native_cpu_s``.
+So ``sampled_cpu_s`` ~= ``process_cpu_s``; a thread that ends between two ticks loses at most one interval's CPU.
+The sampler's own thread is counted in the process's clock but charged to nothing.
 
 Nothing here touches results: the figures go to the log only, which holds wall-clock data (never a DVC output).
 """
@@ -82,11 +84,12 @@ class Sampler:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._cpu0 = self._wall0 = 0.0
+        self._cpu0 = self._wall0 = self._process_last = self.native_cpu_s = 0.0
         self._pid = os.getpid()
 
     def start(self) -> Sampler:
         self._cpu0, self._wall0 = time.process_time(), time.monotonic()
+        self._process_last = self._cpu0
         for ident in sys._current_frames():  # threads already running are charged from now on
             cpu = _thread_cpu(ident)
             if cpu is not None:
@@ -96,21 +99,28 @@ class Sampler:
         return self
 
     def _tick(self) -> None:
-        me = threading.get_ident()
+        me, main = threading.get_ident(), threading.main_thread().ident
         frames = sys._current_frames()
+        process = time.process_time()
         with self._lock:
+            charged = 0.0
             for ident, frame in frames.items():
-                if ident == me:
-                    continue
                 cpu = _thread_cpu(ident)
                 if cpu is None:
                     continue
                 used = cpu - self._last.get(ident, 0.0)  # a thread first seen: its whole CPU (it started later)
                 self._last[ident] = cpu
-                if used > 0:
+                charged += max(used, 0.0)
+                if used > 0 and ident != me:
                     self.costs[_label(frame, self.package)] += used
             for gone in set(self._last) - set(frames):
                 del self._last[gone]
+            # what no Python thread used: native worker threads (XLA's, numba's), working for the main thread
+            native = process - self._process_last - charged
+            self._process_last = process
+            if native > 0 and main in frames:
+                self.native_cpu_s += native
+                self.costs[_label(frames[main], self.package)] += native
 
     def _loop(self) -> None:
         next_flush = time.monotonic() + self.flush_s
@@ -140,7 +150,7 @@ class Sampler:
             costs = dict(self.costs.most_common())
         return {"pid": os.getpid(), "interval_s": self.interval_s, "process_cpu_s": time.process_time() - self._cpu0,
                 "wall_s": time.monotonic() - self._wall0, "sampled_cpu_s": float(sum(costs.values())),
-                "costs": costs}
+                "native_cpu_s": self.native_cpu_s, "costs": costs}
 
     def write(self) -> None:
         """Write :meth:`snapshot` to ``out`` (a temporary file renamed over it: never half-written)."""
@@ -171,13 +181,13 @@ def start_from_env() -> Sampler | None:
 
 def collect(folder: Path, top: int = 10) -> dict | None:
     """The figures of every ``profile-<pid>.json`` in ``folder`` added up (the kernel and any process it started):
-    ``{"process_cpu_s", "sampled_cpu_s", "interval_s", "top": [[function, cpu_s, share of process CPU], ...]}``
-    with the ``top`` largest; None when no process wrote any. The files are removed."""
+    ``{"process_cpu_s", "sampled_cpu_s", "native_cpu_s", "interval_s", "top": [[function, cpu_s, share of the
+    process CPU], ...]}`` with the ``top`` largest; None when no process wrote any. The files are removed."""
     files = sorted(Path(folder).glob("profile-*.json"))
     if not files:
         return None
     costs: Counter = Counter()
-    cpu = sampled = 0.0
+    cpu = sampled = native = 0.0
     interval = INTERVAL_S
     for f in files:
         try:
@@ -187,7 +197,9 @@ def collect(folder: Path, top: int = 10) -> dict | None:
         costs.update({k: float(v) for k, v in rec.get("costs", {}).items()})
         cpu += float(rec.get("process_cpu_s", 0.0))
         sampled += float(rec.get("sampled_cpu_s", 0.0))
+        native += float(rec.get("native_cpu_s", 0.0))
         interval = float(rec.get("interval_s", interval))
         f.unlink()
-    return {"process_cpu_s": round(cpu, 3), "sampled_cpu_s": round(sampled, 3), "interval_s": interval,
+    return {"process_cpu_s": round(cpu, 3), "sampled_cpu_s": round(sampled, 3), "native_cpu_s": round(native, 3),
+            "interval_s": interval,
             "top": [[name, round(s, 3), round(s / cpu, 4) if cpu > 0 else None] for name, s in costs.most_common(top)]}
