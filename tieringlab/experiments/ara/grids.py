@@ -68,6 +68,27 @@ def _policy_runs(arrivals, services, runs, *, key, burst_state=None, predicted=N
     return np.stack(out)
 
 
+def rand_extension(p: AraLoadBalancingParams, mms, key, *, arrival_key, settings, params: AraParams,
+                   mean_service_s: float, desc: str = "") -> np.ndarray:
+    """Rand alone on replications ``n_reps .. calibration_n_reps - 1`` of the arrival streams of ``mms`` -> (len(mms),
+    calibration_n_reps - n_reps): the continuation (``start = n_reps``, ids ``settings``) of the streams the main run
+    drew from ``arrival_key``, so that with the main run's ``n_reps`` Rand replications they are ``calibration_n_reps``
+    replications of one workload. Services (mean ``mean_service_s``, the section's SCV) and Rand's dispatch keys of
+    the j-th MMPP come from ``key`` (folds 0 and 1, each folded with j), fresh draws; one batched call per MMPP, so
+    memory stays at one workload's replications. Rand queries no state: these runs are the cheap ones."""
+    extra = p.calibration_n_reps - p.n_reps
+    if extra <= 0:
+        return np.empty((len(mms), 0))
+    out = []
+    for j, (mm, s) in enumerate(zip(mms, settings, strict=True)):
+        arr, _ = _streams([mm], arrival_key, p.n_jobs, extra, start=p.n_reps, settings=[s])
+        svc = _services(jax.random.fold_in(jax.random.fold_in(key, 0), j), p.n_jobs, [mean_service_s] * extra,
+                        [service_scv(p)] * extra)
+        out.append(_policy_runs(arr, svc, [system_run("rand", "Rand", params)],
+                                key=jax.random.fold_in(jax.random.fold_in(key, 1), j), desc=desc)[0])
+    return np.stack(out)
+
+
 def config_coords(runs) -> dict:
     """The coordinates along ``config`` of ``runs``: the registry name (``system``) and the dispatcher
     parameters each ran with (``policy``, ``k``, ``th_s``, ``th_l``: th_l resolved, Fig. 7 step 1a)."""
@@ -96,7 +117,10 @@ def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     (the three workloads' replications in one batch per configuration). Also the on/off predictor's
     balanced accuracy against the true MMPP phase on each bursty workload (Fig. 6 (c)), and the preconditions
     measured on the same streams: ``herding_exposure`` and ``measured_index_of_dispersion`` (Eq. 2) per workload
-    and replication (:mod:`tieringlab.experiments.ara.preconditions`)."""
+    and replication (:mod:`tieringlab.experiments.ara.preconditions`). ``rand_calibration_s``
+    (calibration_index_of_dispersion, calibration_seed): Rand on Table 1's two bursty workloads (the calibration
+    rows), ``calibration_n_reps`` replications: the ``n_reps`` above, then Rand-only ones on the same workloads'
+    next streams (:func:`rand_extension`)."""
     base = p.policy
     runs = ([system_run("qlen", "Qlen", base), system_run("rand", "Rand", base)]
             + [system_run(f"ara_k{k}", "ARA", base, k=k) for k in p.ks if k <= base.n_sites])
@@ -107,6 +131,20 @@ def static_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
     resp = resp.reshape(len(runs), nI, R).transpose(1, 0, 2)
     ds = response_dataset(resp, [r.label for r in runs], {"index_of_dispersion": list(p.index_of_dispersion)},
                           config=config_coords(runs))
+    # the calibration rows (Table 1's bursty Rand cells): Rand's n_reps replications above, continued to
+    # calibration_n_reps by Rand-only runs on the same workloads' next streams
+    cal_I = [I for I in TABLE1_CALIBRATION_TARGETS if I in p.index_of_dispersion]
+    if cal_I:
+        idx = [list(p.index_of_dispersion).index(I) for I in cal_I]
+        mms = _fig3_mmpps(p)
+        rand = [r.label for r in runs].index("rand")
+        more = rand_extension(p, [mms[i] for i in idx], jax.random.fold_in(key, 3),
+                              arrival_key=jax.random.fold_in(key, 0), settings=idx, params=runs[rand].params,
+                              mean_service_s=mean_service(p), desc="Table 1 calibration rows")
+        ds["rand_calibration_s"] = (("calibration_index_of_dispersion", "calibration_seed"),
+                                    np.concatenate([resp[idx, rand, :], more], axis=1))
+        ds = ds.assign_coords(calibration_index_of_dispersion=cal_I,
+                              calibration_seed=np.arange(p.calibration_n_reps))
     acc = balanced_accuracy(predicted_burst_state(arr, predictor(p)), phase).reshape(nI, R)
     acc[np.asarray(p.index_of_dispersion) == 1.0] = np.nan  # Poisson: no phases to follow
     ds["predictor_balanced_accuracy"] = (("index_of_dispersion", "seed"), acc)
@@ -269,7 +307,10 @@ def table2_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
 
     Cells that are the same simulation (N = 16, D = 1 s, 50 %) run once; the load cells share their
     arrival streams and run in one batch (services scaled to the load). Every cell uses the same phased
-    arrival streams (common random numbers) except the arrival-scaled ones. Coordinates: along ``cell`` its
+    arrival streams (common random numbers) except the arrival-scaled ones. ``rand_calibration_s``
+    (calibration_seed): Rand at the base cell (the calibration row), ``calibration_n_reps`` replications: its
+    ``n_reps`` above, then Rand-only ones on the phased workload's next streams (:func:`rand_extension`); only when
+    the base cell runs. Coordinates: along ``cell`` its
     ``part``, ``n_sites``, ``delay_s``, ``utilization``, ``scaling`` ("service", "arrivals") and both th_l;
     along ``config`` the ``system``, its ``policy`` and ``th_l_rule`` ("scaled", "half"; "" for Qlen and Rand)."""
     P0 = p.policy
@@ -304,6 +345,12 @@ def table2_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
             out[s] = resp[:, j * R:(j + 1) * R]
     resp = np.stack([out[c[2]] for c in cells])
     runs, rules = _table2_runs(P0, P0.n_sites, P0.delay_s)
+    cal = None
+    if base in out:  # the calibration row (Table 2's base Rand): its n_reps, continued by Rand-only runs
+        more = rand_extension(p, [_phased_mmpp(p)], jax.random.fold_in(key, 3), arrival_key=jax.random.fold_in(key, 0),
+                              settings=[0], params=runs[0].params, mean_service_s=mean_service(p),
+                              desc="Table 2 calibration row")
+        cal = np.concatenate([out[base][0], more[0]])
     ds = response_dataset(resp, [r.label for r in runs], {"cell": [c[1] for c in cells]},
                           config={"system": ("config", [r.system for r in runs]),
                                   "policy": ("config", [r.params.policy for r in runs]),
@@ -315,6 +362,9 @@ def table2_experiment(p: AraLoadBalancingParams, key) -> xr.Dataset:
                           th_l=("cell", [table2_th_l("scaled", c[2][0], P0) for c in cells]),
                           th_l_half=("cell", [table2_th_l("half", c[2][0], P0) for c in cells]))
     ds.attrs["base_cell"] = [c[1] for c in cells if c[2] == base][0] if any(c[2] == base for c in cells) else ""
+    if cal is not None:
+        ds["rand_calibration_s"] = ("calibration_seed", cal)
+        ds = ds.assign_coords(calibration_seed=np.arange(cal.size))
     return ds
 
 
@@ -397,18 +447,40 @@ def sensitivity(p: AraLoadBalancingParams, key) -> xr.Dataset:
                               "seed": np.arange(R), **coords})
 
 
+def _rand_by_ratio(p: AraLoadBalancingParams, mms_by_ratio, key, desc: str) -> np.ndarray:
+    """Rand alone, ``calibration_n_reps`` replications of each MMPP of each ratio's list -> (ratios, MMPPs, reps).
+    The MMPPs are numbered s = 0, 1, ... in ratio-major order: stream (s, r) from key's fold 0 (:func:`_streams`),
+    services and dispatch keys from folds 1 and 2 folded with s; one batched call per MMPP, so memory stays at one
+    workload's replications."""
+    M = p.calibration_n_reps
+    flat = [mm for mms in mms_by_ratio for mm in mms]
+    out = []
+    for s, mm in enumerate(flat):
+        arr, _ = _streams([mm], jax.random.fold_in(key, 0), p.n_jobs, M, settings=[s])
+        svc = _services(jax.random.fold_in(jax.random.fold_in(key, 1), s), p.n_jobs, [mean_service(p)] * M,
+                        [service_scv(p)] * M)
+        out.append(_policy_runs(arr, svc, [system_run("rand", "Rand", p.policy)],
+                                key=jax.random.fold_in(jax.random.fold_in(key, 2), s), desc=desc)[0])
+    return np.stack(out).reshape(len(mms_by_ratio), -1, M)
+
+
 def rate_ratio_calibration(p: AraLoadBalancingParams, key) -> pd.DataFrame:
-    """Rand on the phased workload (N, D, rho of the base) for each of ``p.calibration_rate_ratios`` (all in
-    one batch), beside Table 2's 1109.33 s: the calibration of ``mmpp_rate_ratio`` (choice 3)."""
+    """Rand on the phased workload (N, D, rho of the base; ``n_jobs`` x ``calibration_n_reps``) for each of
+    ``p.calibration_rate_ratios``, beside Table 2's 1109.33 s: the calibration of ``mmpp_rate_ratio`` (choice 3).
+    ``log_error``: ln(ours / thesis) (:func:`fit_rate_ratio`)."""
     Rs = list(p.calibration_rate_ratios)
-    arr, _ = _streams([_phased_mmpp(p, rate_ratio=r) for r in Rs], jax.random.fold_in(key, 0), p.n_jobs, p.n_reps)
-    svc = _services(jax.random.fold_in(key, 1), p.n_jobs, [mean_service(p)] * arr.shape[0],
-                    [service_scv(p)] * arr.shape[0])
-    resp = _policy_runs(arr, svc, [system_run("rand", "Rand", p.policy)], key=jax.random.fold_in(key, 2),
-                        desc="calibration")[0].reshape(len(Rs), p.n_reps)
+    resp = _rand_by_ratio(p, [[_phased_mmpp(p, rate_ratio=r)] for r in Rs], key, "calibration")[:, 0]
     m, h = mean_ci(resp, axis=-1)
     return pd.DataFrame({"rate_ratio": Rs, "rand_mean_s": m, "rand_ci95_s": h, "thesis_rand_s": 1109.33,
-                         "default": [r == p.mmpp_rate_ratio for r in Rs]})
+                         "log_error": np.log(m / 1109.33), "default": [r == p.mmpp_rate_ratio for r in Rs]})
+
+
+def fit_rate_ratio(cal: pd.DataFrame) -> float:
+    """The rate ratio of :func:`rate_ratio_calibration`'s table whose Rand is closest in log to Table 2's base Rand
+    (least |log error|: :func:`fit_table1_rate_ratio`'s rule with one cell; the first on a tie)."""
+    if cal.empty:
+        raise ValueError("the calibration table is empty: calibration_rate_ratios must name at least one ratio")
+    return float(cal.rate_ratio.iloc[int(np.argmin(np.abs(cal.log_error.to_numpy())))])
 
 
 #: Table 1's Rand cells the rate ratio of its bursty workloads is calibrated on (I -> s): the non-bursty cell is
@@ -418,19 +490,15 @@ TABLE1_CALIBRATION_TARGETS = {C.STRONG_I: C.TABLE1_PAPER[("rand", C.STRONG_I)],
 
 
 def table1_rate_ratio_calibration(p: AraLoadBalancingParams, key) -> pd.DataFrame:
-    """Rand on Table 1's two bursty workloads (N, D, rho of the base; ``n_jobs`` x ``n_reps``) at each of
-    ``p.table1_calibration_rate_ratios`` (all in one batched call), beside Table 1's Rand: the calibration of
-    ``table1_rate_ratio`` on Table 1's own Rand column (issue 34). Rand assigns without looking at the load view,
-    so this column does not depend on herding; Qlen and ARA are never run here. ``log_error``: ln(ours / thesis);
-    ``sse``: the sum of the squared log errors of the ratio's two cells (:func:`fit_table1_rate_ratio`)."""
+    """Rand on Table 1's two bursty workloads (N, D, rho of the base; ``n_jobs`` x ``calibration_n_reps``) at each of
+    ``p.table1_calibration_rate_ratios`` (one batched call per ratio and workload), beside Table 1's Rand: the
+    calibration of ``table1_rate_ratio`` on Table 1's own Rand column (issue 34). Rand assigns without looking at
+    the load view, so this column does not depend on herding; Qlen and ARA are never run here. ``log_error``:
+    ln(ours / thesis); ``sse``: the sum of the squared log errors of the ratio's two cells
+    (:func:`fit_table1_rate_ratio`)."""
     Rs = list(p.table1_calibration_rate_ratios)
     Is = [I for I in TABLE1_CALIBRATION_TARGETS if I in p.index_of_dispersion]
-    mms = [bursty_mmpp_for(p, I, R) for R in Rs for I in Is]
-    arr, _ = _streams(mms, jax.random.fold_in(key, 0), p.n_jobs, p.n_reps)
-    svc = _services(jax.random.fold_in(key, 1), p.n_jobs, [mean_service(p)] * arr.shape[0],
-                    [service_scv(p)] * arr.shape[0])
-    resp = _policy_runs(arr, svc, [system_run("rand", "Rand", p.policy)], key=jax.random.fold_in(key, 2),
-                        desc="Table 1 calibration")[0].reshape(len(Rs), len(Is), p.n_reps)
+    resp = _rand_by_ratio(p, [[bursty_mmpp_for(p, I, R) for I in Is] for R in Rs], key, "Table 1 calibration")
     m, h = mean_ci(resp, axis=-1)
     rows = [{"rate_ratio": R, "index_of_dispersion": I, "rand_mean_s": m[i, j], "rand_ci95_s": h[i, j],
              "thesis_rand_s": TABLE1_CALIBRATION_TARGETS[I],

@@ -7,6 +7,7 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import ara as C
+from tieringlab.stats import mean_ci
 
 __all__ = ["table1", "table2_frame", "fig5_table", "fig8_table"]
 
@@ -15,15 +16,25 @@ _T2_AXIS = {"a": "n_sites", "b": "delay_s", "c": "utilization"}
 
 
 def table1(static: xr.Dataset) -> pd.DataFrame:
-    """Table 1: Rand and Qlen mean response (s) with 95 % CI per workload, beside the thesis' numbers
-    (:data:`tieringlab.claims.ara.TABLE1_PAPER`, by policy and index of dispersion)."""
+    """Table 1: Rand and Qlen mean response (s) with 95 % CI per workload (``n_reps``), beside the thesis' numbers
+    (:data:`tieringlab.claims.ara.TABLE1_PAPER`, by policy and index of dispersion); for the calibration rows (Rand,
+    the two bursty workloads) also the mean, CI and replications over ``calibration_n_reps`` (``rand_calibration_s``;
+    NaN elsewhere), the values the ledger records there."""
+    cal = static.get("rand_calibration_s")
+    cal_I = [] if cal is None else [float(i) for i in static.calibration_index_of_dispersion.values]
     rows = []
     for pol in ("rand", "qlen"):
         cfg = static.config.values[static.policy.values == pol][0]
         for I in static.index_of_dispersion.values:
             sel = static.sel(config=cfg, index_of_dispersion=I)
-            rows.append({"policy": pol, "index_of_dispersion": float(I), "mean_s": float(sel.mean_s),
-                         "ci95_s": float(sel.ci95_s), "paper_s": C.TABLE1_PAPER.get((pol, float(I)), float("nan"))})
+            row = {"policy": pol, "index_of_dispersion": float(I), "mean_s": float(sel.mean_s),
+                   "ci95_s": float(sel.ci95_s), "paper_s": C.TABLE1_PAPER.get((pol, float(I)), float("nan")),
+                   "calibration_mean_s": np.nan, "calibration_ci95_s": np.nan, "calibration_reps": 0}
+            if pol == "rand" and float(I) in cal_I:
+                m, h = mean_ci(cal.sel(calibration_index_of_dispersion=float(I)).values)
+                row.update(calibration_mean_s=float(m), calibration_ci95_s=float(h),
+                           calibration_reps=int(cal.sizes["calibration_seed"]))
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
