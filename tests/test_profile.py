@@ -4,6 +4,7 @@ charged nothing, and the records of several processes add up (the sampler behind
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -103,3 +104,40 @@ def test_cpu_of_native_threads_goes_to_what_the_main_thread_runs(monkeypatch):
     tick.join()
     assert s.native_cpu_s == 1.5
     assert dict(s.costs) == {f"{__name__}.test_cpu_of_native_threads_goes_to_what_the_main_thread_runs": 1.5}
+
+
+DEADLOCK_SCRIPT = """
+import gc, sys, threading, time
+from tieringlab import profile
+{patch}
+gc.set_threshold(5, 1, 1)  # collect often: one may start inside the sampler's sys._current_frames()
+def make(k):
+    for _ in range(k):
+        a = threading.local(); b = [a]; a.x = b  # a cycle holding a threading.local, freed by the collector
+def deeper(k):
+    make(k)  # a fresh frame each call: the sampler makes its frame object, an allocation
+s = profile.Sampler(package="__main__", interval_s=0.0005).start()
+t0 = time.monotonic()
+while time.monotonic() - t0 < {seconds}:
+    deeper(3)
+s.stop()
+print("finished")
+"""
+
+
+def run_deadlock_script(patch: str, seconds: float, timeout: float) -> bool:
+    """Whether the script finished (False: still running after ``timeout`` s, i.e. deadlocked)."""
+    try:
+        out = subprocess.run([sys.executable, "-c", DEADLOCK_SCRIPT.format(patch=patch, seconds=seconds)],
+                             capture_output=True, text=True, timeout=timeout, check=True)
+    except subprocess.TimeoutExpired:
+        return False
+    return "finished" in out.stdout
+
+
+def test_sampling_while_the_collector_frees_thread_locals_does_not_deadlock():
+    # CPython 3.11: a collection started inside sys._current_frames() that frees a threading.local waits for the
+    # thread-list lock _current_frames holds (notebook 05's kernel hung this way); profile._current_frames runs it
+    # with the automatic collector off. The unpatched call hangs within seconds (checked when the fix was made:
+    # run_deadlock_script("profile._current_frames = sys._current_frames", 2, 60) is False).
+    assert run_deadlock_script("", seconds=2, timeout=120)

@@ -25,6 +25,7 @@ Nothing here touches results: the figures go to the log only, which holds wall-c
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import sys
@@ -54,6 +55,21 @@ def _thread_cpu(ident: int) -> float | None:
         return time.clock_gettime(time.pthread_getcpuclockid(ident))
     except (OSError, OverflowError, ValueError):  # the thread ended between listing and reading
         return None
+
+
+def _current_frames() -> dict:
+    """``sys._current_frames()`` with the automatic garbage collector off. CPython 3.11 builds the dict (and the
+    frame objects of running functions) while it holds the runtime's thread-list lock; an allocation there can
+    start a collection, and collecting a ``threading.local`` takes that same lock: the process deadlocks
+    (seen: notebook 05's kernel stopped after 7 minutes; tests/test_profile.py reproduces it)."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _label(frame, package: str) -> str:
@@ -90,7 +106,7 @@ class Sampler:
     def start(self) -> Sampler:
         self._cpu0, self._wall0 = time.process_time(), time.monotonic()
         self._process_last = self._cpu0
-        for ident in sys._current_frames():  # threads already running are charged from now on
+        for ident in _current_frames():  # threads already running are charged from now on
             cpu = _thread_cpu(ident)
             if cpu is not None:
                 self._last[ident] = cpu
@@ -100,7 +116,7 @@ class Sampler:
 
     def _tick(self) -> None:
         me, main = threading.get_ident(), threading.main_thread().ident
-        frames = sys._current_frames()
+        frames = _current_frames()
         process = time.process_time()
         with self._lock:
             charged = 0.0
