@@ -478,3 +478,26 @@ def test_fig9_rows_under_the_accounting_readings(tiny_sweep):
     assert {C.pre_writebacks_billed("all8"), C.pre_caches_evict("all8")} <= need
     with pytest.raises(ValueError, match="unknown reading"):
         C.reading_name(flush="always")
+
+
+def test_twin_readings_on_the_mixes_share_one_replay_and_record_every_row():
+    """Issue 34: the mixes rebuilt under each twin reading; the read-ratio readings (mixes that differ in is_write
+    only) share one binning and one replay per cache, identical to sweeping each reading's mix apart (the reference);
+    every row of the default reading is recorded under each twin reading, the preconditions included."""
+    p = params.validate_section("gvfrm_multi_vm", {"mixes": ["cuf4"], "cuf4": ["stg_1", "web_2"],
+                                                   "flash_gb": [1.0, 32.0], "aging_periods": [288],
+                                                   "caches": {"threads": 2},
+                                                   "twin_readings": ["reads_10", "reads_90"],
+                                                   "run_twin_readings": True}, source="test")
+    tr = {"source": "twin", "scale": 0.001, "max_wss_gb": 0.1}
+    tw = G.twin_sweep(p, tr, 0)
+    xr.testing.assert_identical(tw, G.twin_sweep(p, tr, 0, share_writes=False))
+    a, b = (tw.sel(twin=t) for t in ("reads_10", "reads_90"))
+    assert (a.hit_ratio == b.hit_ratio).all() and not (a.io_cost == b.io_cost).all()  # the writes move costs only
+    main = tw.isel(twin=0, drop=True).assign_attrs(tw.attrs)  # a one-reading sweep stands in for the main one
+    vals = G.claim_values(main, tw)
+    assert set(vals["reads_90"]) == set(vals["default"]) and C.pre_never_reused("cuf4") in vals["reads_10"]
+    with pytest.raises(ValueError, match="twin_readings"):
+        G.GvfrmMultiVmParams(twin_readings=("reads_10", "reads_10"))
+    assert G.twin_sweep(p, {"source": "msr"}) is None
+    assert G.twin_sweep(dataclasses.replace(p, run_twin_readings=False), tr, 0) is None

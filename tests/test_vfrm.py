@@ -93,6 +93,16 @@ def ref_replay(parsed, n_ep, placement):
     return res
 
 
+@cache
+def _ref_tables(reqs):
+    """``parse`` of a trace and every bin's T at every epoch (exact Fractions, Eq. 1-3 as ``temp``), computed once
+    per trace: ``ref_vfrm`` replays the same trace at every size and idle mode (``reqs``: a tuple of tuples)."""
+    parsed, n_ep, counts = parse(reqs)
+    all_bins = sorted({b for _, bins, *_ in parsed for b in bins})
+    temps = [{b: temp(counts, e, b) for b in all_bins} for e in range(n_ep)]
+    return parsed, n_ep, counts, all_bins, temps
+
+
 def ref_vfrm(reqs, cap, idle_bins="disk"):
     """Plain vFRM, one flash size at a time.
     "disk": at epoch e rank the bins with T > 0 by (-T, bin) and put the first ``cap`` in Flash.
@@ -102,8 +112,7 @@ def ref_vfrm(reqs, cap, idle_bins="disk"):
     "keep": the first ``cap`` bins with T > 0 as under "disk"; the room they leave is kept by the
     bins with T = 0 that were in Flash the epoch before, by (-last access epoch, bin); nothing with
     T = 0 moves in."""
-    parsed, n_ep, counts = parse(reqs)
-    all_bins = sorted({b for _, bins, *_ in parsed for b in bins})
+    parsed, n_ep, counts, all_bins, temps = _ref_tables(tuple(tuple(r) for r in reqs))
     flash = set()
 
     def last_before(e):
@@ -115,19 +124,20 @@ def ref_vfrm(reqs, cap, idle_bins="disk"):
 
     def place(e):
         nonlocal flash
-        hot = [b for b in all_bins if temp(counts, e, b) > 0]
-        hot.sort(key=lambda b: (-temp(counts, e, b), b))
+        T = temps[e]
+        hot = [b for b in all_bins if T[b] > 0]
+        hot.sort(key=lambda b: (-T[b], b))
         if idle_bins == "disk":
             return set(hot[:cap])
         last = last_before(e)
         if idle_bins == "keep":
             new = hot[:cap]
-            idle = sorted((b for b in flash if temp(counts, e, b) == 0), key=lambda b: (-last[b], b))
+            idle = sorted((b for b in flash if T[b] == 0), key=lambda b: (-last[b], b))
             flash = set(new) | set(idle[:cap - len(new)])
             return flash
 
         def key(b):
-            t = temp(counts, e, b)
+            t = T[b]
             return (-t, 0 if t > 0 else -last[b], b)
 
         return set(sorted(last, key=key)[:cap])
@@ -737,3 +747,27 @@ def test_trace_contract_by_name(name):
         assert v in out, (name, v)
     assert (out["requests"] == ds.sizes["request"]).all()
     assert out.identical(registry.run(name, ds, caps))
+
+
+@pytest.mark.parametrize("idle_bins", ["keep", "recency", "disk"])
+@pytest.mark.parametrize("n_vms", [1, 3])
+def test_vfrm_rewrites_equal_a_full_run_of_each_rewritten_trace(idle_bins, n_vms):
+    """Issue 34's shared read-ratio path: vfrm_rewrites (one ranking, the writes recounted) gives, for each vector of
+    write flags, the Dataset of a full vFRM run on the trace with those flags, bit for bit (the full run is the
+    reference); the vectors differ enough that the dirty counts and the read/write split differ."""
+    import xarray as xr
+
+    ds = V.example_trace(n_vms=n_vms, n=600, seed=2)
+    rng = np.random.default_rng(5)
+    u = rng.random(ds.sizes["request"])
+    ws = [u >= q for q in (0.1, 0.5, 0.9)]
+    caps = [1 << 20, 2 << 20, 4 << 20, 64 << 20]
+    p = V.VfrmParams(idle_bins=idle_bins)
+    got = V.vfrm_rewrites(ds, caps, ws, p, bins=V.bin_trace(ds, p))
+    refs = [V.vfrm(ds.assign(is_write=("request", w)), caps, p) for w in ws]
+    for g, r in zip(got, refs):
+        xr.testing.assert_identical(g, r)
+    assert len({int(r["ssd_writes"][-1]) for r in refs}) == 3  # the write flags change the counts ...
+    assert len({(*r["dirty_move_outs"].values, *r["dirty_at_end"].values) for r in refs}) > 1  # ... and the dirt
+    with pytest.raises(ValueError, match="is_write"):
+        V.with_writes(V.bin_trace(ds, p), ws[0][:-1])

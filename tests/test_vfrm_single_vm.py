@@ -637,3 +637,53 @@ def test_verdict_matrix_pivots_one_choice_readings_and_names_the_flips():
     d = X.reading_descriptions([*CV.flush_axis(), *CV.TWIN_READINGS[:1]])
     assert d["reading"].tolist() == ["flush_at_end", "reads_10"] and d["sets"].tolist() == ["end_flush = flush",
                                                                                             "read_ratio = 0.1"]
+
+
+@pytest.mark.parametrize("policy", ["lru", "arc", "car"])
+def test_simulate_rewrites_equal_a_full_replay_of_each_rewritten_trace(policy):
+    """Issue 34: one replay of a page cache serves every vector of write flags (the hits and evictions never read
+    them; the write-backs are recounted): each result is the Dataset of a full replay with those flags, bit for bit,
+    at sizes that evict (dirty write-backs during the trace and residencies still dirty at its end)."""
+    import xarray as xr
+
+    from tieringlab.policies import caching
+
+    ds = random_trace(3, n=500)
+    u = np.random.default_rng(7).random(ds.sizes["request"])
+    ws = [u >= q for q in (0.1, 0.5, 0.9)]
+    caps = [16 * KB, 256 * KB, 2 * MB, 64 * MB]
+    got = caching.simulate_rewrites(ds, policy, caps, ws, caching.CachingParams(threads=2))
+    refs = [caching.simulate(ds.assign(is_write=("request", w)), policy, caps) for w in ws]
+    for g, r in zip(got, refs):
+        xr.testing.assert_identical(g, r)
+    assert len({int(r["dirty_evictions"][1]) for r in refs}) == 3  # the write flags change what is billed
+
+
+def test_read_ratio_twin_readings_ride_on_the_sweep_and_equal_separate_runs():
+    """The read-ratio twins differ from the default twin in is_write only, so the sweep runs them with the default
+    (one ranking, one replay per cache: twin_parts) and twin_sweeps cuts their runs to its sizes; the sweep is
+    unchanged, and every twin Dataset is identical to running each reading apart (the reference)."""
+    import xarray as xr
+
+    from tieringlab.traces.twins import msr_twin
+
+    a, b = (msr_twin("stg_1", 0.002, seed=0, read_ratio=r) for r in (0.5, 0.9))
+    for v in ("time", "offset", "size"):
+        assert np.array_equal(a[v].values, b[v].values)
+    assert not np.array_equal(a["is_write"].values, b["is_write"].values)
+    p = small_params(fig6_traces=("stg_1",), policies=("vFRM", "LRU", "ARC"), idle_rules=("keep", "disk"),
+                     flash_mb=(256.0, 1024.0, 4096.0), cost_flash_mb=1024.0, epoch_sweep_s=(300.0,),
+                     twin_readings=("reads_10", "reads_90", "sizes_4k"), twin_readings_every_trace=("reads_10",
+                                                                                                   "reads_90"),
+                     twin_reading_traces=("stg_1",))
+    tr = {"source": "twin", "scale": 0.002}
+    parts = {}
+    xr.testing.assert_identical(X.sweep(p, tr, 0, twin_parts=parts), X.sweep(p, tr, 0))
+    assert sorted(parts) == [("reads_10", "stg_1"), ("reads_90", "stg_1")]
+    tws = X.twin_sweeps(p, tr, 0, shared=parts)
+    every = dataclasses.replace(p, twin_readings=("reads_10", "reads_90"), twin_readings_every_trace=())
+    xr.testing.assert_identical(tws[0], X.twin_sweep(every, tr, 0, share_writes=False))
+    xr.testing.assert_identical(tws[1], X.twin_sweep(dataclasses.replace(every, twin_readings=("sizes_4k",)), tr, 0))
+    assert [t.twin.values.tolist() for t in tws] == [["reads_10", "reads_90"], ["sizes_4k"]]
+    with pytest.raises(ValueError, match="twin_readings_every_trace"):
+        small_params(twin_readings_every_trace=("reads_90", "reads_90"))

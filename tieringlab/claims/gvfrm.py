@@ -112,10 +112,19 @@ HIT_PRICINGS = ("paper", "page")
 
 
 def reading_name(aging: int | None = None, pricing: str | None = None, flush: str | None = None,
-                 hits: str | None = None) -> str:
+                 hits: str | None = None, twin: str | None = None) -> str:
     """The name of a reading in the ledger (``readings=`` of a row): ``"default"`` for one day (288 epochs),
     ``random``, no flush and the paper's hit pricing (None: the default), else ``aging_<period>``,
-    ``sequential_runs``, ``flush_at_end``, ``hits_4k`` (those that apply) joined by ``.``."""
+    ``sequential_runs``, ``flush_at_end``, ``hits_4k`` (those that apply) joined by ``.``; ``twin`` (a twin reading
+    of :data:`tieringlab.claims.vfrm.TWIN_READING_NAMES`, the mix built from its regenerated members, issue 34)
+    comes first (``"reads_10.flush_at_end"``)."""
+    if twin is not None:
+        from tieringlab.claims.vfrm import TWIN_READING_NAMES  # noqa: PLC0415  (the vFRM twin readings)
+
+        if twin not in TWIN_READING_NAMES:
+            raise ValueError(f"unknown twin reading {twin!r}; allowed {TWIN_READING_NAMES}")
+        rest = reading_name(aging, pricing, flush, hits)
+        return twin if rest == "default" else f"{twin}.{rest}"
     a = AGING_READINGS[0] if aging is None else int(aging)
     pr = PRICINGS[0] if pricing is None else pricing
     fl = FLUSHES[0] if flush is None else flush

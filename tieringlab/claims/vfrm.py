@@ -137,8 +137,11 @@ def hit_axis(hits=HIT_PRICINGS, default: str = HIT_PRICINGS[0]) -> tuple[Reading
 
 #: Twin readings (issue 34): properties of the Table 1 twins that no published statistic fixes, each a
 #: :class:`tieringlab.traces.twins.TwinSpec` override (the overrides' keys are TwinSpec fields). A twin reading is a
-#: new trace, so a new simulation: the notebook runs them on ``twin_reading_traces`` only (mds0 by default, the one
-#: trace with a printed Fig. 7 number) at the Fig. 7 size, under the primary idle rule and IO pricing.
+#: new trace: the read ratios change only its write flags (drawn last by the generator), which no placement, hit or
+#: eviction reads, so notebook 02 runs them on every paper trace with the main sweep's own runs and notebook 03 on the
+#: mixes in one shared run (``twin_readings_every_trace``, ``gvfrm_multi_vm.twin_readings``); the others are new
+#: simulations, run on ``twin_reading_traces`` only (mds0 by default, the one trace with a printed Fig. 7 number) at
+#: the Fig. 7 size, under the primary idle rule and IO pricing.
 TWIN_READINGS = (
     Reading("reads_10", {"read_ratio": 0.1}, "read ratio 0.1 instead of 0.5: the papers publish no read ratio for "
             "the Table 1 traces and the SNIA documentation is not cited in them; 0.1 and 0.9 bracket write- and "

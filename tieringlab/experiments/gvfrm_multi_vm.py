@@ -34,7 +34,9 @@ caches), normalized to LRU's at the same mix and flash size for Fig. 9.
 readings of :mod:`tieringlab.policies.iocost`, from the same counts). The sweep carries dims
 ``aging_period`` and ``io_pricing``; :func:`reading` picks one as a plain ``(mix, policy, flash_gb)``
 Dataset. G1's private-zone split (``private_split``: Sec. 4.5's equal portions or Sec. 5.3's
-dynamic split) is selectable; the default is Sec. 4.5's, the algorithm's own section.
+dynamic split) is selectable; the default is Sec. 4.5's, the algorithm's own section. Issue 34's twin readings of the
+mixes (:func:`twin_sweep`, ``twin_readings``): every mix rebuilt from its members regenerated under the reading, every
+policy at every Flash size; the read ratios (mixes that differ in ``is_write`` only) share one run.
 
 Paper scale: every twin at scale 1 (``traces.max_wss_gb: 0``): cf4 has 1.1 x 10^7 requests, cuf4
 1.7 x 10^7 and all8 2.8 x 10^7 (2.2 x 10^8 page accesses). The page caches replay without per-access
@@ -48,6 +50,7 @@ few bins; the curves at paper scale (``params.yaml``) are the reproduction.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -57,25 +60,27 @@ import pandas as pd
 import xarray as xr
 
 from tieringlab.claims import gvfrm as C
+from tieringlab.claims.vfrm import TWIN_READING_NAMES, TWIN_READINGS
 from tieringlab.experiments.vfrm_single_vm import accounting_costs, bin_reuse, page_footprint
 from tieringlab.params import cross_field, increasing, param, section
 from tieringlab.policies import registry
-from tieringlab.policies.caching import CachingParams
+from tieringlab.policies.caching import CachingParams, simulate_rewrites
 from tieringlab.policies.gvfrm import GvfrmParams
 from tieringlab.policies.iocost import IO_PRICINGS
-from tieringlab.policies.vfrm import bin_trace
+from tieringlab.policies.vfrm import bin_trace, with_writes
 from tieringlab.progress import progress
 from tieringlab.readings import Reading, run_each, select
 from tieringlab.traces.mix import mix_traces
 from tieringlab.traces.source import effective_scale, load, section_dict
 from tieringlab.traces.split import split_arrays, unit_span
-from tieringlab.traces.twins import TWINS
+from tieringlab.traces.twins import TWINS, msr_twin
 from tieringlab.units import PAGE_BYTES, GiB
 
 __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FLASH_GB", "members", "mix_scale",
            "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "accounting_table",
            "table",
-           "cost_reduction", "g2_threshold_gb", "preconditions_table", "cache_evicts", "claim_values"]
+           "cost_reduction", "g2_threshold_gb", "preconditions_table", "cache_evicts", "claim_values", "twin_sweep",
+           "twin_table"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -130,6 +135,17 @@ class GvfrmMultiVmParams:
     aging_periods: tuple[int, ...] = param((288, 12, 1), "G2-vFRM runs with each of these aging periods (epochs: 1 "
                                            "day, 1 h, 5 min), side by side in the tables and the ledger (the thesis "
                                            "gives none); must include policy.aging_period", bounds=(1, 100000))
+    twin_readings: tuple[str, ...] = param(("reads_10", "reads_90"), "twin readings of the mixes (issue 34; "
+                                           "tieringlab.claims.vfrm.TWIN_READINGS: read ratio, request-size mix, "
+                                           "cold-data packing): each rebuilds every mix from its members regenerated "
+                                           "under the reading and replays every policy at every Flash size (the Fig. "
+                                           "8/9 rows read every size; G2 at policy.aging_period only); recorded as "
+                                           "readings of the same rows; only with traces.source twin and "
+                                           "run_twin_readings; the read ratios share one binning and one replay per "
+                                           "cache", choices=TWIN_READING_NAMES)
+    run_twin_readings: bool = param(False, "run twin_readings on the mixes (issue 34); off by default: at paper scale "
+                                    "the read-ratio pair alone (one shared run) cost more than 1,100 CPU-s, past "
+                                    "this stage's 20 % time cap; the notebook's small defaults run it")
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported). ``flash_gb``
@@ -146,6 +162,8 @@ class GvfrmMultiVmParams:
             vals = getattr(self, m)
             if len(set(vals)) != len(vals):
                 problems.append(f"{m} must list distinct traces (one VM each), got {vals}")
+        if len(set(self.twin_readings)) != len(self.twin_readings):
+            problems.append(f"twin_readings must not repeat a value, got {list(self.twin_readings)}")
         if self.policy.aging_period not in self.aging_periods:
             problems.append(f"aging_periods must include policy.aging_period ({self.policy.aging_period}); got "
                             f"{list(self.aging_periods)}")
@@ -175,14 +193,23 @@ def mix_scale(names, traces: Any = None) -> float:
     return float(min(effective_scale(n, t) for n in names))
 
 
-def build_mix(p: GvfrmMultiVmParams, mix: str, traces: Any = None, seed: int = 0) -> xr.Dataset:
+def build_mix(p: GvfrmMultiVmParams, mix: str, traces: Any = None, seed: int = 0,
+              overrides: dict | None = None) -> xr.Dataset:
     """The multi-VM trace of ``mix`` (vFRM Sec. 5.3): members at the mix's common scale, merged by
-    :func:`tieringlab.traces.mix_traces`. ``attrs['scale']`` is that scale."""
+    :func:`tieringlab.traces.mix_traces`. ``attrs['scale']`` is that scale. ``overrides``: a twin reading's
+    :class:`tieringlab.traces.twins.TwinSpec` overrides, every member twin regenerated under them (issue 34; twins
+    only)."""
     names = members(p, mix)
     t = section_dict(traces)
     s = mix_scale(names, t)
     tt = {**t, "scale": s, "max_wss_gb": 0.0} if t.get("source", "twin") == "twin" else t
-    out = mix_traces([load(n, tt, seed) for n in names], name=mix, names=names)
+    if overrides:
+        if t.get("source", "twin") != "twin":
+            raise ValueError(f"twin-reading overrides {overrides} need traces.source 'twin'")
+        got = [msr_twin(n, scale=effective_scale(n, tt), seed=seed, **overrides) for n in names]
+    else:
+        got = [load(n, tt, seed) for n in names]
+    out = mix_traces(got, name=mix, names=names)
     out.attrs["scale"] = s
     return out
 
@@ -238,7 +265,7 @@ def flash_bytes(p: GvfrmMultiVmParams, scale: float) -> np.ndarray:
     return np.array([int(round(g * GiB * scale)) for g in p.flash_gb], dtype=np.int64)
 
 
-def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Dataset:
+def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[dict] | None = None):
     """Fig. 8/9 (thesis Fig. 24/25): every (mix, policy, flash size) of ``p``, G2-vFRM under every aging
     period of ``p.aging_periods``, every cost under every IO pricing.
 
@@ -254,19 +281,26 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     (default ``p.policy.aging_period``, ``p.policy.io_pricing``). The per-mix counts of :data:`PRE_VARS`
     (:func:`tieringlab.experiments.vfrm_single_vm.bin_reuse` at ``p.policy``'s bin and epoch; attrs
     ``pre_reusable_bins_by_vm_<mix>``: per VM) carry the ledger's preconditions (:func:`preconditions_table`).
+
+    ``twins`` (issue 34's twin readings, :func:`twin_sweep`): a list of TwinSpec override dicts whose mixes differ
+    in ``is_write`` only (the read-ratio readings; checked, else a ValueError): each mix is built under each, and a
+    list of Datasets, one per dict, is returned, each the sweep of the mixes built under it. G1/G2 run once per
+    dict on one binning (:func:`tieringlab.policies.vfrm.with_writes`), each page cache replays once for all of
+    them (:func:`tieringlab.policies.caching.simulate_rewrites`: the hits and evictions never read the writes).
     """
     if not isinstance(p, GvfrmMultiVmParams):
         raise TypeError(f"p must be GvfrmMultiVmParams, got {type(p).__name__}")
+    W = len(twins) if twins else 1
     M, Pn, F, A = len(p.mixes), len(p.policies), len(p.flash_gb), len(p.aging_periods)
     names = ("hits", "requests", "hit_ratio", "update_cost")
-    arr = {k: np.zeros((M, Pn, A, F), dtype=np.int64 if k in ("hits", "requests") else np.float64) for k in names}
-    cost = np.zeros((M, Pn, A, len(IO_PRICINGS), len(C.FLUSHES), len(C.HIT_PRICINGS), F))
+    arr = {k: np.zeros((W, M, Pn, A, F), dtype=np.int64 if k in ("hits", "requests") else np.float64) for k in names}
+    cost = np.zeros((W, M, Pn, A, len(IO_PRICINGS), len(C.FLUSHES), len(C.HIT_PRICINGS), F))
     secs = np.zeros((M, Pn))
     fbs = np.zeros((M, F), dtype=np.int64)
     scales = np.zeros(M)
     n_req = np.zeros(M, dtype=np.int64)
     pre = np.zeros((M, len(PRE_VARS)), dtype=np.int64)
-    pages = np.zeros((M, len(PAGE_VARS)), dtype=np.int64)
+    pages = np.zeros((W, M, len(PAGE_VARS)), dtype=np.int64)
     per_vm: dict[str, list[int]] = {}
     cur: dict = {}
     steps = [(i, j) for i in range(M) for j in range(Pn)]
@@ -275,8 +309,16 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
         mix, pol = p.mixes[i], p.policies[j]
         if cur.get("mix") != mix:
             cur = {}  # drop the previous mix (and its binning) before building the next
-            mixed = build_mix(p, mix, traces, seed).drop_vars("member_request")  # nothing below reads it
-            cur = {"mix": mix, "ds": mixed, "bins": None, "pages": None}
+            mixed = build_mix(p, mix, traces, seed, twins[0] if twins else None).drop_vars("member_request")
+            writes = [mixed["is_write"].values]
+            for o in (twins or [])[1:]:  # the other twin readings' mixes: their write flags only
+                other = build_mix(p, mix, traces, seed, o)
+                if not all(np.array_equal(other[v].values, mixed[v].values) for v in ("time", "offset", "size", "vm")):
+                    raise ValueError(f"twins: the mixes of {twins[0]} and {o} differ in more than is_write; run "
+                                     "them apart")
+                writes.append(other["is_write"].values)
+                del other
+            cur = {"mix": mix, "ds": mixed, "bins": None, "pages": None, "writes": writes}
             scales[i] = mixed.attrs["scale"]
             fbs[i] = flash_bytes(p, scales[i])
             n_req[i] = mixed.sizes["request"]
@@ -284,8 +326,9 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             by_vm = b["reusable_bins_by_vm"]
             pre[i] = (b["heatings"], b["heatings_never_reused"], int(by_vm.sum()), int(by_vm.min()), int(by_vm.max()))
             per_vm[mix] = [int(x) for x in by_vm]
-            pages[i] = page_footprint(mixed)  # the page caches evict iff pages[i, 0] exceeds their pages
-            cur["written_pages"] = int(pages[i, 1])  # what a page cache can hold dirty (flush reading)
+            for a, w in enumerate(writes):  # the page caches evict iff pages[a, i, 0] exceeds their pages
+                pages[a, i] = page_footprint(mixed if a == 0 else mixed.assign(is_write=("request", w)))
+            cur["written_pages"] = [int(x) for x in pages[:, i, 1]]  # what a page cache can hold dirty (flush)
             del mixed
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(f"{mix} {pol}")
@@ -294,18 +337,36 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             cur["bins"] = bin_trace(cur["ds"], p.policy)
         model = p.caches.cost_model if pol in CONVENTIONAL else p.policy.cost_model
 
-        def kept(r, model=model, cur=cur):  # issue 35: a run's numbers, taken at once (its per-request arrays dropped)
-            return {k: r[k].values for k in names}, accounting_costs(r, model, cur["written_pages"]).values
+        def kept(r, a=0, model=model, cur=cur):  # issue 35: a run's numbers, taken at once (per-request arrays dropped)
+            return {k: r[k].values for k in names}, accounting_costs(r, model, cur["written_pages"][a]).values
 
+        def rewritten(a, cur=cur):  # the mix and its binning under the a-th write flags (a twin reading)
+            if a == 0:
+                return cur["ds"], cur["bins"]
+            w = cur["writes"][a]
+            return cur["ds"].assign(is_write=("request", w)), with_writes(cur["bins"], w)
+
+        by_w = []  # per write-flag vector, its runs
         if pol == "G2-vFRM":  # one run per aging reading, in the order of p.aging_periods
-            runs = list(run_each(aging_readings(p), p, lambda q, pol=pol, cur=cur, i=i, kept=kept: kept(registry.run(
-                pol, cur["ds"], fbs[i], params=q.policy, bins=cur["bins"]))).values())
+            for a in range(W):
+                ds_a, bins_a = rewritten(a)
+                by_w.append(list(run_each(aging_readings(p), p, lambda q, pol=pol, i=i, a=a, ds_a=ds_a, bins_a=bins_a,
+                                          kept=kept: kept(registry.run(pol, ds_a, fbs[i], params=q.policy,
+                                                                       bins=bins_a), a)).values()))
+                del ds_a, bins_a
         elif pol == "G1-vFRM":
-            runs = [kept(registry.run(pol, cur["ds"], fbs[i], params=p.policy, bins=cur["bins"]))]
+            for a in range(W):
+                ds_a, bins_a = rewritten(a)
+                by_w.append([kept(registry.run(pol, ds_a, fbs[i], params=p.policy, bins=bins_a), a)])
+                del ds_a, bins_a
         else:
             if cur["pages"] is None:  # issue 35: the page caches replay the mix with its untouched pages squeezed out
                 cur["pages"] = page_compacted(cur["ds"], p.caches.page_bytes)
-            runs = [kept(registry.run(pol, cur["pages"], fbs[i], params=p.caches))]
+            if W == 1:
+                by_w.append([kept(registry.run(pol, cur["pages"], fbs[i], params=p.caches))])
+            else:
+                for a, r in enumerate(simulate_rewrites(cur["pages"], pol.lower(), fbs[i], cur["writes"], p.caches)):
+                    by_w.append([kept(r, a)])
         rest = p.policies[j + 1:]
         if not any(q in ("G1-vFRM", "G2-vFRM") for q in rest):
             cur["bins"] = None  # issue 35: the binning is dropped once the mix's last bin policy has run
@@ -314,13 +375,22 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
             cur["ds"] = None  # and the mix itself: the page caches replay cur["pages"]
         if not any(q in CONVENTIONAL for q in rest):
             cur["pages"] = None
-        for a, (vals, c) in enumerate(runs):
-            sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
-            for k in names:
-                arr[k][i, j, sl] = vals[k]
-            cost[i, j, sl] = c
+        for wi, runs in enumerate(by_w):
+            for a, (vals, c) in enumerate(runs):
+                sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
+                for k in names:
+                    arr[k][wi, i, j, sl] = vals[k]
+                cost[wi, i, j, sl] = c
+        del by_w
         secs[i, j] = time.perf_counter() - t0
     cur = {}
+    outs = [_sweep_dataset(p, seed, {k: v[wi] for k, v in arr.items()}, cost[wi], secs, fbs, scales, n_req, pre,
+                           pages[wi], per_vm) for wi in range(W)]
+    return outs if twins else outs[0]
+
+
+def _sweep_dataset(p, seed, arr, cost, secs, fbs, scales, n_req, pre, pages, per_vm) -> xr.Dataset:
+    """:func:`sweep`'s Dataset from its arrays (one write-flag vector's)."""
     dims = ("mix", "policy", "aging_period", "flash_gb")
     g = p.policy
     out = xr.Dataset(
@@ -350,6 +420,55 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0) -> xr.Datase
     out["io_cost_norm"].attrs["long_name"] = "IO cost / LRU's IO cost (Fig. 9)"
     out["seconds"].attrs["units"] = "s (wall time of the engine call)"
     return out
+
+
+def twin_sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0,
+               share_writes: bool = True) -> xr.Dataset | None:
+    """Issue 34's twin readings on the mixes: for each reading of ``p.twin_readings``
+    (:data:`tieringlab.claims.vfrm.TWIN_READINGS`), :func:`sweep` of the mixes built from their members regenerated
+    under it (same scale and seed), every policy at every Flash size (the Fig. 8/9 rows and their preconditions read
+    every size), G2-vFRM at ``p.policy.aging_period`` only: a sweep-shaped Dataset with the leading dim ``twin``.
+    None when there is nothing to run (no twin readings, ``run_twin_readings`` false, or ``traces.source`` is not
+    ``twin``).
+
+    ``share_writes`` (speed only, the same Dataset): the read-ratio readings, whose mixes differ in ``is_write``
+    alone, run in one :func:`sweep` (one binning, one replay per page cache and Flash size for all of them); False
+    runs each reading apart (the reference the tests compare it with)."""
+    want = [r for r in TWIN_READINGS if r.name in p.twin_readings]
+    if section_dict(traces).get("source", "twin") != "twin" or not want or not p.run_twin_readings:
+        return None
+    q = dataclasses.replace(p, aging_periods=(p.policy.aging_period,))
+    ratio = [r for r in want if set(r.overrides) == {"read_ratio"}] if share_writes else []
+    groups = [ratio] if len(ratio) > 1 else []
+    groups += [[r] for r in want if not any(r in g for g in groups)]
+    done = {}
+    for g in groups:
+        for r, res in zip(g, sweep(q, traces, seed, twins=[dict(r.overrides) for r in g])):
+            done[r.name] = res.drop_vars("seconds")  # wall time: a log, not a result
+    out = xr.concat([done[r.name] for r in want], dim="twin", combine_attrs="drop_conflicts")
+    out = out.assign_coords(twin=[r.name for r in want])
+    out.attrs["overrides"] = "; ".join(f"{r.name}: {dict(r.overrides)}" for r in want)
+    return out
+
+
+def twin_table(tw: xr.Dataset) -> pd.DataFrame:
+    """The twin readings side by side: one row per (twin reading, mix, Flash size) with every policy's IO hit ratio
+    (%, ``<policy>_hit_pct``) and IO cost over LRU's (``<policy>_norm``), at the primary reading (aging period, IO
+    pricing, accounting)."""
+    rows = []
+    for twin in tw["twin"].values:
+        t = tw.sel(twin=twin, drop=True)
+        t.attrs = tw.attrs
+        r = reading(t)
+        for mix in r["mix"].values:
+            for g in r["flash_gb"].values:
+                row = {"twin": str(twin), "mix": str(mix), "flash_gb": float(g)}
+                for pol in r["policy"].values:
+                    x = r.sel(mix=mix, policy=pol, flash_gb=g)
+                    row[f"{pol}_hit_pct"] = 100 * float(x["hit_ratio"])
+                    row[f"{pol}_norm"] = float(x["io_cost_norm"])
+                rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def reading(res: xr.Dataset, aging_period: int | None = None, io_pricing: str | None = None,
@@ -626,7 +745,7 @@ def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]
     return out
 
 
-def claim_values(res: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str]]]:
+def claim_values(res: xr.Dataset, tw: xr.Dataset | None = None) -> dict[str, dict[str, tuple[float | bool, str]]]:
     """The reproduced value of each ledger row of :mod:`tieringlab.claims.gvfrm` that this sweep can decide, with a
     note, by reading: ``{reading name: {claim_id: (value, note)}}`` (the shape of
     :meth:`tieringlab.results.Outputs.claims_by_reading`; names of :func:`tieringlab.claims.gvfrm.reading_name`,
@@ -666,4 +785,11 @@ def claim_values(res: xr.Dataset) -> dict[str, dict[str, tuple[float | bool, str
     for name in by:
         if "flush_at_end" in name.split("."):
             put(name, flushed)
+    if tw is not None:  # issue 34: every row under each twin reading (its mixes' preconditions with it)
+        for twin in tw["twin"].values:
+            t = tw.sel(twin=twin, drop=True)
+            t.attrs = {**{k: v for k, v in res.attrs.items() if not k.startswith("pre_")}, **tw.attrs}
+            for name, vals in claim_values(t).items():
+                put(C.reading_name(twin=str(twin)) if name == "default" else f"{twin}.{name}",
+                    {cid: (v, f"{n}; twin reading {twin}") for cid, (v, n) in vals.items()})
     return {k: v for k, v in by.items() if v or k == "default"}

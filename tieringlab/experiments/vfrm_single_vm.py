@@ -22,10 +22,12 @@ given divided by ``s`` ("paper scale"). The real CloudPhysics trace (an extra si
 has ``s = 1``.
 
 Issue 34. Every Fig. 7 cost is also re-priced under the accounting readings (:func:`accounting_costs`: dirty data
-flushed at the trace's end, vFRM's hits priced per 4 KB page; no new simulation), and :func:`twin_sweep` replays
-``twin_reading_traces`` (mds0) regenerated under each twin reading (read ratio, request sizes, cold-data packing;
-:data:`tieringlab.claims.vfrm.TWIN_READINGS`) at the Fig. 7 size. :func:`verdict_flips` lists each row's verdict
-under every reading beside the default's.
+flushed at the trace's end, vFRM's hits priced per 4 KB page; no new simulation), and :func:`twin_sweeps` replays
+traces regenerated under each twin reading (read ratio, request sizes, cold-data packing;
+:data:`tieringlab.claims.vfrm.TWIN_READINGS`): the read ratios (``twin_readings_every_trace``) every paper trace, on the
+main sweep's own runs (their twins differ in ``is_write`` only and no placement, hit or eviction reads it:
+:func:`run_trace_writes`), the others ``twin_reading_traces`` (mds0) at the Fig. 7 size. :func:`verdict_flips` lists
+each row's verdict under every reading beside the default's.
 
 Units: flash sizes are binary megabytes (MB = 2^20 bytes, the unit of the 1 MB bins; "4GB" = 4096 MB),
 IO cost in seconds.
@@ -67,7 +69,7 @@ __all__ = ["VfrmSingleVmParams", "FIG6_TRACES", "TABLE9_TRACES", "PAPER_TRACES",
            "sweep", "reading", "readings_table", "epoch_sweep", "hit_ratio_table", "io_cost_table", "fig6_summary",
            "bin_reuse", "preconditions_table", "claim_values", "page_footprint", "accounting_costs",
            "accounting_table", "verdict_flips", "verdict_matrix", "reading_descriptions", "twin_sweep", "twin_table",
-           "twin_covers_every_trace", "cache_evicts"]
+           "twin_covers_every_trace", "cache_evicts", "twin_sweeps", "run_trace_writes"]
 
 #: The eight traces of vFRM Table 1, the traces of Fig. 6/7 (MSR file names, paper order).
 FIG6_TRACES = ("mds_0", "src1_2", "stg_0", "usr_0", "stg_1", "usr_2", "web_2", "src2_1")
@@ -135,6 +137,15 @@ class VfrmSingleVmParams:
                                            "and replays them at cost_flash_mb (vFRM under policy.idle_bins, every "
                                            "page cache); empty = skip; only with traces.source twin",
                                            choices=C.TWIN_READING_NAMES)
+    twin_readings_every_trace: tuple[str, ...] = param(("reads_10", "reads_90"), "which twin readings of "
+                                                       "twin_readings (others listed here are not run) regenerate "
+                                                       "every paper trace of fig6_traces "
+                                                       "(the Fig. 6 and every-trace Fig. 7 rows too), whatever "
+                                                       "twin_reading_traces; the read-ratio readings change the write "
+                                                       "flags only and ride on the main sweep's runs (one ranking and "
+                                                       "one replay per cache for the default and them), so they cost "
+                                                       "little; the others are new simulations",
+                                                       choices=C.TWIN_READING_NAMES)
     twin_reading_traces: tuple[str, ...] = param(("mds_0",), "the fig6_traces the twin readings regenerate: mds0 "
                                                  "by default, the trace with Fig. 7's one printed number (its cost "
                                                  "row and preconditions, at cost_flash_mb, vFRM and LRU); every "
@@ -173,6 +184,8 @@ class VfrmSingleVmParams:
             problems.append(f"twin_reading_traces must be among fig6_traces {list(self.fig6_traces)}; got {stray}")
         if len(set(self.twin_readings)) != len(self.twin_readings):
             problems.append(f"twin_readings has duplicates: {list(self.twin_readings)}")
+        if len(set(self.twin_readings_every_trace)) != len(self.twin_readings_every_trace):
+            problems.append(f"twin_readings_every_trace has duplicates: {list(self.twin_readings_every_trace)}")
         e0 = self.policy.epoch_s
         if self.epoch_sweep_s and (e0 not in self.epoch_sweep_s
                                    or len(set(self.epoch_sweep_s)) != len(self.epoch_sweep_s)):
@@ -332,27 +345,47 @@ def accounting_costs(r: xr.Dataset, model: CostModel, written_pages: int | None 
     - ``hit_pricing="page"`` re-prices a bin-placement result's Flash hits (its ``ssd_reads``/``ssd_writes``) as
       the page caches price theirs: per 4 KB page (``hit_*_pages`` and their ``cont_*`` parts) at
       :data:`~tieringlab.policies.iocost.CACHE_COST`'s access row. A page cache's own pricing is already that."""
-    base = r["io_cost_by_pricing"].sel(io_pricing=list(IO_PRICINGS))
-    zero = xr.zeros_like(r["ssd_reads"])
+    # issue 35's rule for trace_result: plain numpy on the counts (the same float operations in the same order as on
+    # DataArrays), one DataArray built at the end: the xarray version spent ~0.2 s per call aligning coordinates
+    base_da = r["io_cost_by_pricing"].sel(io_pricing=list(IO_PRICINGS))
+    base = base_da.values
     if "dirty_at_end" in r:
-        n = r["dirty_at_end"] * int(r.attrs["bin_bytes"] // model.update_io_bytes)
+        v = {k: r[k].values for k in ("ssd_reads", "ssd_writes", "cont_ssd_reads", "cont_ssd_writes", "hit_read_pages",
+                                      "hit_write_pages", "cont_hit_read_pages", "cont_hit_write_pages")}
+        zero = np.zeros_like(v["ssd_reads"])
+        n = r["dirty_at_end"].values * int(r.attrs["bin_bytes"] // model.update_io_bytes)
         flush = update_cost({"update_ssd_reads": n, "update_md_writes": n}, model)
-        access = dict(zip(ACCESS_NAMES, (r["ssd_reads"], r["ssd_writes"], zero, zero)))
-        cont = dict(zip(CONTINUATION_NAMES, (r["cont_ssd_reads"], r["cont_ssd_writes"], zero, zero)))
-        pages = dict(zip(ACCESS_NAMES, (r["hit_read_pages"], r["hit_write_pages"], zero, zero)))
-        pcont = dict(zip(CONTINUATION_NAMES, (r["cont_hit_read_pages"], r["cont_hit_write_pages"], zero, zero)))
-        delta = xr.concat([io_cost({**pages, **pcont}, CACHE_COST, pr) - io_cost({**access, **cont}, model, pr)
-                           for pr in IO_PRICINGS], dim="io_pricing").assign_coords(io_pricing=list(IO_PRICINGS))
+        access = dict(zip(ACCESS_NAMES, (v["ssd_reads"], v["ssd_writes"], zero, zero)))
+        cont = dict(zip(CONTINUATION_NAMES, (v["cont_ssd_reads"], v["cont_ssd_writes"], zero, zero)))
+        pages = dict(zip(ACCESS_NAMES, (v["hit_read_pages"], v["hit_write_pages"], zero, zero)))
+        pcont = dict(zip(CONTINUATION_NAMES, (v["cont_hit_read_pages"], v["cont_hit_write_pages"], zero, zero)))
+        delta = np.stack([io_cost({**pages, **pcont}, CACHE_COST, pr) - io_cost({**access, **cont}, model, pr)
+                          for pr in IO_PRICINGS])
     else:
         if written_pages is None:
             raise ValueError("accounting_costs: a page cache's flush needs written_pages (page_footprint)")
-        d = np.maximum(int(written_pages) - r["dirty_evictions"], 0)
+        d = np.maximum(int(written_pages) - r["dirty_evictions"].values, 0)
         flush = update_cost({"dirty_evictions": d}, model)
-        delta = xr.zeros_like(base)
-    fl = xr.concat([xr.zeros_like(flush), flush], dim="end_flush").assign_coords(end_flush=list(C.FLUSHES))
-    hp = xr.concat([xr.zeros_like(delta), delta], dim="hit_pricing").assign_coords(hit_pricing=list(C.HIT_PRICINGS))
-    out = base + fl + hp
-    return out.transpose("io_pricing", "end_flush", "hit_pricing", "capacity_bytes")
+        delta = np.zeros_like(base)
+    fl = np.stack([np.zeros_like(flush), flush])  # (end_flush, capacity)
+    hp = np.stack([np.zeros_like(delta), delta])  # (hit_pricing, io_pricing, capacity)
+    vals = (base[:, None, None, :] + fl[None, :, None, :]) + hp.transpose(1, 0, 2)[:, None, :, :]
+    coords = {k: c for k, c in base_da.coords.items()}
+    coords.update(end_flush=list(C.FLUSHES), hit_pricing=list(C.HIT_PRICINGS))
+    attrs = dict(base_da.attrs)
+    if "dirty_at_end" in r:  # the DataArray version's attrs: a bin result's hit re-pricing dropped the 'units'
+        attrs.pop("units", None)
+    return xr.DataArray(vals, dims=("io_pricing", "end_flush", "hit_pricing", "capacity_bytes"), coords=coords,
+                        attrs=attrs)
+
+
+def _tidy(p: VfrmSingleVmParams, r: xr.Dataset, pol: str, written_pages: int) -> xr.Dataset:
+    """One policy's registry result ``r`` as :func:`run_trace` keeps it: the variables of ``_VARS`` and ``io_cost``
+    under every accounting reading (:func:`accounting_costs`), over ``flash_mb``."""
+    cost = accounting_costs(r, p.policy.cost_model if pol == "vFRM" else p.caches.cost_model, written_pages)
+    r = r[list(_VARS)].assign(io_cost=cost)
+    r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing", "end_flush", "hit_pricing")])
+    return r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=np.asarray(p.flash_mb, dtype=np.float64))
 
 
 def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=None,
@@ -365,27 +398,18 @@ def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=Non
     (:func:`accounting_costs`; ``written_pages``: the trace's distinct written 4 KB pages, computed when None).
     The page caches do not depend on ``idle_bins``: their values repeat along it."""
     fb = flash_bytes(p, scale)
-    fm = np.asarray(p.flash_mb, dtype=np.float64)
     rules = list(p.idle_rules)
     bins = bin_trace(ds, p.policy) if "vFRM" in p.policies else None  # one binning for every idle-bin rule
     if written_pages is None:
         written_pages = page_footprint(ds)[1]
-    models = {"vFRM": p.policy.cost_model}
-
-    def tidy(r, pol):
-        cost = accounting_costs(r, models.get(pol, p.caches.cost_model), written_pages)
-        r = r[list(_VARS)].assign(io_cost=cost)
-        r = r.drop_vars([c for c in r.coords if c not in ("capacity_bytes", "io_pricing", "end_flush",
-                                                          "hit_pricing")])
-        return r.rename(capacity_bytes="flash_mb").assign_coords(flash_mb=fm)
 
     parts = []
     for pol in p.policies:
         if pol == "vFRM":  # one run per idle-bin reading (the pricings come from the same counts)
-            per_rule = list(run_each(idle_axis(p), p, lambda q, pol=pol, ds=ds, fb=fb, bins=bins: tidy(
-                registry.run(pol, ds, fb, params=q.policy, bins=bins), pol)).values())
+            per_rule = list(run_each(idle_axis(p), p, lambda q, pol=pol, ds=ds, fb=fb, bins=bins: _tidy(
+                p, registry.run(pol, ds, fb, params=q.policy, bins=bins), pol, written_pages)).values())
         else:
-            per_rule = [tidy(registry.run(pol, ds, fb, params=p.caches), pol)] * len(rules)
+            per_rule = [_tidy(p, registry.run(pol, ds, fb, params=p.caches), pol, written_pages)] * len(rules)
         parts.append(xr.concat(per_rule, dim="idle_bins").assign_coords(idle_bins=rules))
         if bar is not None:
             bar.update(1)
@@ -393,7 +417,36 @@ def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=Non
     return out.assign_coords(flash_bytes=("flash_mb", fb))
 
 
-def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
+def run_trace_writes(p: VfrmSingleVmParams, ds: xr.Dataset, writes, written_pages, scale: float = 1.0) -> list:
+    """:func:`run_trace` of trace ``ds`` with each write-flag vector of ``writes`` in place of its ``is_write`` (the
+    read-ratio twin readings, whose twins differ from each other in ``is_write`` only; ``written_pages``: each
+    vector's distinct written 4 KB pages), one Dataset per vector, each identical to ``run_trace`` of the rewritten
+    trace (tests/test_vfrm_single_vm.py), from one vFRM ranking per idle-bin rule
+    (:func:`tieringlab.policies.vfrm.vfrm_rewrites`) and one replay per page cache and Flash size
+    (:func:`tieringlab.policies.caching.simulate_rewrites`): placement, hits and evictions never read the writes."""
+    from tieringlab.policies import caching  # noqa: PLC0415
+    from tieringlab.policies import vfrm as vfrm_policy  # noqa: PLC0415
+
+    fb = flash_bytes(p, scale)
+    rules = list(p.idle_rules)
+    ws = [np.asarray(w, dtype=bool) for w in writes]
+    bins = bin_trace(ds, p.policy) if "vFRM" in p.policies else None
+    per_w: list[list] = [[] for _ in ws]
+    for pol in p.policies:
+        if pol == "vFRM":
+            by_rule = [vfrm_policy.vfrm_rewrites(ds, fb, ws, dataclasses.replace(p.policy, idle_bins=rule), bins=bins)
+                       for rule in rules]
+            runs = [[by_rule[k][a] for k in range(len(rules))] for a in range(len(ws))]
+        else:
+            runs = [[r] * len(rules) for r in caching.simulate_rewrites(ds, pol.lower(), fb, ws, params=p.caches)]
+        for a, per_rule in enumerate(runs):
+            per_w[a].append(xr.concat([_tidy(p, r, pol, int(written_pages[a])) for r in per_rule],
+                                      dim="idle_bins").assign_coords(idle_bins=rules))
+    return [xr.concat(parts, dim="policy").assign_coords(policy=np.asarray(p.policies, dtype=str))
+            .assign_coords(flash_bytes=("flash_mb", fb)) for parts in per_w]
+
+
+def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0, twin_parts: dict | None = None) -> xr.Dataset:
     """Fig. 6 and Fig. 7's grid: every trace x policy x Flash size, vFRM under every idle-bin rule, costs
     under every IO pricing, with a progress bar over traces x policies. ``traces`` is the ``traces``
     params section (twin or real MSR files), ``seed`` the twins' seed.
@@ -404,6 +457,11 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     flash_mb``). :func:`reading` selects one reading (default: ``p.policy.idle_bins``, ``p.policy.io_pricing``).
     The per-trace counts of :data:`PRE_VARS` (:func:`bin_reuse` at ``p.policy``'s bin and epoch) carry the
     ledger's preconditions (:func:`preconditions_table`).
+
+    ``twin_parts`` (a dict the caller passes to :func:`twin_sweeps`; speed only): each trace that a read-ratio twin
+    reading regenerates (:func:`_twin_groups`) runs with the default and those readings' write flags at once
+    (:func:`run_trace_writes`: their twins differ from the default twin in ``is_write`` only, checked), and the
+    readings' runs are put there by ``(reading, trace)``; the sweep itself is unchanged.
     """
     if not isinstance(p, VfrmSingleVmParams):
         raise TypeError(f"p must be VfrmSingleVmParams (the vfrm_single_vm section); got {type(p).__name__}")
@@ -417,9 +475,21 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
             bar.set_postfix_str(name)
             ds, scale = load_trace(p, name, traces, seed)
             fp = page_footprint(ds)
-            part = run_trace(p, ds, scale, bar, written_pages=fp[1])
-            parts.append(part)
             b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
+            alts = _ratio_twins(p, name, traces, seed, ds) if twin_parts is not None else {}
+            if alts:  # the read-ratio twin readings of this trace ride on its runs (the same arrays but is_write)
+                fps = {k: page_footprint(d) for k, d in alts.items()}
+                runs = run_trace_writes(p, ds, [ds["is_write"].values] + [d["is_write"].values for d in alts.values()],
+                                        [fp[1]] + [f[1] for f in fps.values()], scale)
+                part = runs[0]
+                for (k, f), run in zip(fps.items(), runs[1:]):
+                    twin_parts[(k, name)] = (run, [b[v.removeprefix("pre_")] for v in PRE_VARS] + list(f), scale)
+                if bar is not None:
+                    bar.update(len(p.policies))
+                del alts, runs
+            else:
+                part = run_trace(p, ds, scale, bar, written_pages=fp[1])
+            parts.append(part)
             pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp))
             scales.append(scale)
             sources.append("real" if name == "cloudphysics" else str(ds.attrs.get("source", "twin")))
@@ -456,7 +526,8 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset:
     return out
 
 
-def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset | None:
+def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0, share_writes: bool = True,
+               shared: dict | None = None) -> xr.Dataset | None:
     """The twin readings (issue 34; :data:`tieringlab.claims.vfrm.TWIN_READINGS` named by ``p.twin_readings``): each
     trace of ``p.twin_reading_traces`` regenerated under each twin reading (:func:`tieringlab.traces.twins.msr_twin`
     with the reading's TwinSpec overrides, the same scale and seed) and replayed at ``cost_flash_mb`` only (vFRM
@@ -470,7 +541,13 @@ def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset 
     Flash size with every page cache. So when ``twin_reading_traces`` covers every paper trace of ``fig6_traces``
     (:func:`twin_covers_every_trace`) each trace is replayed at those sizes (at most three, not the sweep's six) by
     every policy, and :func:`claim_values` records the Fig. 6 and every-trace rows under the twin readings too; else
-    only the mds0 rows (the default, mds0 alone: the every-trace set costs about one more sweep per twin reading)."""
+    only the mds0 rows (the default, mds0 alone: the every-trace set costs about one more sweep per twin reading).
+
+    ``share_writes`` (speed only, the same Dataset): the read-ratio readings of a trace (``reads_10``, ``reads_90``),
+    whose twins differ in ``is_write`` alone, share one vFRM ranking and one replay per page cache and Flash size
+    (:func:`run_trace_writes`); False runs each reading apart (the reference the tests compare it with). ``shared``:
+    runs :func:`sweep` already made (its ``twin_parts``), by ``(reading, trace)``, cut to this sweep's sizes, idle
+    rule and policies instead of run again (the same values: each size and rule is replayed independently)."""
     src = section_dict(traces).get("source", "twin")
     names = [t for t in p.twin_reading_traces if t in p.fig6_traces]
     want = [r for r in C.TWIN_READINGS if r.name in p.twin_readings]
@@ -485,26 +562,52 @@ def twin_sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0) -> xr.Dataset 
         # the mds0 row and its preconditions only: vFRM against LRU at cost_flash_mb (ARC/CAR are not rerun)
         q = dataclasses.replace(p, flash_mb=(p.cost_flash_mb,), idle_rules=(p.policy.idle_bins,),
                                 policies=("vFRM", "LRU"))
-    per_twin = []
-    with progress(total=len(names) * len(want), desc="vFRM twin readings (vFRM and LRU)", unit="run") as bar:
+    ratio = [r for r in want if set(r.overrides) == {"read_ratio"}] if share_writes else []
+    done: dict[tuple[str, str], tuple[xr.Dataset, list[int], float]] = {}  # (reading, trace) -> part, counts, scale
+    for (rname, name), (part, pre_row, scale) in (shared or {}).items():
+        if rname in [r.name for r in want] and name in names:
+            done[(rname, name)] = (part.sel(idle_bins=list(q.idle_rules), flash_mb=list(q.flash_mb),
+                                            policy=list(q.policies)), pre_row, scale)
+    with progress(total=len(names) * len(want), desc="vFRM twin readings", unit="run") as bar:
+        for name in names:
+            if len(ratio) < 2 or all((rd.name, name) in done for rd in ratio):
+                continue
+            # the read-ratio twins differ in is_write only (twins.py draws the write flags last, from as many numbers
+            # whatever the ratio): one ranking and one replay per page cache serve them all (run_trace_writes);
+            # checked here, a trace whose twins differ otherwise runs each reading apart below
+            scale = effective_scale(name, traces)
+            dss = [twins.msr_twin(name, scale=scale, seed=seed, **rd.overrides) for rd in ratio]
+            if not all(np.array_equal(d[v].values, dss[0][v].values) for d in dss[1:] for v in ("time", "offset",
+                                                                                                  "size")):
+                continue
+            fps = [page_footprint(d) for d in dss]
+            b = bin_reuse(dss[0], p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)  # reads no write flag
+            runs = run_trace_writes(q, dss[0], [d["is_write"].values for d in dss], [fp[1] for fp in fps], scale)
+            for rd, run, fp in zip(ratio, runs, fps):
+                done[(rd.name, name)] = run, [b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp), scale
+                bar.update(1)
+            del dss, runs
         for rd in want:
-            parts, pre, scales = [], [], []
             for name in names:
+                if (rd.name, name) in done:
+                    continue
                 scale = effective_scale(name, traces)
                 ds = twins.msr_twin(name, scale=scale, seed=seed, **rd.overrides)
                 fp = page_footprint(ds)
-                parts.append(run_trace(q, ds, scale, written_pages=fp[1]))
                 b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
-                pre.append([b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp))
-                scales.append(scale)
+                done[(rd.name, name)] = (run_trace(q, ds, scale, written_pages=fp[1]),
+                                         [b[k.removeprefix("pre_")] for k in PRE_VARS] + list(fp), scale)
                 bar.update(1)
                 del ds
-            t = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str),
-                                                            scale=("trace", np.asarray(scales)),
-                                                            source=("trace", np.asarray(["twin"] * len(names))))
-            for k, col in zip(PRE_VARS + PAGE_VARS, np.asarray(pre, dtype=np.int64).T):
-                t[k] = ("trace", col)
-            per_twin.append(t)
+    per_twin = []
+    for rd in want:
+        parts, pre, scales = zip(*(done[(rd.name, name)] for name in names))
+        t = xr.concat(parts, dim="trace").assign_coords(trace=np.asarray(names, dtype=str),
+                                                        scale=("trace", np.asarray(scales)),
+                                                        source=("trace", np.asarray(["twin"] * len(names))))
+        for k, col in zip(PRE_VARS + PAGE_VARS, np.asarray(pre, dtype=np.int64).T):
+            t[k] = ("trace", col)
+        per_twin.append(t)
     out = xr.concat(per_twin, dim="twin").assign_coords(twin=[r.name for r in want])
     v = p.policy
     out.attrs = dict(cost_flash_mb=p.cost_flash_mb, catch_up_pct=p.catch_up_pct, bin_bytes=v.bin_bytes,
@@ -521,6 +624,46 @@ def twin_covers_every_trace(p: VfrmSingleVmParams) -> bool:
     the Fig. 6 and every-trace rows, :func:`twin_sweep`)."""
     paper = [t for t in p.fig6_traces if t in PAPER_TRACES]
     return bool(paper) and set(paper) <= set(p.twin_reading_traces)
+
+
+def _twin_groups(p: VfrmSingleVmParams) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``(twin readings, traces)`` of each :func:`twin_sweep` of :func:`twin_sweeps`: those of
+    ``p.twin_readings_every_trace`` on every paper trace of ``p.fig6_traces``, the other readings of
+    ``p.twin_readings`` on ``p.twin_reading_traces``; empty groups left out."""
+    every = tuple(r for r in p.twin_readings if r in p.twin_readings_every_trace)
+    rest = tuple(r for r in p.twin_readings if r not in every)
+    paper = tuple(t for t in p.fig6_traces if t in PAPER_TRACES)
+    return [(g, tr) for g, tr in ((every, paper), (rest, p.twin_reading_traces)) if g and tr]
+
+
+def _ratio_twins(p: VfrmSingleVmParams, name: str, traces, seed: int, ds: xr.Dataset) -> dict[str, xr.Dataset]:
+    """The read-ratio twin readings (TwinSpec override ``read_ratio`` alone) that :func:`twin_sweeps` regenerates
+    trace ``name`` under, by reading name, each twin checked to differ from ``ds`` (the default twin) in ``is_write``
+    only; {} when none applies (or ``traces.source`` is not ``twin``, or a twin differs otherwise)."""
+    if section_dict(traces).get("source", "twin") != "twin" or name not in p.fig6_traces:
+        return {}
+    want = {r for g, tr in _twin_groups(p) if name in tr for r in g}
+    out = {}
+    for rd in C.TWIN_READINGS:
+        if rd.name in want and set(rd.overrides) == {"read_ratio"}:
+            d = twins.msr_twin(name, scale=effective_scale(name, traces), seed=seed, **rd.overrides)
+            if not all(np.array_equal(d[v].values, ds[v].values) for v in ("time", "offset", "size")):
+                return {}
+            out[rd.name] = d
+    return out
+
+
+def twin_sweeps(p: VfrmSingleVmParams, traces=None, seed: int = 0, shared: dict | None = None) -> list[xr.Dataset]:
+    """The twin readings of ``p`` as :func:`twin_sweep` Datasets, one per group of :func:`_twin_groups`: the readings
+    of ``p.twin_readings_every_trace`` on every paper trace (they decide the Fig. 6 and every-trace rows too), then
+    the others on ``p.twin_reading_traces``. ``shared``: :func:`sweep`'s ``twin_parts``."""
+    out = []
+    for group, tr in _twin_groups(p):
+        tw = twin_sweep(dataclasses.replace(p, twin_readings=group, twin_readings_every_trace=(),
+                                            twin_reading_traces=tr), traces, seed, shared=shared)
+        if tw is not None:
+            out.append(tw)
+    return out
 
 
 def twin_table(tw: xr.Dataset) -> pd.DataFrame:
@@ -930,7 +1073,7 @@ def _precondition_values(res: xr.Dataset) -> dict[str, tuple[float | bool, str]]
 
 
 def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None,
-                 twin: xr.Dataset | None = None) -> dict[str, dict[str, tuple[float | bool, str]]]:
+                 twin: xr.Dataset | list | None = None) -> dict[str, dict[str, tuple[float | bool, str]]]:
     """Reproduced values of the rows of :mod:`tieringlab.claims.vfrm` by reading: ``{reading name: {claim id:
     (value, note)}}`` (the shape of :meth:`tieringlab.results.Outputs.claims_by_reading`), reading names those of
     :func:`tieringlab.claims.vfrm.reading_name` (``"default"``: ``keep``, ``random``). Every row is one paper claim;
@@ -962,8 +1105,8 @@ def claim_values(res: xr.Dataset, epochs: xr.Dataset | None = None,
                     name = "default"  # a property of the trace and the cache size alone
                 by.setdefault(name, {})[cid] = v
             first = False
-    if twin is not None:
-        by.update(_twin_values(twin))
+    for tw in ([twin] if isinstance(twin, xr.Dataset) else (twin or [])):
+        by.update(_twin_values(tw))
     out = by["default"]
     out.update(_precondition_values(res))
     n_hist, bin_bytes = int(res.attrs["n_history_epochs"]), int(res.attrs["bin_bytes"])

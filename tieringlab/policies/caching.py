@@ -54,10 +54,11 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from tieringlab import native
 from tieringlab.arrays import bucket, choice
 from tieringlab.params import cross_field, field_problems, param
 from tieringlab.policies import arc, car, lru
-from tieringlab.policies._arraylist import NF, init_state, native_state, scan_chunk, unit_capacities
+from tieringlab.policies._arraylist import LIST, NF, T1, T2, init_state, native_state, scan_chunk, unit_capacities
 from tieringlab.policies.contract import check_capacities, check_trace, trace_result
 from tieringlab.policies.iocost import CACHE_COST, IO_PRICINGS, CostModel
 from tieringlab.policies.registry import PolicySpec, register
@@ -65,7 +66,8 @@ from tieringlab.progress import progress
 from tieringlab.traces.split import split_arrays, unit_span
 from tieringlab.units import PAGE_BYTES
 
-__all__ = ["ENGINES", "POLICIES", "PAGE_BYTES", "CachingParams", "hits", "page_accesses", "simulate", "replay"]
+__all__ = ["ENGINES", "POLICIES", "PAGE_BYTES", "CachingParams", "hits", "page_accesses", "simulate", "replay",
+           "simulate_rewrites"]
 
 #: The algorithms of this module, by the lower-case name :func:`replay` and :func:`hits` take.
 _ALGORITHMS = {"lru": lru, "arc": arc, "car": car}
@@ -365,6 +367,135 @@ def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams)
             bar.update(1)
     bar.close()
     return counts, request_hit, n_acc
+
+
+# ------------------------------------------------------------------------- other write flags, one replay
+@native.jit(nogil=True)
+def _dirty_pass(ids, hit, wbits, dirty, n_wb):  # pragma: no cover - compiled by numba
+    """The dirty write-backs of one chunk of page accesses under up to 8 vectors of write flags at once (bit ``a`` of
+    ``wbits[t]``: access ``t`` writes under vector ``a``), given the accesses' outcomes ``hit`` (which do not depend
+    on the writes): a miss of a page that was accessed before means the page was evicted since its previous access
+    (every access admits it), and that eviction wrote it back under vector ``a`` iff a write of ``a`` fell inside the
+    residency it ended (bit ``a`` of ``dirty[x]``, carried from chunk to chunk). Adds the counts to ``n_wb[a]``."""
+    for t in range(ids.size):
+        x = ids[t]
+        d = dirty[x]
+        if not hit[t] and d:
+            for a in range(n_wb.size):
+                if (d >> a) & 1:
+                    n_wb[a] += 1
+            d = 0
+        dirty[x] = d | wbits[t]
+
+
+def simulate_rewrites(ds: xr.Dataset, policy: str, capacities, writes,
+                      params: CachingParams = CachingParams()) -> list[xr.Dataset]:
+    """:func:`simulate` of trace ``ds`` with each write-flag vector of ``writes`` (bool, one per request) in place
+    of ``ds``'s ``is_write`` (a read-ratio twin reading, issue 34: the same offsets and sizes): one result per
+    vector, each identical to ``simulate(ds.assign(is_write=("request", w)), policy, capacities, params)``
+    (tests/test_vfrm_single_vm.py checks it), from **one** replay per flash size.
+
+    LRU, ARC and CAR decide on page ids alone (the dirty bit rides along in the meta word and is never read by a
+    decision), so every access's hit and every eviction are the same under any write flags. The numba engine
+    replays the trace once with the first vector (:func:`_count`'s chunks, the same kernel), and for every other
+    vector counts its Table 2(a) operations from the same outcomes (:func:`_tally`) and its dirty write-backs by
+    :func:`_dirty_pass` (a residency ends by eviction at the page's next miss, or, after its last access, when the
+    page is not in T1/T2 of the final state). The JAX engine runs :func:`simulate` once per vector."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    choice("policy", policy, POLICIES)
+    ws = [np.ascontiguousarray(np.asarray(w, dtype=bool)) for w in writes]
+    n_req = ds.sizes.get("request", 0)
+    for w in ws:
+        if w.shape != (n_req,):
+            raise ValueError(f"writes: each vector must hold one flag per request ({n_req}); got shape {w.shape}")
+    if not ws:
+        return []
+    if _engine(params.engine) != "numba":
+        return [simulate(ds.assign(is_write=("request", w)), policy, capacities, params) for w in ws]
+    check_trace(ds, _NAMES[policy], needs=("offset", "size", "is_write"))
+    fb = check_capacities(capacities)
+    caps = fb // params.page_bytes
+    if np.any(caps < 1):
+        raise ValueError(f"capacities must hold at least one {params.page_bytes}-byte page; got {capacities!r}")
+    first, n_pages = unit_span(ds["offset"].values, ds["size"].values, params.page_bytes)
+    n_acc = int(n_pages.sum())
+    base = int(first.min())
+    span = int((first + n_pages).max()) - base
+    ends = np.cumsum(n_pages, dtype=np.int64)
+    starts = ends - n_pages
+    if span < np.iinfo(np.int32).max - 1 and span <= 16 * n_acc + (1 << 20):  # :func:`_count`'s page ids
+        n_ids, ids_all = span, None
+    else:
+        keys, _ = split_arrays(ds["offset"].values, ds["size"].values, params.page_bytes)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        del keys
+        n_ids, ids_all = uniq.size, inv.astype(np.int32)
+        del uniq, inv
+    cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
+    bounds = np.r_[0, cuts, n_req]
+    kernel = _ALGORITHMS[policy].native_loop
+    request_hit = np.zeros((caps.size, n_req), bool)
+    counts = [{k: np.zeros(caps.size, np.int64) for k in COUNT_FIELDS} for _ in ws]
+
+    n_alt = len(ws) - 1
+    if n_alt > 8:
+        raise ValueError(f"writes: at most 9 vectors (one replayed, 8 recounted at once); got {len(ws)}")
+    alt_bits = np.zeros(n_req, np.uint8)  # bit a: the request writes under vector a + 1
+    for a, w in enumerate(ws[1:]):
+        alt_bits |= w.astype(np.uint8) << a
+
+    def run(k):
+        state = native_state(int(n_ids))
+        dirty = np.zeros(int(n_ids) + 1, np.uint8)  # bit a: dirty under vector a + 1 (a byte per page id)
+        wb_alt = np.zeros(n_alt, np.int64)
+        for r0, r1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            a0, a1 = int(starts[r0]), int(ends[r1 - 1])
+            np_ = n_pages[r0:r1]
+            local = starts[r0:r1] - a0
+            if ids_all is None:
+                ids = (np.repeat(first[r0:r1] - base - local, np_) + np.arange(a1 - a0)).astype(np.int32)
+            else:
+                ids = ids_all[a0:a1]
+            same = np.ones(a1 - a0, bool)
+            same[local] = False
+            w0 = np.repeat(ws[0][r0:r1], np_)
+            hit = np.empty((1, ids.size), bool)
+            wb = np.empty(ids.size, bool)
+            kernel(ids, w0, int(caps[k]), *state, hit[0], wb)
+            for name, v in _tally(hit, w0, same, wb[None].sum(axis=1)).items():
+                counts[0][name][k] += int(v[0])
+            if n_alt:
+                _dirty_pass(ids, hit[0], np.repeat(alt_bits[r0:r1], np_), dirty, wb_alt)
+            for a, w in enumerate(ws[1:]):
+                for name, v in _tally(hit, np.repeat(w[r0:r1], np_), same, np.zeros(1, np.int64)).items():
+                    counts[a + 1][name][k] += int(v[0])
+            request_hit[k, r0:r1] = np.logical_and.reduceat(hit[0], local)
+        lst = state[2][:-1] & LIST  # the final lists: a page still in T1 or T2 was never evicted after its last access
+        gone = (lst != T1) & (lst != T2)
+        for a in range(n_alt):
+            counts[a + 1]["dirty_evictions"][k] += int(wb_alt[a]) + int(np.count_nonzero((dirty[:-1] >> a) & 1 & gone))
+
+    bar = progress(total=caps.size, desc=f"{policy} cache (numba, {len(ws)} write readings)", unit="size", leave=False)
+    with ThreadPoolExecutor(max_workers=min(int(params.threads), caps.size)) as pool:
+        for _ in pool.map(run, range(caps.size)):
+            bar.update(1)
+    bar.close()
+    priced = params.cost_model is not None and params.cost_model.io_bytes == params.page_bytes
+    out = []
+    for c in counts:
+        cnt = {"ssd_reads": c["read_hits"] + c["dirty_evictions"], "ssd_writes": c["read_misses"] + c["write_pages"],
+               "md_reads": c["read_misses"], "md_writes": c["dirty_evictions"], "dirty_evictions": c["dirty_evictions"],
+               "cont_ssd_reads": c["cont_read_hits"],
+               "cont_ssd_writes": c["cont_read_misses"] + c["cont_write_pages"],
+               "cont_md_reads": c["cont_read_misses"], "cont_md_writes": np.zeros(fb.size, np.int64)}
+        out.append(trace_result(fb, policy=_NAMES[policy], source=_SOURCE[policy], requests=n_req,
+                                hits=request_hit.sum(axis=1), counts=cnt, io_bytes=params.page_bytes,
+                                cost_model=params.cost_model if priced else None, io_pricing=params.io_pricing,
+                                extra={"request_hit": (("capacity_bytes", "request"), request_hit)},
+                                attrs={"page_bytes": params.page_bytes, "n_page_accesses": n_acc,
+                                       "table": "vFRM paper Sec. 5.1, Table 2(a)(b)"}))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ registry

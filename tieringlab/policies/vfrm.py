@@ -58,6 +58,7 @@ and 6 hold for G1/G2 too):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,7 +74,8 @@ from tieringlab.traces.split import split_arrays
 from tieringlab.units import PAGE_BYTES
 
 __all__ = ["IDLE_BINS", "MAX_EPOCHS", "VfrmParams", "BinTrace", "bin_trace", "binning", "vfrm", "vfrm_ranks",
-           "capacity_bins", "bin_result", "request_counts", "PAGE_COUNTS", "example_trace"]
+           "vfrm_rewrites", "with_writes", "capacity_bins", "bin_result", "request_counts", "PAGE_COUNTS",
+           "example_trace"]
 
 
 #: The most epochs a trace may span (documented choice): 2^22, 40 years of 5-minute epochs, far beyond any
@@ -573,6 +575,64 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     del nxt, mx, inside
     return bin_result(bt, params, fs, caps, user=user, move_ins=move_ins, move_outs=move_outs, dirty=dirty,
                       policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins}, dirty_at_end=dirty_end)
+
+
+def with_writes(bt: BinTrace, is_write) -> BinTrace:
+    """``bt`` with another write flag per request (``is_write``, bool, one per request): the binning of the same
+    requests (times, offsets, sizes) with those writes, identical to ``bin_trace`` of the rewritten trace. Only
+    ``req_write`` and ``pair_wrote`` depend on the writes: Eq. 1-3 count requests whatever their kind."""
+    w = np.asarray(is_write, dtype=bool)
+    if w.shape != bt.req_write.shape:
+        raise ValueError(f"is_write must have one flag per request ({bt.req_write.size}); got shape {w.shape}")
+    units = np.diff(np.r_[bt.req_start, bt.unit_pair.size])  # units of each request, in request order
+    pair_wrote = np.bincount(bt.unit_pair, weights=np.repeat(w, units), minlength=bt.pair_bin.size) > 0
+    return dataclasses.replace(bt, req_write=w, pair_wrote=pair_wrote)
+
+
+def vfrm_rewrites(ds: xr.Dataset, capacities, writes, params: VfrmParams = VfrmParams(), *, start=None,
+                  bins: BinTrace | None = None) -> list[xr.Dataset]:
+    """:func:`vfrm` of trace ``ds`` with each write-flag vector of ``writes`` in place of ``ds``'s ``is_write``
+    (a read-ratio twin reading, issue 34: the same times, offsets and sizes): one result per vector, each
+    identical to ``vfrm(ds.assign(is_write=("request", w)), ...)`` (tests/test_vfrm.py checks it), from one
+    ranking. vFRM's placement (Eq. 1-3 temperatures, the ranks, hits, move-ins and move-outs) never reads the writes;
+    only the read/write split of the Table 2(a) counts and the dirty move-outs do, so those alone are recounted per
+    vector. ``bins``: ``bin_trace(ds, params, start=...)`` (any write flags; None bins it here)."""
+    bt0 = binning(ds, params, bins, policy="vFRM", start=start)
+    fs, caps = capacity_bins(capacities, params.bin_bytes)
+    ks = np.minimum(caps, bt0.n_bins)
+    keys, ranks = vfrm_ranks(bt0, params.idle_bins, kmax=int(ks.max()))
+    inf = bt0.n_bins + 1
+
+    def rank_of(epoch, b, shift=0):
+        q = np.asarray(epoch, dtype=np.int64) + shift
+        valid = (q >= 0) & (q < bt0.n_epochs)
+        q *= bt0.n_bins
+        q += b
+        return _lookup(keys, ranks, q, inf, valid=valid)
+
+    pair_rank = rank_of(bt0.pair_epoch, bt0.pair_bin)
+    req_rank = np.maximum.reduceat(pair_rank[bt0.unit_pair], bt0.req_start)
+    del pair_rank
+    e = keys // bt0.n_bins
+    b = keys % bt0.n_bins
+    move_ins = _count_between(ranks, rank_of(e, b, -1), ks)
+    last = e == bt0.n_epochs - 1
+    inside = e + 1 < bt0.n_epochs
+    nxt = rank_of(e[inside], b[inside], 1)
+    del e, b
+    move_outs = _count_between(ranks[inside], nxt, ks)
+    out = []
+    for w in writes:
+        bt = with_writes(bt0, w)
+        user = request_counts(bt, req_rank, ks)
+        mx = _max_rank_since_write(bt, keys, ranks, inf)
+        dirty_end = _count_between(mx[last], np.full(int(last.sum()), inf, dtype=np.int64), ks)
+        dirty = _count_between(mx[inside], nxt, ks)
+        del mx
+        out.append(bin_result(bt, params, fs, caps, user=user, move_ins=move_ins, move_outs=move_outs, dirty=dirty,
+                              policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins},
+                              dirty_at_end=dirty_end))
+    return out
 
 
 def _max_rank_since_write(bt, keys, ranks, inf):
