@@ -298,6 +298,44 @@ def _counts_from_hits(hit, req, w, n_wb) -> dict:
     return _tally(hit, w, same, n_wb)
 
 
+def _page_chunks(ds: xr.Dataset, page_bytes: int):
+    """How the numba replays (:func:`_count`, :func:`simulate_rewrites`) walk a non-empty trace's page accesses:
+    ``(n_ids, n_page_accesses, bounds, chunk)``; ``bounds`` cut the requests into chunks of about
+    :data:`_COUNT_CHUNK` page accesses and ``chunk(r0, r1)`` gives requests ``r0 .. r1 - 1``'s page ids (see
+    :func:`_count`), whether each access continues its request (``same``), each request's first access within the
+    chunk (``local``) and its page count (to repeat per-request flags per access)."""
+    first, n_pages = unit_span(ds["offset"].values, ds["size"].values, page_bytes)
+    n_acc = int(n_pages.sum())
+    base = int(first.min())
+    span = int((first + n_pages).max()) - base
+    ends = np.cumsum(n_pages, dtype=np.int64)
+    starts = ends - n_pages
+    if span < np.iinfo(np.int32).max - 1 and span <= 16 * n_acc + (1 << 20):
+        n_ids, ids_all = span, None
+    else:
+        keys, _ = split_arrays(ds["offset"].values, ds["size"].values, page_bytes)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        del keys
+        n_ids, ids_all = uniq.size, inv.astype(np.int32)  # native_state refuses more than int32 ids
+        del uniq, inv
+    cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
+    bounds = np.r_[0, cuts, first.size]
+
+    def chunk(r0, r1):
+        a0, a1 = int(starts[r0]), int(ends[r1 - 1])
+        np_ = n_pages[r0:r1]
+        local = starts[r0:r1] - a0
+        if ids_all is None:
+            ids = (np.repeat(first[r0:r1] - base - local, np_) + np.arange(a1 - a0)).astype(np.int32)
+        else:
+            ids = ids_all[a0:a1]
+        same = np.ones(a1 - a0, bool)
+        same[local] = False
+        return ids, same, local, np_
+
+    return n_ids, n_acc, bounds, chunk
+
+
 def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams):
     """The numba engine of :func:`simulate`: ``(counts by COUNT_FIELDS name, request_hit, n_page_accesses)``.
 
@@ -313,41 +351,17 @@ def _count(ds: xr.Dataset, policy: str, caps: np.ndarray, params: CachingParams)
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
     _check_trace(ds)
-    first, n_pages = unit_span(ds["offset"].values, ds["size"].values, params.page_bytes)
     w_req = np.ascontiguousarray(ds["is_write"].values, dtype=bool)
-    n_acc = int(n_pages.sum())
-    n_req = first.size
-    if n_req == 0:
+    if w_req.size == 0:
         z = np.zeros(caps.size, np.int64)
         return {k: z for k in COUNT_FIELDS}, np.zeros((caps.size, 0), bool), 0
-    base = int(first.min())
-    span = int((first + n_pages).max()) - base
-    ends = np.cumsum(n_pages, dtype=np.int64)
-    starts = ends - n_pages
-    if span < np.iinfo(np.int32).max - 1 and span <= 16 * n_acc + (1 << 20):
-        n_ids, ids_all = span, None
-    else:
-        keys, _ = split_arrays(ds["offset"].values, ds["size"].values, params.page_bytes)
-        uniq, inv = np.unique(keys, return_inverse=True)
-        del keys
-        n_ids, ids_all = uniq.size, inv.astype(np.int32)  # native_state refuses more than int32 ids
-        del uniq, inv
-    cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
-    bounds = np.r_[0, cuts, n_req]
+    n_ids, n_acc, bounds, chunks = _page_chunks(ds, params.page_bytes)
     kernel = _ALGORITHMS[policy].native_loop
-    request_hit = np.zeros((caps.size, n_req), bool)
+    request_hit = np.zeros((caps.size, w_req.size), bool)
     counts = {k: np.zeros(caps.size, np.int64) for k in COUNT_FIELDS}
 
     def chunk(r0, r1):
-        a0, a1 = int(starts[r0]), int(ends[r1 - 1])
-        np_ = n_pages[r0:r1]
-        local = starts[r0:r1] - a0
-        if ids_all is None:
-            ids = (np.repeat(first[r0:r1] - base - local, np_) + np.arange(a1 - a0)).astype(np.int32)
-        else:
-            ids = ids_all[a0:a1]
-        same = np.ones(a1 - a0, bool)
-        same[local] = False
+        ids, same, local, np_ = chunks(r0, r1)
         return ids, np.repeat(w_req[r0:r1], np_), same, local
 
     def run(k):
@@ -418,22 +432,9 @@ def simulate_rewrites(ds: xr.Dataset, policy: str, capacities, writes,
     caps = fb // params.page_bytes
     if np.any(caps < 1):
         raise ValueError(f"capacities must hold at least one {params.page_bytes}-byte page; got {capacities!r}")
-    first, n_pages = unit_span(ds["offset"].values, ds["size"].values, params.page_bytes)
-    n_acc = int(n_pages.sum())
-    base = int(first.min())
-    span = int((first + n_pages).max()) - base
-    ends = np.cumsum(n_pages, dtype=np.int64)
-    starts = ends - n_pages
-    if span < np.iinfo(np.int32).max - 1 and span <= 16 * n_acc + (1 << 20):  # :func:`_count`'s page ids
-        n_ids, ids_all = span, None
-    else:
-        keys, _ = split_arrays(ds["offset"].values, ds["size"].values, params.page_bytes)
-        uniq, inv = np.unique(keys, return_inverse=True)
-        del keys
-        n_ids, ids_all = uniq.size, inv.astype(np.int32)
-        del uniq, inv
-    cuts = np.flatnonzero(np.diff(starts // _COUNT_CHUNK)) + 1
-    bounds = np.r_[0, cuts, n_req]
+    if n_req == 0:
+        return [simulate(ds.assign(is_write=("request", w)), policy, capacities, params) for w in ws]
+    n_ids, n_acc, bounds, chunks = _page_chunks(ds, params.page_bytes)
     kernel = _ALGORITHMS[policy].native_loop
     request_hit = np.zeros((caps.size, n_req), bool)
     counts = [{k: np.zeros(caps.size, np.int64) for k in COUNT_FIELDS} for _ in ws]
@@ -450,15 +451,7 @@ def simulate_rewrites(ds: xr.Dataset, policy: str, capacities, writes,
         dirty = np.zeros(int(n_ids) + 1, np.uint8)  # bit a: dirty under vector a + 1 (a byte per page id)
         wb_alt = np.zeros(n_alt, np.int64)
         for r0, r1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            a0, a1 = int(starts[r0]), int(ends[r1 - 1])
-            np_ = n_pages[r0:r1]
-            local = starts[r0:r1] - a0
-            if ids_all is None:
-                ids = (np.repeat(first[r0:r1] - base - local, np_) + np.arange(a1 - a0)).astype(np.int32)
-            else:
-                ids = ids_all[a0:a1]
-            same = np.ones(a1 - a0, bool)
-            same[local] = False
+            ids, same, local, np_ = chunks(r0, r1)
             w0 = np.repeat(ws[0][r0:r1], np_)
             hit = np.empty((1, ids.size), bool)
             wb = np.empty(ids.size, bool)
