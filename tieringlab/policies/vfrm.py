@@ -538,13 +538,7 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
     inf = bt.n_bins + 1  # rank of a bin that is not placed at all
 
-    def rank_of(epoch, b, shift=0):
-        """Rank of bin ``b`` at epoch ``epoch + shift`` (one query array, built in place: issue 35's memory)."""
-        q = np.asarray(epoch, dtype=np.int64) + shift  # a new array
-        valid = (q >= 0) & (q < bt.n_epochs)
-        q *= bt.n_bins
-        q += b
-        return _lookup(keys, ranks, q, inf, valid=valid)
+    rank_of = _rank_query(bt, keys, ranks, inf)
 
     # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
     pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
@@ -603,12 +597,7 @@ def vfrm_rewrites(ds: xr.Dataset, capacities, writes, params: VfrmParams = VfrmP
     keys, ranks = vfrm_ranks(bt0, params.idle_bins, kmax=int(ks.max()))
     inf = bt0.n_bins + 1
 
-    def rank_of(epoch, b, shift=0):
-        q = np.asarray(epoch, dtype=np.int64) + shift
-        valid = (q >= 0) & (q < bt0.n_epochs)
-        q *= bt0.n_bins
-        q += b
-        return _lookup(keys, ranks, q, inf, valid=valid)
+    rank_of = _rank_query(bt0, keys, ranks, inf)
 
     pair_rank = rank_of(bt0.pair_epoch, bt0.pair_bin)
     req_rank = np.maximum.reduceat(pair_rank[bt0.unit_pair], bt0.req_start)
@@ -686,6 +675,21 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     del pos
     idx -= 1
     return r[idx]
+
+
+def _rank_query(bt: BinTrace, keys, ranks, inf):
+    """``rank_of(epoch, b, shift=0)``: the rank (:func:`vfrm_ranks`' ``keys``/``ranks``) of bin ``b`` at epoch
+    ``epoch + shift``, ``inf`` where the bin is not placed or the epoch is outside the trace (one query array, built
+    in place: issue 35's memory)."""
+
+    def rank_of(epoch, b, shift=0):
+        q = np.asarray(epoch, dtype=np.int64) + shift  # a new array
+        valid = (q >= 0) & (q < bt.n_epochs)
+        q *= bt.n_bins
+        q += b
+        return _lookup(keys, ranks, q, inf, valid=valid)
+
+    return rank_of
 
 
 def _lookup(keys, values, query, missing, valid=True):
