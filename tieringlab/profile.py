@@ -16,6 +16,8 @@ meanwhile is still measured by its clock and charged at the next tick, to its in
 function that made the call, or the next line of it). The CPU no Python thread used in an interval (the process's
 clock minus the threads' clocks: XLA's and numba's own worker threads, which run a computation the main thread
 launched and waits for) is charged to the main thread's function at that tick, and counted in ``native_cpu_s``.
+JAX dispatches asynchronously, so a jitted computation's CPU lands on the function that first reads its result
+(``np.asarray``, ``block_until_ready``): notebook 07's EAFC scans show up as ``policies.eafc._to_dataset``.
 So ``sampled_cpu_s`` ~= ``process_cpu_s``; a thread that ends between two ticks loses at most one interval's CPU.
 The sampler's own thread is counted in the process's clock but charged to nothing.
 
