@@ -80,7 +80,7 @@ def _costs(profile: dict | None) -> str:
 
 def stage_rows(logs: Path) -> list[list[str]]:
     """The Timings rows, one per ``<stage>.json`` in ``logs`` (sorted by stage name)."""
-    rows, total = [], 0.0
+    rows, total, commits = [], 0.0, set()
     for path in sorted(logs.glob("*.json")):
         log = _load(path)
         stage, prov = log.get("stage"), log.get("provenance") or {}
@@ -89,6 +89,7 @@ def stage_rows(logs: Path) -> list[list[str]]:
         total += float(stage["stage_seconds"])
         cpu = [stage.get("cpu_user_s"), stage.get("cpu_system_s")]
         commit = str(prov.get("commit") or "")[:7] or "—"
+        commits.add(commit)
         rows.append([f"`{log.get('notebook', path.stem)}`", str(prov.get("scale", "—")),
                      _minutes(stage["stage_seconds"]),
                      "—" if None in cpu else f"{cpu[0]:.0f} + {cpu[1]:.0f} s",
@@ -96,7 +97,9 @@ def stage_rows(logs: Path) -> list[list[str]]:
                      _costs(stage.get("profile")),
                      commit + (" (dirty)" if prov.get("dirty") else ""), _day(prov.get("run_date"))])
     if rows:
-        rows.append(["**all stages**", "", f"**{_minutes(total)}**", "", "", "", "", "", ""])
+        # one run of the pipeline, or rows gathered from separate runs (each names its commit): then only a sum
+        label = "**all stages**" if len(commits) == 1 else "**sum of the rows** (separate runs)"
+        rows.append([label, "", f"**{_minutes(total)}**", "", "", "", "", "", ""])
     return rows
 
 

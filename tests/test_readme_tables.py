@@ -66,6 +66,13 @@ def test_tables_come_from_the_records(tmp_path):
     assert cells[2:] == ["`ratio` 226", readme.importlib.import_module("benchmarks.bench_fcfs").GOAL, "25.0 s",
                          "0.5", "abcdef0", "2026-11-26"]
     again = text
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    stage_log(mixed, "00_quickstart", 26.4)
+    (mixed / "01_x.json").write_text(json.dumps({"notebook": "01_x", "provenance": {"commit": "fedcba9876"},
+                                                 "stage": {"stage_seconds": 10.0, "cells": []}}))
+    rows = readme.stage_rows(mixed)
+    assert rows[-1][0] == "**sum of the rows** (separate runs)" and rows[-1][2] == "**36.4 s**"
     assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path)]) == 0
     assert path.read_text() == again  # idempotent
 
