@@ -13,7 +13,7 @@ import weakref
 
 import pytest
 
-from tieringlab import profile
+from tieringlab import pipeline, profile
 
 
 def burn(cpu_s: float) -> None:
@@ -176,3 +176,10 @@ def test_a_sampled_function_frees_its_locals_when_it_returns():
     finally:
         if was:
             gc.enable()
+
+
+def test_tieringlab_run_switches_the_stage_sampler(tmp_path):
+    assert pipeline.kernel_env(tmp_path, environ={}) == {"TIERINGLAB_PROGRESS": "0", profile.ENV: str(tmp_path)}
+    assert pipeline.kernel_env(tmp_path, environ={pipeline.PROFILE_SWITCH: "0"}) == {"TIERINGLAB_PROGRESS": "0"}
+    with pytest.raises(ValueError, match=r"TIERINGLAB_STAGE_PROFILE='no': allowed values are 1 .* and 0"):
+        pipeline.kernel_env(tmp_path, environ={pipeline.PROFILE_SWITCH: "no"})

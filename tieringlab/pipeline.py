@@ -52,6 +52,8 @@ from tieringlab.results import STAGING, complete_installs, journal_path, log_pat
 #: The kernel's profile records (:mod:`tieringlab.profile`) go to this folder of the stage's staging folder; the
 #: log keeps the PROFILE_TOP largest functions.
 PROFILE_DIR, PROFILE_TOP = ".profile", 10
+#: ``TIERINGLAB_STAGE_PROFILE=0`` runs the kernel without the sampler (the log then has no ``profile``).
+PROFILE_SWITCH = "TIERINGLAB_STAGE_PROFILE"
 
 _STEM = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
 
@@ -148,6 +150,20 @@ def _check_targets(nb: Path, results_root: Path, targets: list[Path]) -> None:
         if device(target.parent) != device(results_root):  # a rename cannot cross file systems
             raise ValueError(f"{target}: on another file system than {results_root}, where the stage's outputs "
                              f"are staged; they could not be moved there in one rename")
+
+
+def kernel_env(profile_dir: Path, environ=None) -> dict[str, str]:
+    """The variables ``tieringlab run`` sets for a stage's kernel: progress bars off and the stage sampler's folder
+    (:mod:`tieringlab.profile`) unless ``$TIERINGLAB_STAGE_PROFILE`` is ``0``."""
+    environ = os.environ if environ is None else environ
+    env = {"TIERINGLAB_PROGRESS": "0"}
+    switch = environ.get(PROFILE_SWITCH, "1").strip()
+    if switch not in ("0", "1"):
+        raise ValueError(f"{PROFILE_SWITCH}={switch!r}: allowed values are 1 (the default: profile the stage's "
+                         f"kernel) and 0 (no profile)")
+    if switch == "1":
+        env[profile.ENV] = str(profile_dir)
+    return env
 
 
 @contextlib.contextmanager
@@ -256,6 +272,7 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
     results_root = paths.results_dir(results)
     stage = staging_dir(results_root, nb)
     parameters = notebook_parameters(nb, params_path or root / "params.yaml", stage)  # a bad value stops here
+    kenv = kernel_env(stage / PROFILE_DIR)  # so does a bad $TIERINGLAB_STAGE_PROFILE
     out = Path(output) if output else results_root / "notebooks" / nb.name
     moves = []  # (staged, target) of every output
     for rel in STAGE_OUTPUTS:
@@ -280,7 +297,7 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
         try:
             profile_dir = stage / PROFILE_DIR
             profile_dir.mkdir()
-            with _kernel_env(TIERINGLAB_PROGRESS="0", TIERINGLAB_PROFILE=str(profile_dir)):
+            with _kernel_env(**kenv):
                 papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),
                                            progress_bar=progress_enabled(), log_output=False)
         except BaseException as exc:
