@@ -87,13 +87,13 @@ class _Bg(NamedTuple):
 
 
 class _View:
-    """The output fields of a run, copied out of the flat state."""
+    """The output fields of a run, copied out of the flat state (of the move log, its ``nm`` entries)."""
 
     OUT = ("resp", "route", "util", "uutil", "lg_sub", "lg_up", "lg_tq", "lg_ts", "lg_tc", "lg_te", "lg_nbw",
            "lg_nsync", "ys_res", "ys_hot")
 
-    def __init__(self, d):
-        self.__dict__.update({k: d[k].copy() for k in self.OUT})
+    def __init__(self, d, nm):
+        self.__dict__.update({k: (d[k][:nm] if k.startswith("lg_") else d[k]).copy() for k in self.OUT})
 
 
 class _Ctrl(NamedTuple):
@@ -113,7 +113,7 @@ _FIELDS = (
     'lg_sub', 'lg_up', 'lg_tq', 'lg_ts', 'lg_tc', 'lg_te', 'lg_nbw', 'lg_nsync', 's_mv', 's_phase', 's_nk',
     's_done', 's_infl', 's_issue_t', 's_buf0', 's_sq0', 's_sqn', 's_sqi', 's_sync_t', 's_spend', 's_sdone',
     's_fin_t', 'c_k', 'c_stage', 'c_pend', 'c_done', 'c_ev_t', 'c_used', 'stamp', 'b_mv', 'b_off', 'b_sz',
-    'sq_off', 'sq_sz', 'resp', 'route', 'util', 'uutil', 'ys_res', 'ys_hot', 'h_node'
+    'sq_off', 'sq_sz', 'resp', 'route', 'util', 'uutil', 'ys_res', 'ys_hot'
 )
 _FLOAT = frozenset((
     'c_done', 'c_ev_t', 'chan_free', 'd_free_t', 'd_slice0', 'd_wc', 'lg_tc', 'lg_te', 'lg_tq', 'lg_ts', 'p_rot',
@@ -192,10 +192,14 @@ _O_util = 101
 _O_uutil = 102
 _O_ys_res = 103
 _O_ys_hot = 104
-_O_h_node = 105
 
 
 # ----------------------------------------------------------------------------- compiled helpers
+# Helpers that allocate nothing compile with ``_nrt=False``: numba then emits no reference counting for them (with
+# NRT, an atomic increment and decrement of I's and F's meminfo around every helper call: a fifth of a run's time,
+# measured 2026-11-27); those that allocate (_argsort, _begin_sync, _decide) and the kernel, which calls them, keep
+# NRT. ``inline="always"`` only for helpers with one call site: inlining the hot helpers into their several callers
+# compiled 4x as long.
 
 _G = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -251,15 +255,19 @@ def _argsort(key):
     return a
 
 
-@native.jit(cache=False, nogil=True)
-def _util_add(F, base, n, a, b, share):
-    """Add ``share`` x the overlap of [a, b) with each second to ``F[base:base + n]`` (later seconds dropped)."""
+@native.jit(cache=False, nogil=True, _nrt=False, inline="always")   # one call site
+def _util_add(F, base, base2, n, a, b, share):
+    """Add ``share`` x the overlap of [a, b) with each second to ``F[base:base + n]`` and, when ``base2 >= 0``, to
+    ``F[base2:base2 + n]`` (later seconds dropped)."""
     s = int(np.floor(a))
     while s < n and s <= b:
         lo = max(a, float(s))
         hi = min(b, float(s + 1))
         if hi > lo and s >= 0:
-            F[base + s] += (hi - lo) * share
+            x = (hi - lo) * share
+            F[base + s] += x
+            if base2 >= 0:
+                F[base2 + s] += x
         s += 1
 
 
@@ -269,45 +277,45 @@ def _hslot(seg, mask):
     return np.int64((np.uint64(seg) * _G) >> np.uint64(40)) & mask
 
 
-@native.jit(cache=False, nogil=True)
-def _hdel(I, hk, hn, mask, seg):
-    """Remove ``seg`` from the hash table at ``I[hk:]`` / ``I[hn:]`` (linear probing, backward-shift deletion: no
-    tombstones, so a lookup stops at the first empty slot)."""
+@native.jit(cache=False, nogil=True, _nrt=False, inline="always")   # one call site
+def _hdel(I, hk, mask, seg):
+    """Remove ``seg`` from the hash table at ``I[hk:]`` (slot ``i``: its key at ``hk + 2 i``, its node next to it;
+    linear probing, backward-shift deletion: no tombstones, so a lookup stops at the first empty slot)."""
     i = _hslot(seg, mask)
-    while I[hk + i] != seg:
+    while I[hk + 2 * i] != seg:
         i = (i + 1) & mask
     j = i
     while True:
         j = (j + 1) & mask
-        kj = I[hk + j]
+        kj = I[hk + 2 * j]
         if kj < 0:
             break
         h = _hslot(kj, mask)
         # kj stays when its home lies cyclically in (i, j]
         if (i <= j and i < h <= j) or (i > j and (h > i or h <= j)):
             continue
-        I[hk + i] = kj
-        I[hn + i] = I[hn + j]
+        I[hk + 2 * i] = kj
+        I[hk + 2 * i + 1] = I[hk + 2 * j + 1]
         i = j
-    I[hk + i] = -1
+    I[hk + 2 * i] = -1
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False, inline="always")   # one call site
 def _lru_access(I, F, d, seg):
     """Reference ``seg`` in disk ``d``'s segment LRU; True when it was cached. The LRU: a doubly linked list of
     ``cache_segments`` nodes per disk, and per disk a small hash table (segment -> node, ``I_SEGS`` slots, 4x the
-    nodes: it stays in the CPU's cache, where a table over every segment of the disk did not)."""
+    nodes, each slot's key and node side by side: one cache line per probe; it stays in the CPU's cache, where a
+    table over every segment of the disk did not)."""
     C = I[I_CSEG]
     H = I[I_SEGS]
     mask = H - 1
-    hk = I[_O_node_of] + d * H
-    hn = I[_O_h_node] + d * H
+    hk = I[_O_node_of] + d * 2 * H
     i = _hslot(seg, mask)
     node = -1
     while True:
-        k = I[hk + i]
+        k = I[hk + 2 * i]
         if k == seg:
-            node = I[hn + i]
+            node = I[hk + 2 * i + 1]
             break
         if k < 0:
             break
@@ -331,7 +339,7 @@ def _lru_access(I, F, d, seg):
         I[I[_O_l_size] + d] += 1
     else:                                      # evict the tail
         node = I[I[_O_l_tail] + d]
-        _hdel(I, hk, hn, mask, I[I[_O_l_key] + node])
+        _hdel(I, hk, mask, I[I[_O_l_key] + node])
         pv = I[I[_O_l_prev] + node]
         I[I[_O_l_tail] + d] = pv
         if pv >= 0:
@@ -339,10 +347,10 @@ def _lru_access(I, F, d, seg):
         else:
             I[I[_O_l_head] + d] = -1
         i = _hslot(seg, mask)                  # the deletion may have moved slots: probe again
-        while I[hk + i] >= 0:
+        while I[hk + 2 * i] >= 0:
             i = (i + 1) & mask
-    I[hk + i] = seg
-    I[hn + i] = node
+    I[hk + 2 * i] = seg
+    I[hk + 2 * i + 1] = node
     I[I[_O_l_key] + node] = seg
     I[I[_O_l_prev] + node] = -1
     I[I[_O_l_next] + node] = I[I[_O_l_head] + d]
@@ -354,7 +362,7 @@ def _lru_access(I, F, d, seg):
     return False
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _owner_done(I, F, owner, t, now):
     """A piece of ``owner`` completes at ``t`` (>= now): a user request, a chunk stage or a slot's sync."""
     if owner >= 0:
@@ -381,7 +389,7 @@ def _owner_done(I, F, owner, t, now):
         F[I[_O_c_ev_t] + j] = F[I[_O_c_done] + j]
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _ssd_job(I, F, t, b, w, extra):
     """An SSD job of ``b`` bytes arriving at ``t`` (+ a serial write of ``extra`` bytes): its departure."""
     ch = I[I_CH]
@@ -398,7 +406,7 @@ def _ssd_job(I, F, t, b, w, extra):
     return s0 + svc
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _start_next(I, F, d, now):
     """Disk ``d`` is free at ``now``: start the next piece its scheduler picks (if any)."""
     cfq = I[I_CFQ] == 1
@@ -460,60 +468,36 @@ def _start_next(I, F, d, now):
     I[I[_O_d_cur] + d] = p
     F[I[_O_d_free_t] + d] = now + svc
     share = 1.0 / I[I_ND]
-    _util_add(F, I[_O_util], I[I_NSEC], now, now + svc, share)
-    if I[I[_O_p_owner] + p] >= 0:
-        _util_add(F, I[_O_uutil], I[I_NSEC], now, now + svc, share)
+    user = I[I[_O_p_owner] + p] >= 0
+    _util_add(F, I[_O_util], I[_O_uutil] if user else -_ONE, I[I_NSEC], now, now + svc, share)
+    if user:
         if hit:
             I[SI + S_CHITS] += 1
 
 
-@native.jit(cache=False, nogil=True)
-def _enqueue(I, F, d, cls, t, off, b, w, owner, rot):
-    """A piece arrives at disk ``d`` at ``t`` (class 0 user, 1 background)."""
-    p = I[SI + S_FREE]
-    if p < 0:
-        raise RuntimeError("piece pool exhausted")
-    I[SI + S_FREE] = I[I[_O_p_next] + p]
-    F[I[_O_p_t] + p] = t
-    I[I[_O_p_off] + p] = off
-    I[I[_O_p_b] + p] = b
-    I[I[_O_p_w] + p] = 1 if w else 0
-    I[I[_O_p_owner] + p] = owner
-    F[I[_O_p_rot] + p] = rot
-    I[I[_O_p_next] + p] = -1
-    I[I[_O_p_acked] + p] = 0
-    if w and I[I_WC] == 1 and F[I[_O_d_wc] + d] + b <= F[F_WCB]:
-        F[I[_O_d_wc] + d] += b                        # absorbed by the write cache: acknowledged now
-        I[I[_O_p_acked] + p] = 1
-        _owner_done(I, F, owner, t + F[F_HIT] + b / F[F_BUS], t)
-    q = d * 2 + (cls if I[I_CFQ] == 1 else 0)
-    if I[I[_O_q_tail] + q] >= 0:
-        I[I[_O_p_next] + I[I[_O_q_tail] + q]] = p
-    else:
-        I[I[_O_q_head] + q] = p
-    I[I[_O_q_tail] + q] = p
-    I[I[_O_q_len] + q] += 1
-    if I[I[_O_d_cur] + d] < 0:
-        _start_next(I, F, d, t)
-
-
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _hdd_io(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb):
-    """Split ``[off, off + size)`` over the RAID0 and enqueue one piece per disk; returns the pieces.
-    ``rot`` (a row of draws per disk) when given, else draws from (rseed, ra, rb, disk)."""
+    """Split ``[off, off + size)`` over the RAID0 and enqueue one piece per disk, in disk order (class ``cls``: 0
+    user, 1 background); returns the pieces. ``rot`` (a row of draws per disk) when given, else draws from
+    (rseed, ra, rb, disk). A piece that reaches an idle disk starts at once."""
     nd = I[I_ND]
     U = I[I_STRIPE]
     size = max(size, 1)
     first = off // U
     last = (off + size - 1) // U
+    fq = first // nd
+    fm = first - fq * nd
+    cfq = I[I_CFQ] == 1
     n = 0
     for d0 in range(nd):
-        # units of this request on disk d0: first + ((d0 - first) mod nd) + j nd
-        u = first + ((d0 - first) % nd)
+        # units of this request on disk d0: first + ((d0 - first) mod nd) + j nd; the first of them is in the
+        # stripe row of `first` (fq) when d0 >= first mod nd, else in the next row
+        nxt = 1 if d0 < fm else 0
+        u = (fq + nxt) * nd + d0
         if u > last:
             continue
         lo = max(off, u * U)
-        doff = (u // nd) * U + (lo - u * U)
+        doff = (fq + nxt) * U + (lo - u * U)
         nb = 0
         while u <= last:
             lo = max(off, u * U)
@@ -527,7 +511,32 @@ def _hdd_io(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb):
             I[SI + S_UPIECES] += 1
         elif owner < -1:
             _pend_add(I, F, owner, 1)
-        _enqueue(I, F, d0, cls, t, doff, nb, w, owner, r)
+        # the piece arrives at disk d0 at t
+        p = I[SI + S_FREE]
+        if p < 0:
+            raise RuntimeError("piece pool exhausted")
+        I[SI + S_FREE] = I[I[_O_p_next] + p]
+        F[I[_O_p_t] + p] = t
+        I[I[_O_p_off] + p] = doff
+        I[I[_O_p_b] + p] = nb
+        I[I[_O_p_w] + p] = 1 if w else 0
+        I[I[_O_p_owner] + p] = owner
+        F[I[_O_p_rot] + p] = r
+        I[I[_O_p_next] + p] = -1
+        I[I[_O_p_acked] + p] = 0
+        if w and I[I_WC] == 1 and F[I[_O_d_wc] + d0] + nb <= F[F_WCB]:
+            F[I[_O_d_wc] + d0] += nb                  # absorbed by the write cache: acknowledged now
+            I[I[_O_p_acked] + p] = 1
+            _owner_done(I, F, owner, t + F[F_HIT] + nb / F[F_BUS], t)
+        q = d0 * 2 + (cls if cfq else 0)
+        if I[I[_O_q_tail] + q] >= 0:
+            I[I[_O_p_next] + I[I[_O_q_tail] + q]] = p
+        else:
+            I[I[_O_q_head] + q] = p
+        I[I[_O_q_tail] + q] = p
+        I[I[_O_q_len] + q] += 1
+        if I[I[_O_d_cur] + d0] < 0:
+            _start_next(I, F, d0, t)
     return n
 
 
@@ -541,7 +550,7 @@ def _pend_add(I, F, owner, k):
         I[I[_O_c_pend] + j - conc] += k
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _chunk_stage(I, F, j, now):
     """Issue stage ``c_stage[j]`` of chunk ``j`` at ``now`` (0: read the source, 1: write the destination)."""
     conc = I[I_CONC]
@@ -560,7 +569,7 @@ def _chunk_stage(I, F, j, now):
     write = I[I[_O_c_stage] + j] == 1
     I[I[_O_c_pend] + j] = 1                           # a guard while the pieces are enqueued
     if on_hdd:
-        _hdd_io(I, F, now, off, nb, write, owner, _ONE, np.empty(0), I[I_SEED], m * 4 + I[I[_O_c_stage] + j], k)
+        _hdd_io(I, F, now, off, nb, write, owner, _ONE, F[:0], I[I_SEED], m * 4 + I[I[_O_c_stage] + j], k)
     else:
         I[I[_O_c_pend] + j] += 1
         dep = _ssd_job(I, F, now, nb, write, _ZERO)
@@ -568,7 +577,7 @@ def _chunk_stage(I, F, j, now):
     _owner_done(I, F, owner, now, now)   # release the guard
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _issue_chunks(I, F, q, now):
     """kcopyd of slot ``q``: issue chunks while fewer than ``copy_inflight`` are in flight and the throttle
     (the no-load pace) allows; else arm the throttle's timer."""
@@ -596,7 +605,7 @@ def _issue_chunks(I, F, q, now):
         _chunk_stage(I, F, j, now)
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _finish_move(I, F, q, now):
     m = I[I[_O_s_mv] + q]
     s = I[I[_O_lg_sub] + m]
@@ -663,7 +672,7 @@ def _begin_sync(I, F, q, now):
         F[I[_O_s_sync_t] + q] = now
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _try_start(I, F, now):
     """Start queued moves, FIFO, while a slot is free (a promotion also needs an SSD slot)."""
     conc = I[I_CONC]
@@ -771,7 +780,7 @@ def _decide(I, F, ctrl, k, now):
     I[I[_O_ys_hot] + k] = nh
 
 
-@native.jit(cache=False, nogil=True)
+@native.jit(cache=False, nogil=True, _nrt=False)
 def _covered(I, F, q, m, off, size, sub):
     """Whether every 512-B sector of ``[off, off + size)`` was written into slot ``q``'s buffer by move ``m``."""
     unit = I[I_UNIT]
@@ -787,13 +796,11 @@ def _covered(I, F, q, m, off, size, sub):
     return True
 
 
-@native.jit(cache=False, nogil=True)
-def _user(I, F, us, i):
-    """User request ``i`` arrives: route it (fixed, or by the tiering table and the move in flight) and serve it."""
-    t = us.t[i]
-    s = us.sub[i]
-    w = us.w[i]
-    r = us.route[i]
+@native.jit(cache=False, nogil=True, _nrt=False)
+def _user(I, F, i, t, off, size, w, s, r, extra, rot):
+    """User request ``i`` (``us``'s fields at ``i``, passed one by one: the named tuple of arrays would be pushed
+    whole at every call) arrives at ``t``: route it (fixed ``r``, or by the tiering table and the move in flight)
+    and serve it."""
     if r < 0:
         r = HDD if I[I[_O_tier] + s] == 0 else SSD
         q = I[I[_O_moving] + s]
@@ -806,21 +813,21 @@ def _user(I, F, us, i):
                     unit = I[I_UNIT]
                     nsec = unit // SECTOR
                     base = s * unit
-                    a = (us.off[i] - base) // SECTOR
-                    b = min((us.off[i] + max(us.size[i], 1) - 1 - base) // SECTOR, nsec - 1)
+                    a = (off - base) // SECTOR
+                    b = min((off + max(size, 1) - 1 - base) // SECTOR, nsec - 1)
                     for x in range(a, b + 1):
                         I[I[_O_stamp] + q * nsec + x] = m + 1
                     nb = I[SI + S_NBUF]
                     I[I[_O_b_mv] + nb] = m
-                    I[I[_O_b_off] + nb] = us.off[i]
-                    I[I[_O_b_sz] + nb] = us.size[i]
+                    I[I[_O_b_off] + nb] = off
+                    I[I[_O_b_sz] + nb] = size
                     I[SI + S_NBUF] = nb + 1
-                elif _covered(I, F, q, m, us.off[i], us.size[i], s):
+                elif _covered(I, F, q, m, off, size, s):
                     r = BUFFER
                 else:
                     r = SSD if not up else HDD           # the source
             else:
-                if (not w) and _covered(I, F, q, m, us.off[i], us.size[i], s):
+                if (not w) and _covered(I, F, q, m, off, size, s):
                     r = BUFFER
                 else:
                     r = SSD if up else HDD               # the destination
@@ -828,11 +835,11 @@ def _user(I, F, us, i):
     if r == BUFFER:
         F[I[_O_udone] + i] = t + F[F_BUFS]
     elif r == SSD:
-        F[I[_O_udone] + i] = _ssd_job(I, F, t, us.size[i], w, us.extra[i])
+        F[I[_O_udone] + i] = _ssd_job(I, F, t, size, w, extra)
     else:
         F[I[_O_udone] + i] = t
         I[I[_O_upend] + i] = 1                        # a guard while the pieces are enqueued
-        _hdd_io(I, F, t, us.off[i], us.size[i], w, i, _ZERO, us.rot[i], _ZERO, _ZERO, _ZERO)
+        _hdd_io(I, F, t, off, size, w, i, _ZERO, rot, _ZERO, _ZERO, _ZERO)
         I[I[_O_upend] + i] -= 1
 
 
@@ -856,7 +863,11 @@ def _run(us, bg, ctrl, I, F):
                 best = F[I[_O_d_free_t] + d]
                 kind = 0
                 arg = d
-        if I[SI + S_NLOG] > 0:
+        active = False                        # a slot with a move: only then can a chunk, sync or timer be due
+        for q in range(conc):
+            if I[I[_O_s_mv] + q] >= 0:
+                active = True
+        if active:
             for j in range(nch):
                 if F[I[_O_c_ev_t] + j] < best:
                     best = F[I[_O_c_ev_t] + j]
@@ -893,10 +904,15 @@ def _run(us, bg, ctrl, I, F):
         if kind == 0:
             d = arg
             p = I[I[_O_d_cur] + d]
+            owner = I[I[_O_p_owner] + p]
             if I[I[_O_p_w] + p] == 1 and I[I[_O_p_acked] + p] == 1:
                 F[I[_O_d_wc] + d] -= I[I[_O_p_b] + p]
+            elif owner >= 0:                          # a user piece (_owner_done's first case, without a call)
+                if now > F[I[_O_udone] + owner]:
+                    F[I[_O_udone] + owner] = now
+                I[I[_O_upend] + owner] -= 1
             else:
-                _owner_done(I, F, I[I[_O_p_owner] + p], now, now)
+                _owner_done(I, F, owner, now, now)
             I[I[_O_p_next] + p] = I[SI + S_FREE]
             I[SI + S_FREE] = p
             _start_next(I, F, d, now)
@@ -935,7 +951,7 @@ def _run(us, bg, ctrl, I, F):
                     dep = _ssd_job(I, F, now, I[I[_O_sq_sz] + a], _TRUE, _ZERO)
                     _owner_done(I, F, owner, dep, now)
                 else:
-                    _hdd_io(I, F, now, I[I[_O_sq_off] + a], I[I[_O_sq_sz] + a], _TRUE, owner, _ONE, np.empty(0),
+                    _hdd_io(I, F, now, I[I[_O_sq_off] + a], I[I[_O_sq_sz] + a], _TRUE, owner, _ONE, F[:0],
                             I[I_SEED], m * 4 + 2, k)
                 nxt = F[I[_O_lg_tc] + m] + (k + 1) / F[F_SYNC]
                 F[I[_O_s_sync_t] + q] = nxt if k + 1 < I[I[_O_s_sqn] + q] else np.inf
@@ -955,7 +971,8 @@ def _run(us, bg, ctrl, I, F):
                 _hdd_io(I, F, now, bg.off[ib], bg.size[ib], bg.w[ib], -_ONE, _ONE, bg.rot[ib], _ZERO, _ZERO, _ZERO)
         else:
             I[SI + S_IU] = iu + 1
-            _user(I, F, us, iu)
+            _user(I, F, iu, us.t[iu], us.off[iu], us.size[iu], us.w[iu], us.sub[iu], us.route[iu], us.extra[iu],
+                  us.rot[iu])
     for i in range(n):
         buf = I[I[_O_route] + i] == BUFFER
         F[I[_O_resp] + i] = F[F_BUFS] + F[F_DRV] if buf else F[I[_O_udone] + i] - us.t[i] + F[F_DRV]
@@ -1002,7 +1019,7 @@ def _state(pool, ip, fp, nd, segs, C, channels, n, S, M, nch, conc, nsec_unit, n
     """The flat state ``(I, F, view)`` of one run (the layout at :data:`SI`), with a piece pool of ``pool``."""
     sizes = dict(p_t=pool, p_rot=pool, p_off=pool, p_b=pool, p_w=pool, p_owner=pool, p_next=pool, p_acked=pool,
                  q_head=2 * nd, q_tail=2 * nd, q_len=2 * nd, d_cur=nd, d_free_t=nd, d_head_end=nd, d_first=nd,
-                 d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs, h_node=nd * segs, l_prev=nd * C,
+                 d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs * 2, l_prev=nd * C,
                  l_next=nd * C, l_key=nd * C,
                  l_head=nd, l_tail=nd, l_size=nd, chan_free=channels, udone=n, upend=n, tier=S, busy=S,
                  streak=S, tmo=S, moving=S, lg_sub=M, lg_up=M, lg_tq=M, lg_ts=M, lg_tc=M, lg_te=M, lg_nbw=M,
@@ -1096,13 +1113,16 @@ def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_
     C = int(h.cache_segments)
     infl = int(tb.copy_inflight)
     conc = int(conc) if controlled else 1
-    # the piece pool: every user and background piece could wait at once (one per disk touched)
-    per_req = lambda off, sz: np.minimum((off + np.maximum(sz, 1) - 1) // h.stripe_bytes  # noqa: E731
-                                         - off // h.stripe_bytes + 1, nd)
-    pool = int(per_req(us.off, us.size).sum() + per_req(bg.off, bg.size).sum()) + nd * (conc * infl + 4)
-    if controlled:
-        pool += nd * int(us.w.sum())            # sync writes
-    pool += 16
+    # the piece pool: every user and background piece could wait at once (one per disk touched: pool_bound, worked
+    # out only when a run needs it), and never more than n_disks per request (rough)
+    other = nd * (conc * infl + 4) + (nd * int(us.w.sum()) if controlled else 0) + 16    # chunks, syncs
+
+    def pool_bound():
+        per_req = lambda off, sz: np.minimum((off + np.maximum(sz, 1) - 1) // h.stripe_bytes  # noqa: E731
+                                             - off // h.stripe_bytes + 1, nd)
+        return int(per_req(us.off, us.size).sum() + per_req(bg.off, bg.size).sum()) + other
+
+    rough = nd * (n + bg.t.size) + other
     fp = np.zeros(23)
     fp[[F_L, F_SMIN, F_SMAX, F_DISK, F_REV, F_MEDIA, F_SETTLE, F_SEQR, F_SEQW, F_HIT, F_BUS]] = [
         L, h.seek_min_s, h.seek_max_s, h.disk_bytes, h.rev_s, h.media_bytes_per_s, h.write_settle_s,
@@ -1118,20 +1138,26 @@ def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_
     nsec_unit = unit // SECTOR if controlled else 0
     nbuf = n + 1 if controlled else 1                 # the buffer's writes: OTF-AST's moves only
     nch = conc * infl
-    # the pool is first allotted POOL_FIRST pieces, not the bound (the pieces waiting at once are far fewer than
-    # the pieces; zeroing the bound's ~150 MB per run cost ~10 % of a paper-scale run); a run that exhausts it runs
-    # again on the bound, from scratch (the same result: the pool's size changes no decision)
-    for size in dict.fromkeys((min(pool, POOL_FIRST), pool)):
+    # the pool is first allotted POOL_FIRST pieces (or the rough bound, when smaller), not the bound (the pieces
+    # waiting at once are far fewer than the pieces; zeroing the bound's ~150 MB per run cost ~10 % of a paper-scale
+    # run); a run that exhausts it runs again on the bound, from scratch (the same result: the pool's size changes
+    # no decision)
+    size = min(rough, POOL_FIRST)
+    while True:
         try:
             I, F, view = _state(size, ip, fp, nd, segs, C, int(sd.channels), n, S, M, nch, conc, nsec_unit, nbuf,
                                 n_sec, K)
             _run(us, bg, _Ctrl(hot, hsum, cnt), I, F)
             break
         except RuntimeError as exc:
-            if "piece pool exhausted" not in str(exc) or size == pool:
+            if "piece pool exhausted" not in str(exc) or size == rough:
                 raise
+            bound = pool_bound()
+            if bound <= size:
+                raise
+            size = bound
     nm = int(I[SI + S_NLOG])
-    st = _View(view)
+    st = _View(view, nm)
     si = I[SI:SI + 16]
     return {"response_s": st.resp, "route": st.route, "hdd_util": st.util, "hdd_user_util": st.uutil,
             "hdd_cache_hits": int(si[S_CHITS]), "hdd_pieces": int(si[S_UPIECES]), "n_moves": nm,
