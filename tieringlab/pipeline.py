@@ -272,7 +272,8 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
     results_root = paths.results_dir(results)
     stage = staging_dir(results_root, nb)
     parameters = notebook_parameters(nb, params_path or root / "params.yaml", stage)  # a bad value stops here
-    kenv = kernel_env(stage / PROFILE_DIR)  # so does a bad $TIERINGLAB_STAGE_PROFILE
+    profile_dir = stage / PROFILE_DIR
+    kenv = kernel_env(profile_dir)  # so does a bad $TIERINGLAB_STAGE_PROFILE
     out = Path(output) if output else results_root / "notebooks" / nb.name
     moves = []  # (staged, target) of every output
     for rel in STAGE_OUTPUTS:
@@ -295,7 +296,6 @@ def run(notebook: str | Path, *, params_path: str | Path | None = None, results:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load = os.getloadavg()[0]
         try:
-            profile_dir = stage / PROFILE_DIR
             profile_dir.mkdir()
             with _kernel_env(**kenv):
                 papermill.execute_notebook(str(nb), str(staged_nb), parameters=parameters, cwd=str(nb.parent),

@@ -908,10 +908,6 @@ def _run(us, bg, ctrl, I, F):
             owner = I[pr + _P_OWN]
             if I[pr + _P_W] == 1 and I[pr + _P_ACK] == 1:
                 F[I[_O_d_wc] + d] -= I[pr + _P_B]
-            elif owner >= 0:                          # a user piece (_owner_done's first case, without a call)
-                if now > F[I[_O_udone] + owner]:
-                    F[I[_O_udone] + owner] = now
-                I[I[_O_upend] + owner] -= 1
             else:
                 _owner_done(I, F, owner, now, now)
             I[pr + _P_NEXT] = I[SI + S_FREE]
