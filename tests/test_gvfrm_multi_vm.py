@@ -492,6 +492,16 @@ def test_twin_readings_on_the_mixes_share_one_replay_and_record_every_row():
     tr = {"source": "twin", "scale": 0.001, "max_wss_gb": 0.1}
     tw = G.twin_sweep(p, tr, 0)
     xr.testing.assert_identical(tw, G.twin_sweep(p, tr, 0, share_writes=False))
+    # the pair rides on the main sweep (twin_parts), whose own result is unchanged; the primary aging period need
+    # not come first
+    q = dataclasses.replace(p, aging_periods=(12, 288, 1))
+    parts = {}
+    main = G.sweep(q, tr, 0, twin_parts=parts)
+    xr.testing.assert_identical(main.drop_vars("seconds"), G.sweep(q, tr, 0).drop_vars("seconds"))
+    assert sorted(parts) == ["reads_10", "reads_90"]
+    xr.testing.assert_identical(G.twin_sweep(q, tr, 0, shared=parts), tw)
+    assert G.sweep(dataclasses.replace(q, run_twin_readings=False), tr, 0, twin_parts=(none := {})) is not None
+    assert none == {}
     a, b = (tw.sel(twin=t) for t in ("reads_10", "reads_90"))
     assert (a.hit_ratio == b.hit_ratio).all() and not (a.io_cost == b.io_cost).all()  # the writes move costs only
     main = tw.isel(twin=0, drop=True).assign_attrs(tw.attrs)  # a one-reading sweep stands in for the main one

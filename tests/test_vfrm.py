@@ -551,6 +551,27 @@ def test_request_spanning_a_cold_bin_misses():
     assert int(out.hits[0]) == 0
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(req_st, min_size=1, max_size=60), st.randoms(use_true_random=False))
+def test_request_counts_of_bool_hits_equal_a_loop_over_requests(reqs, rnd):
+    """G1/G2's Table 2(a) counts from one bool per request (one bincount per weight) against a plain loop over the
+    requests: every count of request_counts, the operations 2..n (cont_*) and the 4 KB pages included."""
+    bt = V.bin_trace(trace(sorted(reqs)))
+    hit = np.array([rnd.random() < 0.5 for _ in range(bt.req_ops.size)], dtype=bool)
+    want = defaultdict(int)
+    for h, w, ops, pages in zip(hit, bt.req_write, bt.req_ops, bt.req_pages):
+        kind = "writes" if w else "reads"
+        dev = "ssd" if h else "md"
+        want[f"{dev}_{kind}"] += int(ops)
+        want[f"cont_{dev}_{kind}"] += int(ops) - 1
+        if h:
+            want["hits"] += 1
+            want[f"hit_{kind[:-1]}_pages"] += int(pages)
+            want[f"cont_hit_{kind[:-1]}_pages"] += int(pages) - 1
+    got = V.request_counts(bt, hit)
+    assert got == {k: want[k] for k in got} and set(want) <= set(got)
+
+
 def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="capacities"):
         V.vfrm(trace([(0, 0, 1, False)]), [-1])

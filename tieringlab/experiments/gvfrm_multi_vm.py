@@ -143,9 +143,10 @@ class GvfrmMultiVmParams:
                                            "readings of the same rows; only with traces.source twin and "
                                            "run_twin_readings; the read ratios share one binning and one replay per "
                                            "cache", choices=TWIN_READING_NAMES)
-    run_twin_readings: bool = param(False, "run twin_readings on the mixes (issue 34); off by default: at paper scale "
-                                    "the read-ratio pair alone (one shared run) cost more than 1,100 CPU-s, past "
-                                    "this stage's 20 % time cap; the notebook's small defaults run it")
+    run_twin_readings: bool = param(True, "run twin_readings on the mixes (issue 34). The read-ratio readings ride "
+                                    "on the main sweep's runs (sweep's twin_parts: their write flags recounted from "
+                                    "the same replays, G1/G2 rerun at the primary aging period); the others are "
+                                    "full sweeps of their own. False: the rows carry the default twins only")
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported). ``flash_gb``
@@ -265,7 +266,8 @@ def flash_bytes(p: GvfrmMultiVmParams, scale: float) -> np.ndarray:
     return np.array([int(round(g * GiB * scale)) for g in p.flash_gb], dtype=np.int64)
 
 
-def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[dict] | None = None):
+def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[dict] | None = None,
+          twin_parts: dict | None = None):
     """Fig. 8/9 (thesis Fig. 24/25): every (mix, policy, flash size) of ``p``, G2-vFRM under every aging
     period of ``p.aging_periods``, every cost under every IO pricing.
 
@@ -287,11 +289,25 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[
     list of Datasets, one per dict, is returned, each the sweep of the mixes built under it. G1/G2 run once per
     dict on one binning (:func:`tieringlab.policies.vfrm.with_writes`), each page cache replays once for all of
     them (:func:`tieringlab.policies.caching.simulate_rewrites`: the hits and evictions never read the writes).
+    G2 runs every aging period of ``p.aging_periods`` under the first dict and ``p.policy.aging_period`` alone
+    under the others, whose Datasets carry that aging period only (:func:`twin_sweep` reads no other).
+
+    ``twin_parts`` (a dict the caller then passes to :func:`twin_sweep` as ``shared``; speed only): the read-ratio
+    readings of ``p.twin_readings`` (:func:`_riding_readings`) ride on this sweep's runs, their write flags
+    recounted from the default mix's replays (``twins`` = the default and theirs), and their Datasets are put there
+    by reading name; the returned sweep is the same as without.
     """
     if not isinstance(p, GvfrmMultiVmParams):
         raise TypeError(f"p must be GvfrmMultiVmParams, got {type(p).__name__}")
+    if twin_parts is not None and twins is None:
+        ride = _riding_readings(p, traces)
+        if ride:
+            outs = sweep(p, traces, seed, twins=[{}] + [dict(r.overrides) for r in ride])
+            twin_parts.update({r.name: o for r, o in zip(ride, outs[1:])})
+            return outs[0]
     W = len(twins) if twins else 1
     M, Pn, F, A = len(p.mixes), len(p.policies), len(p.flash_gb), len(p.aging_periods)
+    ia = list(p.aging_periods).index(p.policy.aging_period)  # the aging period G2 runs under twins[1:]
     names = ("hits", "requests", "hit_ratio", "update_cost")
     arr = {k: np.zeros((W, M, Pn, A, F), dtype=np.int64 if k in ("hits", "requests") else np.float64) for k in names}
     cost = np.zeros((W, M, Pn, A, len(IO_PRICINGS), len(C.FLUSHES), len(C.HIT_PRICINGS), F))
@@ -347,12 +363,15 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[
             return cur["ds"].assign(is_write=("request", w)), with_writes(cur["bins"], w)
 
         by_w = []  # per write-flag vector, its runs
-        if pol == "G2-vFRM":  # one run per aging reading, in the order of p.aging_periods
+        if pol == "G2-vFRM":  # one run per aging reading, in the order of p.aging_periods (twins[1:]: the primary)
             for a in range(W):
                 ds_a, bins_a = rewritten(a)
-                by_w.append(list(run_each(aging_readings(p), p, lambda q, pol=pol, i=i, a=a, ds_a=ds_a, bins_a=bins_a,
-                                          kept=kept: kept(registry.run(pol, ds_a, fbs[i], params=q.policy,
-                                                                       bins=bins_a), a)).values()))
+                if a == 0:
+                    by_w.append(list(run_each(aging_readings(p), p, lambda q, pol=pol, i=i, ds_a=ds_a, bins_a=bins_a,
+                                              kept=kept: kept(registry.run(pol, ds_a, fbs[i], params=q.policy,
+                                                                           bins=bins_a))).values()))
+                else:
+                    by_w.append([kept(registry.run(pol, ds_a, fbs[i], params=p.policy, bins=bins_a), a)])
                 del ds_a, bins_a
         elif pol == "G1-vFRM":
             for a in range(W):
@@ -377,7 +396,7 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[
             cur["pages"] = None
         for wi, runs in enumerate(by_w):
             for a, (vals, c) in enumerate(runs):
-                sl = slice(a, a + 1) if pol == "G2-vFRM" else slice(None)
+                sl = slice(None) if pol != "G2-vFRM" else slice(a, a + 1) if wi == 0 else slice(ia, ia + 1)
                 for k in names:
                     arr[k][wi, i, j, sl] = vals[k]
                 cost[wi, i, j, sl] = c
@@ -386,7 +405,17 @@ def sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0, twins: list[
     cur = {}
     outs = [_sweep_dataset(p, seed, {k: v[wi] for k, v in arr.items()}, cost[wi], secs, fbs, scales, n_req, pre,
                            pages[wi], per_vm) for wi in range(W)]
+    outs[1:] = [o.isel(aging_period=[ia]) for o in outs[1:]]  # G2 ran at the primary aging period only
     return outs if twins else outs[0]
+
+
+def _riding_readings(p: GvfrmMultiVmParams, traces: Any = None) -> list[Reading]:
+    """The twin readings of ``p.twin_readings`` that :func:`sweep` can carry on its own runs (``twin_parts``): those
+    that override the read ratio alone (their mixes differ from the default mix in ``is_write`` only, which
+    :func:`sweep` checks), when :func:`twin_sweep` would run them (``run_twin_readings``, ``traces.source`` twin)."""
+    if section_dict(traces).get("source", "twin") != "twin" or not p.run_twin_readings:
+        return []
+    return [r for r in TWIN_READINGS if r.name in p.twin_readings and set(r.overrides) == {"read_ratio"}]
 
 
 def _sweep_dataset(p, seed, arr, cost, secs, fbs, scales, n_req, pre, pages, per_vm) -> xr.Dataset:
@@ -423,7 +452,7 @@ def _sweep_dataset(p, seed, arr, cost, secs, fbs, scales, n_req, pre, pages, per
 
 
 def twin_sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0,
-               share_writes: bool = True) -> xr.Dataset | None:
+               share_writes: bool = True, shared: dict | None = None) -> xr.Dataset | None:
     """Issue 34's twin readings on the mixes: for each reading of ``p.twin_readings``
     (:data:`tieringlab.claims.vfrm.TWIN_READINGS`), :func:`sweep` of the mixes built from their members regenerated
     under it (same scale and seed), every policy at every Flash size (the Fig. 8/9 rows and their preconditions read
@@ -433,15 +462,18 @@ def twin_sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0,
 
     ``share_writes`` (speed only, the same Dataset): the read-ratio readings, whose mixes differ in ``is_write``
     alone, run in one :func:`sweep` (one binning, one replay per page cache and Flash size for all of them); False
-    runs each reading apart (the reference the tests compare it with)."""
+    runs each reading apart (the reference the tests compare it with). ``shared``: :func:`sweep`'s ``twin_parts``
+    (the read-ratio readings that rode on the main sweep's runs), by reading name, used instead of running them again
+    (the same values: each reading's runs are recounted from the same replays)."""
     want = [r for r in TWIN_READINGS if r.name in p.twin_readings]
     if section_dict(traces).get("source", "twin") != "twin" or not want or not p.run_twin_readings:
         return None
     q = dataclasses.replace(p, aging_periods=(p.policy.aging_period,))
-    ratio = [r for r in want if set(r.overrides) == {"read_ratio"}] if share_writes else []
+    done = {r.name: shared[r.name].drop_vars("seconds") for r in want if r.name in (shared or {})}
+    left = [r for r in want if r.name not in done]
+    ratio = [r for r in left if set(r.overrides) == {"read_ratio"}] if share_writes else []
     groups = [ratio] if len(ratio) > 1 else []
-    groups += [[r] for r in want if not any(r in g for g in groups)]
-    done = {}
+    groups += [[r] for r in left if not any(r in g for g in groups)]
     for g in groups:
         for r, res in zip(g, sweep(q, traces, seed, twins=[dict(r.overrides) for r in g])):
             done[r.name] = res.drop_vars("seconds")  # wall time: a log, not a result

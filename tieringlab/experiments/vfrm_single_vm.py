@@ -406,13 +406,28 @@ def run_trace(p: VfrmSingleVmParams, ds: xr.Dataset, scale: float = 1.0, bar=Non
     parts = []
     for pol in p.policies:
         if pol == "vFRM":  # one run per idle-bin reading (the pricings come from the same counts)
-            per_rule = list(run_each(idle_axis(p), p, lambda q, pol=pol, ds=ds, fb=fb, bins=bins: _tidy(
-                p, registry.run(pol, ds, fb, params=q.policy, bins=bins), pol, written_pages)).values())
+            per_rule = list(run_each(idle_axis(p), p, lambda q, pol=pol, ds=ds, fb=fb, bins=bins: registry.run(
+                pol, ds, fb, params=q.policy, bins=bins)).values())
         else:
-            per_rule = [_tidy(p, registry.run(pol, ds, fb, params=p.caches), pol, written_pages)] * len(rules)
-        parts.append(xr.concat(per_rule, dim="idle_bins").assign_coords(idle_bins=rules))
+            per_rule = [registry.run(pol, ds, fb, params=p.caches)] * len(rules)
+        parts.append(_by_rule(p, per_rule, pol, written_pages))
         if bar is not None:
             bar.update(1)
+    return _by_policy(p, parts, fb)
+
+
+def _by_rule(p: VfrmSingleVmParams, per_rule: list, pol: str, written_pages: int) -> xr.Dataset:
+    """One policy's registry results, one per idle-bin rule of ``p.idle_rules`` (the page caches: the same object
+    repeated, tidied once), as :func:`run_trace` keeps them: over ``(idle_bins, ...)``."""
+    tidy: dict[int, xr.Dataset] = {}
+    for r in per_rule:
+        if id(r) not in tidy:
+            tidy[id(r)] = _tidy(p, r, pol, written_pages)
+    return xr.concat([tidy[id(r)] for r in per_rule], dim="idle_bins").assign_coords(idle_bins=list(p.idle_rules))
+
+
+def _by_policy(p: VfrmSingleVmParams, parts: list, fb) -> xr.Dataset:
+    """The policies' parts of :func:`run_trace` (one per ``p.policies``) as one Dataset over ``policy``."""
     out = xr.concat(parts, dim="policy").assign_coords(policy=np.asarray(p.policies, dtype=str))
     return out.assign_coords(flash_bytes=("flash_mb", fb))
 
@@ -440,10 +455,8 @@ def run_trace_writes(p: VfrmSingleVmParams, ds: xr.Dataset, writes, written_page
         else:
             runs = [[r] * len(rules) for r in caching.simulate_rewrites(ds, pol.lower(), fb, ws, params=p.caches)]
         for a, per_rule in enumerate(runs):
-            per_w[a].append(xr.concat([_tidy(p, r, pol, int(written_pages[a])) for r in per_rule],
-                                      dim="idle_bins").assign_coords(idle_bins=rules))
-    return [xr.concat(parts, dim="policy").assign_coords(policy=np.asarray(p.policies, dtype=str))
-            .assign_coords(flash_bytes=("flash_mb", fb)) for parts in per_w]
+            per_w[a].append(_by_rule(p, per_rule, pol, int(written_pages[a])))
+    return [_by_policy(p, parts, fb) for parts in per_w]
 
 
 def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0, twin_parts: dict | None = None) -> xr.Dataset:

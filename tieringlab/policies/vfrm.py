@@ -371,6 +371,8 @@ def request_counts(bt: BinTrace, hit, ks=None) -> dict:
     ``hit`` is a bool per request, or, with ``ks`` (flash sizes in bins), a rank per request: the
     request hits a flash of ``k`` bins iff its rank is ``< k`` (one value per ``k``)."""
     w, ops = bt.req_write, bt.req_ops
+    if ks is None:
+        return _hit_counts(bt, np.asarray(hit, dtype=bool))
     tot = {"r": int(ops[~w].sum()), "w": int(ops[w].sum())}
     tot_c = {"r": int(ops[~w].sum()) - int((~w).sum()), "w": int(ops[w].sum()) - int(w.sum())}
 
@@ -391,6 +393,28 @@ def request_counts(bt: BinTrace, hit, ks=None) -> dict:
             out[f"hit_{dev[:-1]}_pages"] = count(sel, pg)
             out[f"cont_hit_{dev[:-1]}_pages"] = count(sel, pg - 1)
     out["hits"] = count(np.ones(hit.size, dtype=bool), np.ones(hit.size, dtype=np.int64))
+    return out
+
+
+def _hit_counts(bt: BinTrace, hit: np.ndarray) -> dict:
+    """:func:`request_counts` for one bool ``hit`` per request: the sums per (read/write, hit/miss) class of the
+    requests, their operations and their pages by one ``bincount`` each (exact: integer sums far below 2^53 in
+    float64), the same integers as the selections of the rank path."""
+    cls = bt.req_write.astype(np.intp) * 2
+    cls += hit  # 0 read miss, 1 read hit, 2 write miss, 3 write hit
+    n = np.bincount(cls, minlength=4)
+    s_ops = [int(v) for v in np.bincount(cls, weights=bt.req_ops, minlength=4)]
+    s_pg = None if bt.req_pages is None else [int(v) for v in np.bincount(cls, weights=bt.req_pages, minlength=4)]
+    del cls
+    out = {}
+    for kind, (miss, hit_c) in (("reads", (0, 1)), ("writes", (2, 3))):
+        out[f"ssd_{kind}"], out[f"md_{kind}"] = s_ops[hit_c], s_ops[miss]
+        out[f"cont_ssd_{kind}"] = s_ops[hit_c] - int(n[hit_c])
+        out[f"cont_md_{kind}"] = s_ops[miss] - int(n[miss])
+        if s_pg is not None:
+            out[f"hit_{kind[:-1]}_pages"] = s_pg[hit_c]
+            out[f"cont_hit_{kind[:-1]}_pages"] = s_pg[hit_c] - int(n[hit_c])
+    out["hits"] = int(n[1] + n[3])
     return out
 
 
@@ -531,19 +555,7 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     already binned by ``bin_trace(ds, params, start=...)`` (the caller bins once for every policy that shares it;
     :func:`binning`); None bins it here.
     """
-    bt = binning(ds, params, bins, policy="vFRM", start=start)
-    fs, caps = capacity_bins(capacities, params.bin_bytes)
-    ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
-    # idle bins are ranked only up to the largest flash of the call (choice 3); a missing rank = not placed
-    keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
-    inf = bt.n_bins + 1  # rank of a bin that is not placed at all
-
-    rank_of = _rank_query(bt, keys, ranks, inf)
-
-    # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
-    pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
-    req_rank = np.maximum.reduceat(pair_rank[bt.unit_pair], bt.req_start)
-    del pair_rank
+    bt, fs, caps, ks, keys, ranks, inf, rank_of, req_rank = _placement(ds, capacities, params, bins, start)
     user = request_counts(bt, req_rank, ks)
     del req_rank
 
@@ -571,6 +583,24 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
                       policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins}, dirty_at_end=dirty_end)
 
 
+def _placement(ds, capacities, params: VfrmParams, bins, start):
+    """What :func:`vfrm` and :func:`vfrm_rewrites` share: the binning, the flash sizes (``fs`` bytes, ``caps`` bins,
+    ``ks`` = ``caps`` capped at the bins there are), vFRM's ranks (``keys``, ``ranks``; ``inf`` = the rank of a bin
+    not placed), the rank query and each request's rank (it hits a flash of ``k`` bins iff its rank is ``< k``)."""
+    bt = binning(ds, params, bins, policy="vFRM", start=start)
+    fs, caps = capacity_bins(capacities, params.bin_bytes)
+    ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
+    # idle bins are ranked only up to the largest flash of the call (choice 3); a missing rank = not placed
+    keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
+    inf = bt.n_bins + 1  # rank of a bin that is not placed at all
+    rank_of = _rank_query(bt, keys, ranks, inf)
+    # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
+    pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
+    req_rank = np.maximum.reduceat(pair_rank[bt.unit_pair], bt.req_start)
+    del pair_rank
+    return bt, fs, caps, ks, keys, ranks, inf, rank_of, req_rank
+
+
 def with_writes(bt: BinTrace, is_write) -> BinTrace:
     """``bt`` with another write flag per request (``is_write``, bool, one per request): the binning of the same
     requests (times, offsets, sizes) with those writes, identical to ``bin_trace`` of the rewritten trace. Only
@@ -591,17 +621,7 @@ def vfrm_rewrites(ds: xr.Dataset, capacities, writes, params: VfrmParams = VfrmP
     ranking. vFRM's placement (Eq. 1-3 temperatures, the ranks, hits, move-ins and move-outs) never reads the writes;
     only the read/write split of the Table 2(a) counts and the dirty move-outs do, so those alone are recounted per
     vector. ``bins``: ``bin_trace(ds, params, start=...)`` (any write flags; None bins it here)."""
-    bt0 = binning(ds, params, bins, policy="vFRM", start=start)
-    fs, caps = capacity_bins(capacities, params.bin_bytes)
-    ks = np.minimum(caps, bt0.n_bins)
-    keys, ranks = vfrm_ranks(bt0, params.idle_bins, kmax=int(ks.max()))
-    inf = bt0.n_bins + 1
-
-    rank_of = _rank_query(bt0, keys, ranks, inf)
-
-    pair_rank = rank_of(bt0.pair_epoch, bt0.pair_bin)
-    req_rank = np.maximum.reduceat(pair_rank[bt0.unit_pair], bt0.req_start)
-    del pair_rank
+    bt0, fs, caps, ks, keys, ranks, inf, rank_of, req_rank = _placement(ds, capacities, params, bins, start)
     e = keys // bt0.n_bins
     b = keys % bt0.n_bins
     move_ins = _count_between(ranks, rank_of(e, b, -1), ks)
