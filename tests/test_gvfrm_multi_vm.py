@@ -511,3 +511,32 @@ def test_twin_readings_on_the_mixes_share_one_replay_and_record_every_row():
         G.GvfrmMultiVmParams(twin_readings=("reads_10", "reads_10"))
     assert G.twin_sweep(p, {"source": "msr"}) is None
     assert G.twin_sweep(dataclasses.replace(p, run_twin_readings=False), tr, 0) is None
+
+
+def test_address_moving_twin_readings_run_the_named_mixes_only():
+    """Issue 34: cold_packed (a full sweep of its own) runs the mixes of twin_reading_mixes only: twin_at gives it
+    as a plain sweep of those mixes, equal to sweeping them under the reading directly, with the variables' own
+    dtypes; the read ratios still cover every mix, and only rows of the named mixes get a cold_packed value."""
+    p = params.validate_section("gvfrm_multi_vm", {"mixes": ["cuf4", "cf4"], "cuf4": ["stg_1", "web_2"],
+                                                   "cf4": ["mds_0", "usr_0"], "flash_gb": [1.0, 32.0],
+                                                   "aging_periods": [288], "caches": {"threads": 2},
+                                                   "twin_readings": ["reads_10", "cold_packed"],
+                                                   "twin_reading_mixes": ["cf4"], "run_twin_readings": True},
+                                  source="test")
+    tr = {"source": "twin", "scale": 0.001, "max_wss_gb": 0.1}
+    parts = {}
+    res = G.sweep(p, tr, 0, twin_parts=parts)
+    tw = G.twin_sweep(p, tr, 0, shared=parts)
+    assert tw["twin_ran"].sel(twin="cold_packed").values.tolist() == [False, True]
+    assert tw["twin_ran"].sel(twin="reads_10").values.all()
+    cold = G.twin_at(tw, "cold_packed")
+    alone = G.sweep(dataclasses.replace(p, mixes=("cf4",)), tr, 0, twins=[{"cold_span": 1.2}])[0]
+    xr.testing.assert_equal(cold, alone.drop_vars("seconds"))
+    assert cold["hits"].dtype == alone["hits"].dtype and "members_cuf4" not in cold.attrs
+    xr.testing.assert_equal(G.twin_at(tw, "reads_10"), parts["reads_10"].drop_vars("seconds"))
+    vals = G.claim_values(res, tw)
+    assert vals["cold_packed"] and all(".cf4." in cid for cid in vals["cold_packed"])
+    assert any(".cuf4." in cid for cid in vals["reads_10"])
+    assert set(G.twin_table(tw).query("twin == 'cold_packed'")["mix"]) == {"cf4"}
+    none = G.twin_sweep(dataclasses.replace(p, twin_reading_mixes=("all8",)), tr, 0, shared=parts)
+    assert list(none["twin"].values) == ["reads_10"]  # cold_packed has no mix to run

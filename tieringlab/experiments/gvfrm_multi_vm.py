@@ -80,7 +80,7 @@ __all__ = ["GvfrmMultiVmParams", "CF4", "CUF4", "ALL8", "MIXES", "POLICIES", "FL
            "build_mix", "aging_readings", "sweep", "reading", "aging_sensitivity", "pricing_table", "accounting_table",
            "table",
            "cost_reduction", "g2_threshold_gb", "preconditions_table", "cache_evicts", "claim_values", "twin_sweep",
-           "twin_table"]
+           "twin_table", "twin_at"]
 
 #: vFRM Sec. 3.2 / Table 1 "Friendly" (thesis Table 12): mids0, src12, stg0, usr0 (MSR file names).
 CF4 = ("mds_0", "src1_2", "stg_0", "usr_0")
@@ -147,6 +147,11 @@ class GvfrmMultiVmParams:
                                     "on the main sweep's runs (sweep's twin_parts: their write flags recounted from "
                                     "the same replays, G1/G2 rerun at the primary aging period); the others are "
                                     "full sweeps of their own. False: the rows carry the default twins only")
+    twin_reading_mixes: tuple[str, ...] = param(MIXES, "the mixes that the twin readings moving addresses "
+                                                "(sizes_4k, sizes_128k, cold_packed: full sweeps of their own) "
+                                                "regenerate (those also in mixes; none: they do not run); the "
+                                                "read-ratio readings ride on every mix of mixes. Rows of other mixes "
+                                                "carry no value under them", choices=MIXES)
 
     def __post_init__(self):
         """Cross-field checks (ValueError naming the parameter; every failed check is reported). ``flash_gb``
@@ -457,6 +462,9 @@ def twin_sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0,
     (:data:`tieringlab.claims.vfrm.TWIN_READINGS`), :func:`sweep` of the mixes built from their members regenerated
     under it (same scale and seed), every policy at every Flash size (the Fig. 8/9 rows and their preconditions read
     every size), G2-vFRM at ``p.policy.aging_period`` only: a sweep-shaped Dataset with the leading dim ``twin``.
+    The readings that move addresses (``sizes_4k``, ``sizes_128k``, ``cold_packed``: full sweeps of their own) run
+    the mixes of ``p.twin_reading_mixes`` only; the coordinate ``twin_ran`` (twin, mix) says which mixes each
+    reading ran (NaN elsewhere), and :func:`twin_at` gives one reading as a plain sweep of its mixes.
     None when there is nothing to run (no twin readings, ``run_twin_readings`` false, or ``traces.source`` is not
     ``twin``).
 
@@ -465,7 +473,8 @@ def twin_sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0,
     runs each reading apart (the reference the tests compare it with). ``shared``: :func:`sweep`'s ``twin_parts``
     (the read-ratio readings that rode on the main sweep's runs), by reading name, used instead of running them again
     (the same values: each reading's runs are recounted from the same replays)."""
-    want = [r for r in TWIN_READINGS if r.name in p.twin_readings]
+    moved = tuple(m for m in p.mixes if m in p.twin_reading_mixes)  # the mixes the address-moving readings rebuild
+    want = [r for r in TWIN_READINGS if r.name in p.twin_readings and (moved or set(r.overrides) == {"read_ratio"})]
     if section_dict(traces).get("source", "twin") != "twin" or not want or not p.run_twin_readings:
         return None
     q = dataclasses.replace(p, aging_periods=(p.policy.aging_period,))
@@ -475,12 +484,40 @@ def twin_sweep(p: GvfrmMultiVmParams, traces: Any = None, seed: int = 0,
     groups = [ratio] if len(ratio) > 1 else []
     groups += [[r] for r in left if not any(r in g for g in groups)]
     for g in groups:
-        for r, res in zip(g, sweep(q, traces, seed, twins=[dict(r.overrides) for r in g])):
+        ratio_only = all(set(r.overrides) == {"read_ratio"} for r in g)
+        qg = q if ratio_only else dataclasses.replace(q, mixes=moved)
+        for r, res in zip(g, sweep(qg, traces, seed, twins=[dict(r.overrides) for r in g])):
             done[r.name] = res.drop_vars("seconds")  # wall time: a log, not a result
-    out = xr.concat([done[r.name] for r in want], dim="twin", combine_attrs="drop_conflicts")
-    out = out.assign_coords(twin=[r.name for r in want])
+    ran = [[m in done[r.name]["mix"].values for m in p.mixes] for r in want]
+    per_twin = {f"{r.name}:{k}": v for r in want for k, v in done[r.name].attrs.items() if k.startswith(_PER_MIX)}
+    out = xr.concat([done[r.name] for r in want], dim="twin", join="outer", combine_attrs="drop_conflicts")
+    out = out.reindex(mix=list(p.mixes))  # the outer join sorts the mixes; NaN where a reading did not run a mix
+    out.attrs = {**{k: v for k, v in out.attrs.items() if not k.startswith(_PER_MIX)}, **per_twin}
+    out = out.assign_coords(twin=[r.name for r in want], twin_ran=(("twin", "mix"), np.array(ran, dtype=bool)))
     out.attrs["overrides"] = "; ".join(f"{r.name}: {dict(r.overrides)}" for r in want)
+    out.attrs["dtypes"] = "; ".join(f"{k}: {v.dtype}" for k, v in {**done[want[0].name].data_vars,
+                                                                     **done[want[0].name].coords}.items())
     return out
+
+
+def twin_at(tw: xr.Dataset, twin: str) -> xr.Dataset:
+    """One twin reading of :func:`twin_sweep`'s Dataset as a plain sweep: the mixes it regenerated (``twin_ran``;
+    ``twin_reading_mixes`` for the readings that move addresses), every variable in its own dtype again (the
+    concatenation filled the mixes a reading did not run with NaN)."""
+    t = tw.sel(twin=twin, drop=True)
+    t = t.sel(mix=t["mix"].values[t["twin_ran"].values]).drop_vars("twin_ran")
+    for item in str(tw.attrs.get("dtypes", "")).split("; "):
+        name, _, dtype = item.partition(": ")
+        if name in t.variables and str(t[name].dtype) != dtype:
+            t[name] = t[name].astype(dtype)
+    gone = {f"members_{m}" for m in tw["mix"].values if m not in t["mix"].values}
+    t.attrs = {k: v for k, v in tw.attrs.items() if k != "dtypes" and ":" not in k and k not in gone}
+    t.attrs.update({k.partition(":")[2]: v for k, v in tw.attrs.items() if k.startswith(f"{twin}:")})
+    return t
+
+
+#: The prefix of :func:`sweep`'s per-mix attrs that differ between twin readings (kept per reading by twin_sweep).
+_PER_MIX = "pre_reusable_bins_by_vm_"
 
 
 def twin_table(tw: xr.Dataset) -> pd.DataFrame:
@@ -489,9 +526,7 @@ def twin_table(tw: xr.Dataset) -> pd.DataFrame:
     pricing, accounting)."""
     rows = []
     for twin in tw["twin"].values:
-        t = tw.sel(twin=twin, drop=True)
-        t.attrs = tw.attrs
-        r = reading(t)
+        r = reading(twin_at(tw, str(twin)))
         for mix in r["mix"].values:
             for g in r["flash_gb"].values:
                 row = {"twin": str(twin), "mix": str(mix), "flash_gb": float(g)}
@@ -819,8 +854,8 @@ def claim_values(res: xr.Dataset, tw: xr.Dataset | None = None) -> dict[str, dic
             put(name, flushed)
     if tw is not None:  # issue 34: every row under each twin reading (its mixes' preconditions with it)
         for twin in tw["twin"].values:
-            t = tw.sel(twin=twin, drop=True)
-            t.attrs = {**{k: v for k, v in res.attrs.items() if not k.startswith("pre_")}, **tw.attrs}
+            t = twin_at(tw, str(twin))
+            t.attrs = {**{k: v for k, v in res.attrs.items() if not k.startswith("pre_")}, **t.attrs}
             for name, vals in claim_values(t).items():
                 put(C.reading_name(twin=str(twin)) if name == "default" else f"{twin}.{name}",
                     {cid: (v, f"{n}; twin reading {twin}") for cid, (v, n) in vals.items()})
