@@ -1,6 +1,6 @@
 """Write the README's Timings and Benchmarks tables from measurement records, not by hand.
 
-``python -m benchmarks.readme [--logs results/logs] [--bench benchmarks/out] [--readme README.md]``
+``python -m benchmarks.readme [--logs results/logs] [--bench benchmarks/out] [--readme README.md] [--keep-stages]``
 
 - **Timings**: one row per pipeline stage from ``results/logs/<stage>.json`` (what ``tieringlab run`` records:
   wall time, the kernel's CPU time and peak resident memory, the load average when it started, the commit,
@@ -78,29 +78,70 @@ def _costs(profile: dict | None) -> str:
     return ", ".join(shown)
 
 
-def stage_rows(logs: Path) -> list[list[str]]:
-    """The Timings rows, one per ``<stage>.json`` in ``logs`` (sorted by stage name)."""
-    rows, total, commits = [], 0.0, set()
+def _log_rows(logs: Path) -> list[tuple[list[str], float]]:
+    """``(row, wall seconds)`` per ``<stage>.json`` in ``logs`` (sorted by stage name)."""
+    rows = []
     for path in sorted(logs.glob("*.json")):
         log = _load(path)
         stage, prov = log.get("stage"), log.get("provenance") or {}
         if not isinstance(stage, dict) or "stage_seconds" not in stage:
             raise RecordError(f"{path}: no 'stage' timing (written by `tieringlab run`?)")
-        total += float(stage["stage_seconds"])
         cpu = [stage.get("cpu_user_s"), stage.get("cpu_system_s")]
         commit = str(prov.get("commit") or "")[:7] or "—"
-        commits.add(commit)
-        rows.append([f"`{log.get('notebook', path.stem)}`", str(prov.get("scale", "—")),
-                     _minutes(stage["stage_seconds"]),
-                     "—" if None in cpu else f"{cpu[0]:.0f} + {cpu[1]:.0f} s",
-                     _gb(stage.get("kernel_peak_rss_bytes")), _num(stage.get("load_average_at_start"), ".1f"),
-                     _costs(stage.get("profile")),
-                     commit + (" (dirty)" if prov.get("dirty") else ""), _day(prov.get("run_date"))])
-    if rows:
-        # one run of the pipeline, or rows gathered from separate runs (each names its commit): then only a sum
-        label = "**all stages**" if len(commits) == 1 else "**sum of the rows** (separate runs)"
-        rows.append([label, "", f"**{_minutes(total)}**", "", "", "", "", "", ""])
+        rows.append(([f"`{log.get('notebook', path.stem)}`", str(prov.get("scale", "—")),
+                      _minutes(stage["stage_seconds"]),
+                      "—" if None in cpu else f"{cpu[0]:.0f} + {cpu[1]:.0f} s",
+                      _gb(stage.get("kernel_peak_rss_bytes")), _num(stage.get("load_average_at_start"), ".1f"),
+                      _costs(stage.get("profile")),
+                      commit + (" (dirty)" if prov.get("dirty") else ""), _day(prov.get("run_date"))],
+                     float(stage["stage_seconds"])))
     return rows
+
+
+def _with_total(rows: list[tuple[list[str], float]]) -> list[list[str]]:
+    """The rows and, under them, their wall times' sum: "all stages" when every row names one commit (one run of
+    the pipeline), else "sum of the rows" (separate runs, each naming its commit)."""
+    if not rows:
+        return []
+    commits = {row[7].split(" ")[0] for row, _ in rows}
+    label = "**all stages**" if len(commits) == 1 else "**sum of the rows** (separate runs)"
+    total = sum(seconds for _, seconds in rows)
+    return [row for row, _ in rows] + [[label, "", f"**{_minutes(total)}**", "", "", "", "", "", ""]]
+
+
+def stage_rows(logs: Path) -> list[list[str]]:
+    """The Timings rows, one per ``<stage>.json`` in ``logs`` (sorted by stage name), and their sum."""
+    return _with_total(_log_rows(logs))
+
+
+def _seconds(cell: str) -> float:
+    """The seconds of a wall-time cell as :func:`_minutes` writes it ("8 min 27 s", "26.4 s")."""
+    parts = cell.strip("* ").split()
+    try:
+        if len(parts) == 4 and parts[1] == "min" and parts[3] == "s":
+            return 60 * int(parts[0]) + int(parts[2])
+        if len(parts) == 2 and parts[1] == "s":
+            return float(parts[0])
+    except ValueError:
+        pass
+    raise RecordError(f"README: cannot read the wall time {cell!r} of a kept Timings row")
+
+
+def kept_stage_rows(text: str, logs: Path) -> list[list[str]]:
+    """``--keep-stages``: the Timings rows of ``logs`` and, for every stage of the README's current table with no log
+    there, its current row (a partial re-measure: each row names its commit and date), sorted by stage, with their
+    sum."""
+    fresh = _log_rows(logs)
+    have = {row[0] for row, _ in fresh}
+    begin, end = "<!-- BEGIN generated: timings -->", "<!-- END generated: timings -->"
+    block = text.split(begin, 1)[1].split(end, 1)[0] if begin in text and end in text else ""
+    old = []
+    for line in block.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+            if len(cells) == len(STAGE_HEADER) and cells[0] not in have:
+                old.append((cells, _seconds(cells[2])))
+    return _with_total(sorted(fresh + old, key=lambda r: r[0][0]))
 
 
 DESCRIPTION_CHARS = 160  # a benchmark's description: its docstring's first paragraph, cut at a word
@@ -171,12 +212,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--logs", type=Path, default=ROOT / "results" / "logs", help="stage logs (results/logs)")
     ap.add_argument("--bench", type=Path, default=HERE / "out", help="benchmark records (benchmarks/out)")
     ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    ap.add_argument("--keep-stages", action="store_true",
+                    help="keep the current Timings rows of stages with no log in --logs (a partial re-measure)")
     args = ap.parse_args(argv)
     try:
         text = args.readme.read_text(encoding="utf-8")
-        stages, benches = stage_rows(args.logs), bench_rows(args.bench)
-        if stages:
-            text = replace_block(text, "timings", table(STAGE_HEADER, stages), _shown(args.logs))
+        stages = kept_stage_rows(text, args.logs) if args.keep_stages else stage_rows(args.logs)
+        benches = bench_rows(args.bench)
+        if stages and (not args.keep_stages or _log_rows(args.logs)):
+            source = _shown(args.logs) + (" and the rows of other stages kept from the previous table"
+                                          if args.keep_stages else "")
+            text = replace_block(text, "timings", table(STAGE_HEADER, stages), source)
         if benches:
             text = replace_block(text, "benchmarks", table(BENCH_HEADER, benches), _shown(args.bench))
     except (RecordError, OSError) as exc:

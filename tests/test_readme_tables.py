@@ -77,6 +77,35 @@ def test_tables_come_from_the_records(tmp_path):
     assert path.read_text() == again  # idempotent
 
 
+def test_a_partial_remeasure_keeps_the_other_stages_rows(tmp_path):
+    """--keep-stages: the stages with a log get new rows, the others keep theirs (each names its commit and date);
+    the sum covers every row; without the flag the table holds the logged stages only."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    out.mkdir()
+    stage_log(logs, "00_quickstart", 26.4)
+    stage_log(logs, "05_lmst", 480.2)
+    path = tmp_path / "README.md"
+    path.write_text(README)
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path)]) == 0
+    for p in logs.glob("*.json"):
+        p.unlink()
+    log = {"notebook": "05_lmst", "provenance": {"commit": "fedcba9876", "scale": "paper",
+                                                  "run_date": "2026-11-27T10:00:00+00:00"},
+           "stage": {"stage_seconds": 62.0, "cells": [], "profile": {"top": [["tieringlab.a|b", 1.0, 1.0]]}}}
+    (logs / "05_lmst.json").write_text(json.dumps(log))
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path), "--keep-stages"]) == 0
+    text = path.read_text()
+    assert "| `00_quickstart` | paper | 26.4 s | — | — | — | — | 0123456 | 2026-11-26 |" in text
+    assert "| `05_lmst` | paper | 1 min 02 s | — | — | — | `a\\|b` 100 % | fedcba9 | 2026-11-27 |" in text
+    assert "8 min 00 s" not in text and "| **sum of the rows** (separate runs) |  | **1 min 28 s** |" in text
+    assert "and the rows of other stages kept from the previous table" in text
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path), "--keep-stages"]) == 0
+    assert path.read_text() == text  # a kept row is read back as written (escaped bars included)
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path)]) == 0
+    assert "`00_quickstart`" not in path.read_text()
+
+
 def test_bad_records_are_named_and_the_readme_untouched(tmp_path, capsys):
     logs, out = tmp_path / "logs", tmp_path / "out"
     logs.mkdir()
