@@ -491,8 +491,8 @@ def sweep(p: VfrmSingleVmParams, traces=None, seed: int = 0, twin_parts: dict | 
             b = bin_reuse(ds, p.policy.bin_bytes, p.policy.epoch_s, p.policy.n_epochs)
             alts = _ratio_twins(p, name, traces, seed, ds) if twin_parts is not None else {}
             if alts:  # the read-ratio twin readings of this trace ride on its runs (the same arrays but is_write)
-                fps = {k: page_footprint(d) for k, d in alts.items()}
-                runs = run_trace_writes(p, ds, [ds["is_write"].values] + [d["is_write"].values for d in alts.values()],
+                fps = {k: page_footprint(ds.assign(is_write=("request", w))) for k, w in alts.items()}
+                runs = run_trace_writes(p, ds, [ds["is_write"].values, *alts.values()],
                                         [fp[1]] + [f[1] for f in fps.values()], scale)
                 part = runs[0]
                 for (k, f), run in zip(fps.items(), runs[1:]):
@@ -649,10 +649,12 @@ def _twin_groups(p: VfrmSingleVmParams) -> list[tuple[tuple[str, ...], tuple[str
     return [(g, tr) for g, tr in ((every, paper), (rest, p.twin_reading_traces)) if g and tr]
 
 
-def _ratio_twins(p: VfrmSingleVmParams, name: str, traces, seed: int, ds: xr.Dataset) -> dict[str, xr.Dataset]:
-    """The read-ratio twin readings (TwinSpec override ``read_ratio`` alone) that :func:`twin_sweeps` regenerates
-    trace ``name`` under, by reading name, each twin checked to differ from ``ds`` (the default twin) in ``is_write``
-    only; {} when none applies (or ``traces.source`` is not ``twin``, or a twin differs otherwise)."""
+def _ratio_twins(p: VfrmSingleVmParams, name: str, traces, seed: int, ds: xr.Dataset) -> dict[str, np.ndarray]:
+    """The write flags of the read-ratio twin readings (TwinSpec override ``read_ratio`` alone) that
+    :func:`twin_sweeps` regenerates trace ``name`` under, by reading name, each twin checked to differ from ``ds``
+    (the default twin) in ``is_write`` only; {} when none applies (or ``traces.source`` is not ``twin``, or a twin
+    differs otherwise). Only the flags are kept (issue 35: each twin is a full copy of the trace, and the replays
+    that follow are the stage's peak)."""
     if section_dict(traces).get("source", "twin") != "twin" or name not in p.fig6_traces:
         return {}
     want = {r for g, tr in _twin_groups(p) if name in tr for r in g}
@@ -662,7 +664,8 @@ def _ratio_twins(p: VfrmSingleVmParams, name: str, traces, seed: int, ds: xr.Dat
             d = twins.msr_twin(name, scale=effective_scale(name, traces), seed=seed, **rd.overrides)
             if not all(np.array_equal(d[v].values, ds[v].values) for v in ("time", "offset", "size")):
                 return {}
-            out[rd.name] = d
+            out[rd.name] = np.array(d["is_write"].values, dtype=bool)  # a copy: nothing else of the twin stays
+            del d
     return out
 
 
