@@ -130,10 +130,12 @@ def _seconds(cell: str) -> float:
 def kept_stage_rows(text: str, logs: Path) -> list[list[str]]:
     """``--keep-stages``: the Timings rows of ``logs`` and, for every stage of the README's current table with no log
     there, its current row (a partial re-measure: each row names its commit and date), sorted by stage, with their
-    sum."""
+    sum; [] when ``logs`` holds no stage log (nothing to re-measure: the table stays as it is)."""
     fresh = _log_rows(logs)
+    if not fresh:
+        return []
     have = {row[0] for row, _ in fresh}
-    begin, end = "<!-- BEGIN generated: timings -->", "<!-- END generated: timings -->"
+    begin, end = _markers("timings")
     block = text.split(begin, 1)[1].split(end, 1)[0] if begin in text and end in text else ""
     old = []
     for line in block.splitlines():
@@ -197,8 +199,13 @@ def _shown(path: Path) -> str:
         return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
 
+def _markers(name: str) -> tuple[str, str]:
+    """The README comments that open and close generated block ``name``."""
+    return f"<!-- BEGIN generated: {name} -->", f"<!-- END generated: {name} -->"
+
+
 def replace_block(text: str, name: str, body: str, source: str) -> str:
-    begin, end = f"<!-- BEGIN generated: {name} -->", f"<!-- END generated: {name} -->"
+    begin, end = _markers(name)
     if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
         raise RecordError(f"README: expected one '{begin}' before one '{end}'")
     note = f"<!-- written by `python -m benchmarks.readme` from {source}; do not edit by hand -->"
@@ -219,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         text = args.readme.read_text(encoding="utf-8")
         stages = kept_stage_rows(text, args.logs) if args.keep_stages else stage_rows(args.logs)
         benches = bench_rows(args.bench)
-        if stages and (not args.keep_stages or _log_rows(args.logs)):
+        if stages:
             source = _shown(args.logs) + (" and the rows of other stages kept from the previous table"
                                           if args.keep_stages else "")
             text = replace_block(text, "timings", table(STAGE_HEADER, stages), source)

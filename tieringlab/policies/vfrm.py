@@ -370,9 +370,9 @@ def request_counts(bt: BinTrace, hit, ks=None) -> dict:
 
     ``hit`` is a bool per request, or, with ``ks`` (flash sizes in bins), a rank per request: the
     request hits a flash of ``k`` bins iff its rank is ``< k`` (one value per ``k``)."""
-    w, ops = bt.req_write, bt.req_ops
     if ks is None:
         return _hit_counts(bt, np.asarray(hit, dtype=bool))
+    w, ops = bt.req_write, bt.req_ops
     tot = {"r": int(ops[~w].sum()), "w": int(ops[w].sum())}
     tot_c = {"r": int(ops[~w].sum()) - int((~w).sum()), "w": int(ops[w].sum()) - int(w.sum())}
 
