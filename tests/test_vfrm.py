@@ -792,3 +792,35 @@ def test_vfrm_rewrites_equal_a_full_run_of_each_rewritten_trace(idle_bins, n_vms
     assert len({(*r["dirty_move_outs"].values, *r["dirty_at_end"].values) for r in refs}) > 1  # ... and the dirt
     with pytest.raises(ValueError, match="is_write"):
         V.with_writes(V.bin_trace(ds, p), ws[0][:-1])
+
+
+@given(keys=st.lists(st.integers(0, 40), max_size=30), added=st.lists(st.integers(0, 40), max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_merge_sorted_is_the_stable_sort_of_the_concatenation(keys, added):
+    """vfrm_ranks adds the idle bins to the sorted eligible keys by a merge (issue 35: no second sort of every key);
+    it must give what a stable argsort of the concatenation gives, duplicates included (values tell them apart)."""
+    from tieringlab.policies.vfrm import _merge_sorted
+
+    k = np.sort(np.asarray(keys, dtype=np.int64))
+    ik = np.asarray(added, dtype=np.int64)
+    v, iv = np.arange(k.size), 1000 + np.arange(ik.size)
+    srt = np.argsort(np.concatenate([k, ik]), kind="stable")
+    got_k, got_v = _merge_sorted(k, v, ik, iv)
+    assert np.array_equal(got_k, np.concatenate([k, ik])[srt])
+    assert np.array_equal(got_v, np.concatenate([v, iv])[srt])
+
+
+@given(lo=st.lists(st.integers(0, 12), min_size=1, max_size=40), d=st.data())
+@settings(max_examples=200, deadline=None)
+def test_count_between_counts_pairs_by_brute_force(lo, d):
+    """_count_between (plain integer histograms, issue 35) against counting ``lo < k <= hi`` pair by pair."""
+    from tieringlab.policies.vfrm import _count_below, _count_between
+
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(d.draw(st.lists(st.integers(0, 12), min_size=lo.size, max_size=lo.size)), dtype=np.int64)
+    ks = np.asarray(d.draw(st.lists(st.integers(0, 14), min_size=1, max_size=5)), dtype=np.int64)
+    want = [int(np.sum((lo < k) & (k <= hi))) for k in ks]
+    assert _count_between(lo, hi, ks).tolist() == want
+    w = np.arange(lo.size) % 3
+    assert _count_below(lo, w, ks).tolist() == [int(w[lo < k].sum()) for k in ks]
+    assert _count_below(lo, None, ks).tolist() == [int(np.sum(lo < k)) for k in ks]

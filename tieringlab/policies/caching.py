@@ -402,6 +402,22 @@ def _dirty_pass(ids, hit, wbits, dirty, n_wb):  # pragma: no cover - compiled by
         dirty[x] = d | wbits[t]
 
 
+@native.jit(nogil=True)
+def _dirty_left(meta, dirty, n_wb):  # pragma: no cover - compiled by numba
+    """The write-backs :func:`_dirty_pass` has not seen when the replay ends: a page id ``x`` (``dirty`` and ``meta``
+    one entry per id plus NIL) whose final list (``meta[x] & LIST``) is neither T1 nor T2 was evicted after its last
+    access, which wrote it back under vector ``a`` iff bit ``a`` of ``dirty[x]`` is set. Adds the counts to ``n_wb[a]``
+    (one pass, no temporary the size of the id space: issue 35)."""
+    for x in range(dirty.size - 1):
+        d = dirty[x]
+        if d:
+            lst = meta[x] & LIST
+            if lst != T1 and lst != T2:
+                for a in range(n_wb.size):
+                    if (d >> a) & 1:
+                        n_wb[a] += 1
+
+
 def simulate_rewrites(ds: xr.Dataset, policy: str, capacities, writes,
                       params: CachingParams = CachingParams()) -> list[xr.Dataset]:
     """:func:`simulate` of trace ``ds`` with each write-flag vector of ``writes`` (bool, one per request) in place
@@ -464,10 +480,10 @@ def simulate_rewrites(ds: xr.Dataset, policy: str, capacities, writes,
                 for name, v in _tally(hit, np.repeat(w[r0:r1], np_), same, np.zeros(1, np.int64)).items():
                     counts[a + 1][name][k] += int(v[0])
             request_hit[k, r0:r1] = np.logical_and.reduceat(hit[0], local)
-        lst = state[2][:-1] & LIST  # the final lists: a page still in T1 or T2 was never evicted after its last access
-        gone = (lst != T1) & (lst != T2)
+        if n_alt:  # a page still in T1 or T2 at the end was never evicted after its last access
+            _dirty_left(state[2], dirty, wb_alt)
         for a in range(n_alt):
-            counts[a + 1]["dirty_evictions"][k] += int(wb_alt[a]) + int(np.count_nonzero((dirty[:-1] >> a) & 1 & gone))
+            counts[a + 1]["dirty_evictions"][k] += int(wb_alt[a])
 
     bar = progress(total=caps.size, desc=f"{policy} cache (numba, {len(ws)} write readings)", unit="size", leave=False)
     with ThreadPoolExecutor(max_workers=min(int(params.threads), caps.size)) as pool:

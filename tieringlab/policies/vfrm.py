@@ -345,20 +345,25 @@ def capacity_bins(capacities, bin_bytes: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _count_below(values, weights, ks):
     """For each k: sum of ``weights`` where ``values < k`` (``values`` non-negative integers, such as
-    ranks; integer ``weights``). A histogram of ``min(values, max(ks))`` and its prefix sums: O(n)."""
+    ranks; integer ``weights``, or None to count). A histogram of ``min(values, max(ks))`` and its prefix sums:
+    O(n)."""
     ks = np.asarray(ks, dtype=np.int64)
     top = int(ks.max()) if ks.size else 0
     v = np.minimum(values, top)  # a value >= max(ks) is below no k
+    if weights is None:  # plain counts: integers throughout, no weight array (issue 35: memory)
+        cnt = np.bincount(v, minlength=top + 1)
+        del v
+        return np.concatenate([[0], np.cumsum(cnt)])[ks].astype(np.int64)
     cnt = np.bincount(v, weights=np.asarray(weights, dtype=np.float64), minlength=top + 1)
     cw = np.concatenate([[0.0], np.cumsum(cnt)])  # integer sums < 2^53: exact in float64
     return np.rint(cw[ks]).astype(np.int64)
 
 
 def _count_between(lo, hi, ks):
-    """For each k: number of pairs with ``lo < k <= hi``."""
+    """For each k: number of pairs with ``lo < k <= hi`` (one temporary of the pairs' size at a time)."""
+    below_lo = _count_below(lo, None, ks)
     hi = np.maximum(hi, lo)
-    ones = np.ones(lo.size, dtype=np.int64)
-    return _count_below(lo, ones, ks) - _count_below(hi, ones, ks)
+    return below_lo - _count_below(hi, None, ks)
 
 
 def request_counts(bt: BinTrace, hit, ks=None) -> dict:
@@ -473,25 +478,58 @@ def vfrm_ranks(bt: BinTrace, idle_bins: str = "keep", kmax: int | None = None):
     """
     choice("idle_bins", idle_bins, IDLE_BINS)
     nb = bt.n_bins
+    # issue 35 (memory): the sort keys as int32 where epochs and bins fit (the same order), each temporary dropped
+    # once it has served, and the idle entries merged into the sorted keys instead of sorting everything again
+    small = max(nb, bt.n_epochs) < np.iinfo(np.int32).max
     e = bt.elig_key // nb
+    if small:
+        e = e.astype(np.int32)
     b = bt.elig_key % nb
-    order = np.lexsort((b, -bt.elig_temp, e))
-    pos = np.empty(order.size, dtype=np.int64)
-    pos[order] = np.arange(order.size)
-    keys, ranks = bt.elig_key, pos - bt.elig_ptr[e]
+    if small:
+        b = b.astype(np.int32)
+    neg = -bt.elig_temp
+    order = np.lexsort((b, neg, e))
+    del neg
+    ranks = np.empty(order.size, dtype=np.int64)
+    ranks[order] = np.arange(order.size)
+    ranks -= bt.elig_ptr[e]
+    del e
+    keys = bt.elig_key
     if idle_bins == "disk":
         return keys, ranks
     kmax = nb if kmax is None else min(int(kmax), nb)
     if idle_bins == "recency":
+        del b, order
         ik, ir = _idle_ranks(bt, kmax)
     else:
         from tieringlab.policies._vfrm_kernels import keep_kernel  # noqa: PLC0415  (numba on first use)
 
+        b_ord = b[order].astype(np.int64)
+        del b, order
         ik, ir = keep_kernel(bt.n_epochs, nb, max(kmax, 0), bt.elig_ptr.astype(np.int64),
-                             b[order].astype(np.int64), bt.pair_ptr.astype(np.int64), bt.pair_bin.astype(np.int64))
-    keys = np.concatenate([keys, ik])
-    srt = np.argsort(keys, kind="stable")
-    return keys[srt], np.concatenate([ranks, ir])[srt]
+                             b_ord, bt.pair_ptr.astype(np.int64), bt.pair_bin.astype(np.int64))
+        del b_ord
+    return _merge_sorted(keys, ranks, ik, ir)
+
+
+def _merge_sorted(keys, values, ik, iv):
+    """``(keys, values)`` with the entries ``(ik, iv)`` added, sorted by key: the result of a stable argsort of
+    ``concatenate([keys, ik])`` (``keys`` already sorted; an added key after every equal one of ``keys``, added keys
+    among themselves in their order), without sorting ``keys`` again."""
+    io = np.argsort(ik, kind="stable")
+    ik, iv = ik[io], iv[io]
+    del io
+    at = np.searchsorted(keys, ik, side="right")
+    at += np.arange(ik.size)
+    rest = np.ones(keys.size + ik.size, dtype=bool)
+    rest[at] = False
+    k = np.empty(rest.size, dtype=np.result_type(keys, ik))
+    k[rest] = keys
+    k[at] = ik
+    v = np.empty(rest.size, dtype=np.result_type(values, iv))
+    v[rest] = values
+    v[at] = iv
+    return k, v
 
 
 def _idle_ranks(bt: BinTrace, kmax: int):
@@ -563,19 +601,15 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf). Computed first: its
     # temporaries are gone before the per-key epoch and bin arrays below exist (issue 35: peak memory)
     mx = _max_rank_since_write(bt, keys, ranks, inf)
-    e = keys // bt.n_bins
-    b = keys % bt.n_bins
     # move-ins at the start of epoch e: rank_e < k <= rank_{e-1}
-    move_ins = _count_between(ranks, rank_of(e, b, -1), ks)
+    move_ins = _count_between(ranks, _rank_before(bt, keys, ranks, inf), ks)
     # still dirty when the trace ends: placed in the last epoch and written while resident since (k > Mx)
-    last = e == bt.n_epochs - 1
+    last = keys >= (bt.n_epochs - 1) * bt.n_bins
     dirty_end = _count_between(mx[last], np.full(int(last.sum()), inf, dtype=np.int64), ks)
     del last
     # move-outs at the start of epoch e+1 (e+1 inside the trace; no flush at its end): rank_e < k <= rank_{e+1}
-    inside = e + 1 < bt.n_epochs
-    e, b = e[inside], b[inside]
-    nxt = rank_of(e, b, 1)
-    del e, b
+    inside = keys < (bt.n_epochs - 1) * bt.n_bins
+    nxt = _lookup(keys, ranks, keys[inside] + bt.n_bins, inf)
     move_outs = _count_between(ranks[inside], nxt, ks)
     dirty = _count_between(mx[inside], nxt, ks)
     del nxt, mx, inside
@@ -622,13 +656,10 @@ def vfrm_rewrites(ds: xr.Dataset, capacities, writes, params: VfrmParams = VfrmP
     only the read/write split of the Table 2(a) counts and the dirty move-outs do, so those alone are recounted per
     vector. ``bins``: ``bin_trace(ds, params, start=...)`` (any write flags; None bins it here)."""
     bt0, fs, caps, ks, keys, ranks, inf, rank_of, req_rank = _placement(ds, capacities, params, bins, start)
-    e = keys // bt0.n_bins
-    b = keys % bt0.n_bins
-    move_ins = _count_between(ranks, rank_of(e, b, -1), ks)
-    last = e == bt0.n_epochs - 1
-    inside = e + 1 < bt0.n_epochs
-    nxt = rank_of(e[inside], b[inside], 1)
-    del e, b
+    move_ins = _count_between(ranks, _rank_before(bt0, keys, ranks, inf), ks)
+    last = keys >= (bt0.n_epochs - 1) * bt0.n_bins
+    inside = keys < (bt0.n_epochs - 1) * bt0.n_bins
+    nxt = _lookup(keys, ranks, keys[inside] + bt0.n_bins, inf)
     move_outs = _count_between(ranks[inside], nxt, ks)
     out = []
     for w in writes:
@@ -710,6 +741,12 @@ def _rank_query(bt: BinTrace, keys, ranks, inf):
         return _lookup(keys, ranks, q, inf, valid=valid)
 
     return rank_of
+
+
+def _rank_before(bt: BinTrace, keys, ranks, inf):
+    """The rank of each placed ``(epoch e, bin b)`` (``keys = e * n_bins + b``, sorted) at epoch ``e - 1``: ``inf``
+    where b was not placed then or ``e = 0`` (the key less ``n_bins``; no per-key epoch and bin arrays: issue 35)."""
+    return _lookup(keys, ranks, keys - bt.n_bins, inf, valid=keys >= bt.n_bins)
 
 
 def _lookup(keys, values, query, missing, valid=True):
