@@ -24,7 +24,7 @@ import numpy as np
 
 from tieringlab import native
 
-__all__ = ["keep_kernel", "g1_kernel", "g2_kernel"]
+__all__ = ["keep_kernel", "merge_kernel", "g1_kernel", "g2_kernel"]
 
 
 @native.jit(cache=False, inline="always")
@@ -651,5 +651,27 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
 #: The public kernels (arguments as in :func:`_keep`, :func:`_g1`, :func:`_g2`), compiled on their first call
 #: with the helpers above (see :mod:`tieringlab.native`).
 keep_kernel = _keep
+
+
+@native.jit(cache=False, nogil=True)
+def merge_kernel(keys, values, ik, iv):  # pragma: no cover - compiled by numba
+    """Two key-sorted lists of (key, value) entries merged into one, in one pass: at equal keys the entries of
+    ``keys`` first, each list in its own order (what a stable sort of the concatenation gives)."""
+    n = keys.size
+    m = ik.size
+    k = np.empty(n + m, np.int64)
+    v = np.empty(n + m, np.int64)
+    i = 0
+    j = 0
+    for o in range(n + m):
+        if j >= m or (i < n and keys[i] <= ik[j]):
+            k[o] = keys[i]
+            v[o] = values[i]
+            i += 1
+        else:
+            k[o] = ik[j]
+            v[o] = iv[j]
+            j += 1
+    return k, v
 g1_kernel = _g1
 g2_kernel = _g2

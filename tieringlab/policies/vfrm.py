@@ -515,21 +515,13 @@ def vfrm_ranks(bt: BinTrace, idle_bins: str = "keep", kmax: int | None = None):
 def _merge_sorted(keys, values, ik, iv):
     """``(keys, values)`` with the entries ``(ik, iv)`` added, sorted by key: the result of a stable argsort of
     ``concatenate([keys, ik])`` (``keys`` already sorted; an added key after every equal one of ``keys``, added keys
-    among themselves in their order), without sorting ``keys`` again."""
+    among themselves in their order), by one compiled merge instead of sorting ``keys`` again (int64 keys and
+    values)."""
+    from tieringlab.policies._vfrm_kernels import merge_kernel  # noqa: PLC0415  (numba on first use)
+
     io = np.argsort(ik, kind="stable")
-    ik, iv = ik[io], iv[io]
-    del io
-    at = np.searchsorted(keys, ik, side="right")
-    at += np.arange(ik.size)
-    rest = np.ones(keys.size + ik.size, dtype=bool)
-    rest[at] = False
-    k = np.empty(rest.size, dtype=np.result_type(keys, ik))
-    k[rest] = keys
-    k[at] = ik
-    v = np.empty(rest.size, dtype=np.result_type(values, iv))
-    v[rest] = values
-    v[at] = iv
-    return k, v
+    return merge_kernel(np.asarray(keys, np.int64), np.asarray(values, np.int64), np.asarray(ik[io], np.int64),
+                        np.asarray(iv[io], np.int64))
 
 
 def _idle_ranks(bt: BinTrace, kmax: int):
