@@ -824,3 +824,31 @@ def test_count_between_counts_pairs_by_brute_force(lo, d):
     w = np.arange(lo.size) % 3
     assert _count_below(lo, w, ks).tolist() == [int(w[lo < k].sum()) for k in ks]
     assert _count_below(lo, None, ks).tolist() == [int(np.sum(lo < k)) for k in ks]
+
+
+@given(placed=st.sets(st.tuples(st.integers(0, 7), st.integers(0, 4)), max_size=30),
+       accessed=st.dictionaries(st.tuples(st.integers(0, 7), st.integers(0, 4)), st.booleans(), max_size=30),
+       d=st.data())
+@settings(max_examples=200, deadline=None)
+def test_max_rank_since_write_against_its_definition(placed, accessed, d):
+    """The compiled pass (issue 35) against the definition, key by key: the largest rank of the bin over the epochs
+    from its latest write to the key's epoch, inf without a write or where an epoch between has no placement (gaps
+    included: vFRM's placements never leave one that matters, so only this test exercises them)."""
+    from types import SimpleNamespace
+
+    from tieringlab.policies.vfrm import _max_rank_since_write
+
+    nb, inf = 5, 100
+    keys = np.asarray(sorted(e * nb + b for e, b in placed), dtype=np.int64)
+    ranks = np.asarray(d.draw(st.lists(st.integers(0, 9), min_size=keys.size, max_size=keys.size)), dtype=np.int64)
+    pairs = sorted(accessed)
+    bt = SimpleNamespace(n_bins=nb, pair_epoch=np.asarray([e for e, _ in pairs], dtype=np.int64),
+                         pair_bin=np.asarray([b for _, b in pairs], dtype=np.int64),
+                         pair_wrote=np.asarray([accessed[p] for p in pairs], dtype=bool))
+    rank = {(int(k) // nb, int(k) % nb): int(r) for k, r in zip(keys, ranks)}
+    want = []
+    for k in keys.tolist():
+        e, b = divmod(k, nb)
+        writes = [w for (w, bb), wrote in accessed.items() if bb == b and wrote and w <= e]
+        want.append(inf if not writes else max(rank.get((t, b), inf) for t in range(max(writes), e + 1)))
+    assert _max_rank_since_write(bt, keys, ranks, inf).tolist() == want

@@ -24,7 +24,7 @@ import numpy as np
 
 from tieringlab import native
 
-__all__ = ["keep_kernel", "merge_kernel", "g1_kernel", "g2_kernel"]
+__all__ = ["keep_kernel", "merge_kernel", "since_write_kernel", "g1_kernel", "g2_kernel"]
 
 
 @native.jit(cache=False, inline="always")
@@ -651,6 +651,51 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
 #: The public kernels (arguments as in :func:`_keep`, :func:`_g1`, :func:`_g2`), compiled on their first call
 #: with the helpers above (see :mod:`tieringlab.native`).
 keep_kernel = _keep
+
+
+@native.jit(cache=False, nogil=True)
+def since_write_kernel(keys, ranks, n_bins, pair_epoch, pair_bin, pair_wrote, inf):  # pragma: no cover - numba
+    """For every placed ``(epoch e, bin b)`` (``keys = e * n_bins + b`` sorted, unique; ``ranks`` its rank): the
+    largest rank of b over epochs ``w .. e``, ``w`` its latest write epoch ``<= e`` (an access pair of b with
+    ``pair_wrote``), or ``inf`` when b has no such write or was neither placed nor accessed in an epoch between (an
+    access pair that is not placed has rank ``inf``). One pass over the placed keys and the access pairs (both in
+    (epoch, bin) order), each bin's running maximum and its last epoch carried in arrays over the bins."""
+    n = keys.size
+    m = pair_epoch.size
+    out = np.empty(n, np.int64)
+    last = np.full(n_bins, -2, np.int64)  # the last epoch with an entry of the bin (-2: none yet)
+    cur = np.zeros(n_bins, np.int64)      # the running maximum since the bin's last write
+    big = np.iinfo(np.int64).max
+    i = 0
+    j = 0
+    while i < n or j < m:
+        ki = keys[i] if i < n else big
+        kj = pair_epoch[j] * n_bins + pair_bin[j] if j < m else big
+        placed = ki <= kj
+        if placed:
+            e = ki // n_bins
+            b = ki % n_bins
+            r = ranks[i]
+        else:
+            e = pair_epoch[j]
+            b = pair_bin[j]
+            r = inf
+        wrote = False
+        if kj <= ki:
+            wrote = pair_wrote[j]
+            j += 1
+        if wrote:
+            c = r                             # a write starts the bin's residency anew
+        elif last[b] == e - 1:
+            c = max(cur[b], r)
+        else:
+            c = inf                           # no entry in the epoch before: not resident throughout
+        cur[b] = c
+        last[b] = e
+        if placed:
+            out[i] = c
+            i += 1
+    return out
 
 
 @native.jit(cache=False, nogil=True)
