@@ -852,3 +852,20 @@ def test_max_rank_since_write_against_its_definition(placed, accessed, d):
         writes = [w for (w, bb), wrote in accessed.items() if bb == b and wrote and w <= e]
         want.append(inf if not writes else max(rank.get((t, b), inf) for t in range(max(writes), e + 1)))
     assert _max_rank_since_write(bt, keys, ranks, inf).tolist() == want
+
+
+@given(keys=st.sets(st.integers(-5, 60), max_size=25), query=st.lists(st.integers(-8, 64), max_size=40),
+       d=st.data())
+@settings(max_examples=200, deadline=None)
+def test_lookup_finds_each_query_by_brute_force(keys, query, d):
+    """The galloping lookup (issue 35) against a dict, for ascending queries (what vFRM asks) and any order."""
+    from tieringlab.policies.vfrm import _lookup
+
+    k = np.asarray(sorted(keys), dtype=np.int64)
+    v = 1000 + np.arange(k.size, dtype=np.int64)
+    table = dict(zip(k.tolist(), v.tolist()))
+    valid = np.asarray(d.draw(st.lists(st.booleans(), min_size=len(query), max_size=len(query))), dtype=bool)
+    for q in (np.asarray(query, dtype=np.int64), np.sort(np.asarray(query, dtype=np.int64))):
+        assert _lookup(k, v, q, -1).tolist() == [table.get(x, -1) for x in q.tolist()]
+        assert _lookup(k, v, q, -1, valid=valid).tolist() == [table.get(x, -1) if ok else -1
+                                                             for x, ok in zip(q.tolist(), valid.tolist())]

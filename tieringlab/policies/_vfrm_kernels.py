@@ -24,7 +24,7 @@ import numpy as np
 
 from tieringlab import native
 
-__all__ = ["keep_kernel", "merge_kernel", "since_write_kernel", "g1_kernel", "g2_kernel"]
+__all__ = ["keep_kernel", "merge_kernel", "since_write_kernel", "lookup_kernel", "g1_kernel", "g2_kernel"]
 
 
 @native.jit(cache=False, inline="always")
@@ -695,6 +695,41 @@ def since_write_kernel(keys, ranks, n_bins, pair_epoch, pair_bin, pair_wrote, in
         if placed:
             out[i] = c
             i += 1
+    return out
+
+
+@native.jit(cache=False, nogil=True)
+def lookup_kernel(keys, values, query, missing, valid, use_valid):  # pragma: no cover - compiled by numba
+    """``values[i]`` where ``keys[i] == query[t]`` (``keys`` sorted, unique) and ``valid[t]`` (when ``use_valid``), else
+    ``missing``, for every query. Each search starts from the previous answer when the queries ascend (galloping,
+    then bisection), so sorted queries cost one pass over ``keys``; a query below the previous one searches from 0."""
+    n = keys.size
+    out = np.empty(query.size, np.int64)
+    pos = 0
+    for t in range(query.size):
+        q = query[t]
+        if t > 0 and q < query[t - 1]:
+            pos = 0
+        lo = pos  # keys[pos .. lo - 1] < q throughout
+        hi = lo
+        step = 1
+        while hi < n and keys[hi] < q:
+            lo = hi + 1
+            hi = lo + step
+            step *= 2
+        if hi > n:
+            hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] < q:
+                lo = mid + 1
+            else:
+                hi = mid
+        pos = lo
+        if pos < n and keys[pos] == q and (not use_valid or valid[t]):
+            out[t] = values[pos]
+        else:
+            out[t] = missing
     return out
 
 

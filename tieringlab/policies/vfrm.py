@@ -702,18 +702,20 @@ def _rank_before(bt: BinTrace, keys, ranks, inf):
 
 
 def _lookup(keys, values, query, missing, valid=True):
-    """``values[i]`` where ``keys[i] == query`` (``keys`` sorted), else ``missing``."""
-    query = np.asarray(query)
-    if keys.size == 0:
+    """``values[i]`` where ``keys[i] == query`` (``keys`` sorted and unique, ``values`` integers), else ``missing``;
+    ``valid`` (True or a bool per query) marks the queries that may match. One compiled pass for ascending queries
+    (:func:`~tieringlab.policies._vfrm_kernels.lookup_kernel`: every query here is a sorted key array, shifted),
+    where a binary search per query took 5 % of notebook 02 (issue 35)."""
+    from tieringlab.policies._vfrm_kernels import lookup_kernel  # noqa: PLC0415  (numba on first use)
+
+    query = np.asarray(query, dtype=np.int64)
+    v = np.asarray(valid, dtype=np.bool_)
+    use = v.ndim > 0
+    if not use and not bool(v):
         return np.full(query.shape, missing, dtype=np.int64)
-    i = np.searchsorted(keys, query)
-    np.minimum(i, keys.size - 1, out=i)
-    found = keys[i] == query
-    found &= valid
-    out = values[i]
-    del i
-    out[~found] = missing
-    return out
+    out = lookup_kernel(np.asarray(keys, np.int64), np.asarray(values, np.int64), query.reshape(-1),
+                        np.int64(missing), v.reshape(-1) if use else np.zeros(0, np.bool_), use)
+    return out.reshape(query.shape)
 
 
 def example_trace(n_vms: int = 1, n: int = 240, seed: int = 0) -> xr.Dataset:
