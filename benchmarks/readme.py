@@ -1,6 +1,7 @@
 """Write the README's Timings and Benchmarks tables from measurement records, not by hand.
 
-``python -m benchmarks.readme [--logs results/logs] [--bench benchmarks/out] [--readme README.md] [--keep-stages]``
+``python -m benchmarks.readme [--logs results/logs] [--bench benchmarks/out] [--readme README.md] [--keep-stages]
+[--keep-benchmarks]``
 
 - **Timings**: one row per pipeline stage from ``results/logs/<stage>.json`` (what ``tieringlab run`` records:
   wall time, the kernel's CPU time and peak resident memory, the load average when it started, the commit,
@@ -127,6 +128,20 @@ def _seconds(cell: str) -> float:
     raise RecordError(f"README: cannot read the wall time {cell!r} of a kept Timings row")
 
 
+def _current_rows(text: str, block: str, n_cells: int, have: set[str]) -> list[list[str]]:
+    """The rows of the README's generated ``block`` whose first cell is not in ``have`` (each as its cells, escaped
+    bars read back)."""
+    begin, end = _markers(block)
+    body = text.split(begin, 1)[1].split(end, 1)[0] if begin in text and end in text else ""
+    rows = []
+    for line in body.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+            if len(cells) == n_cells and cells[0] not in have:
+                rows.append(cells)
+    return rows
+
+
 def kept_stage_rows(text: str, logs: Path) -> list[list[str]]:
     """``--keep-stages``: the Timings rows of ``logs`` and, for every stage of the README's current table with no log
     there, its current row (a partial re-measure: each row names its commit and date), sorted by stage, with their
@@ -134,16 +149,20 @@ def kept_stage_rows(text: str, logs: Path) -> list[list[str]]:
     fresh = _log_rows(logs)
     if not fresh:
         return []
-    have = {row[0] for row, _ in fresh}
-    begin, end = _markers("timings")
-    block = text.split(begin, 1)[1].split(end, 1)[0] if begin in text and end in text else ""
-    old = []
-    for line in block.splitlines():
-        if line.startswith("| `"):
-            cells = [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
-            if len(cells) == len(STAGE_HEADER) and cells[0] not in have:
-                old.append((cells, _seconds(cells[2])))
+    old = [(cells, _seconds(cells[2])) for cells in
+           _current_rows(text, "timings", len(STAGE_HEADER), {row[0] for row, _ in fresh})]
     return _with_total(sorted(fresh + old, key=lambda r: r[0][0]))
+
+
+def kept_bench_rows(text: str, out: Path) -> list[list[str]]:
+    """``--keep-benchmarks``: the Benchmarks rows of the records in ``out`` and, for every benchmark of the README's
+    current table with no record there, its current row (each names its commit and date), sorted by name; [] when
+    ``out`` holds no record."""
+    fresh = bench_rows(out)
+    if not fresh:
+        return []
+    return sorted(fresh + _current_rows(text, "benchmarks", len(BENCH_HEADER), {r[0] for r in fresh}),
+                  key=lambda r: r[0])
 
 
 DESCRIPTION_CHARS = 160  # a benchmark's description: its docstring's first paragraph, cut at a word
@@ -221,17 +240,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
     ap.add_argument("--keep-stages", action="store_true",
                     help="keep the current Timings rows of stages with no log in --logs (a partial re-measure)")
+    ap.add_argument("--keep-benchmarks", action="store_true",
+                    help="keep the current Benchmarks rows of benchmarks with no record in --bench (a partial re-run)")
     args = ap.parse_args(argv)
     try:
         text = args.readme.read_text(encoding="utf-8")
         stages = kept_stage_rows(text, args.logs) if args.keep_stages else stage_rows(args.logs)
-        benches = bench_rows(args.bench)
+        benches = kept_bench_rows(text, args.bench) if args.keep_benchmarks else bench_rows(args.bench)
         if stages:
             source = _shown(args.logs) + (" and the rows of other stages kept from the previous table"
                                           if args.keep_stages else "")
             text = replace_block(text, "timings", table(STAGE_HEADER, stages), source)
         if benches:
-            text = replace_block(text, "benchmarks", table(BENCH_HEADER, benches), _shown(args.bench))
+            text = replace_block(text, "benchmarks", table(BENCH_HEADER, benches), _shown(args.bench) + (
+                " and the rows of other benchmarks kept from the previous table" if args.keep_benchmarks else ""))
     except (RecordError, OSError) as exc:
         print(f"benchmarks.readme: {exc}", file=sys.stderr)
         return 2

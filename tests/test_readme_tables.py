@@ -131,3 +131,36 @@ def test_bad_records_are_named_and_the_readme_untouched(tmp_path, capsys):
 def test_the_readme_has_each_generated_block_once(name):
     text = (REPO / "README.md").read_text()
     assert text.count(f"<!-- BEGIN generated: {name} -->") == 1 and text.count(f"<!-- END generated: {name} -->") == 1
+
+
+def test_a_partial_rerun_keeps_the_other_benchmarks_rows(tmp_path):
+    """--keep-benchmarks: the benchmarks with a record get new rows, the others keep theirs (sorted by name); without
+    the flag the table holds the recorded benchmarks only."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    out.mkdir()
+
+    def record(name, ratio, commit):
+        (out / f"{name}.json").write_text(json.dumps({"benchmark": name, "quick": False, "wall_s": 25.0,
+                                                      "commit": commit, "date": "2026-11-26T17:00:00+00:00",
+                                                      "load_average_1min": 0.5, "ratio": ratio}))
+
+    record("fcfs", 226.04, "abcdef0123")
+    record("traces", 0.5, "abcdef0123")
+    path = tmp_path / "README.md"
+    path.write_text(README)
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path)]) == 0
+    for p in out.glob("*.json"):
+        p.unlink()
+    record("traces", 0.25, "fedcba9876")
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path), "--keep-benchmarks"]) == 0
+    text = path.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [r.split(" | ")[0] for r in rows] == ["| `fcfs`", "| `traces`"]
+    assert "`ratio` 226" in rows[0] and "abcdef0" in rows[0]
+    assert "`ratio` 0.25" in rows[1] and "fedcba9" in rows[1] and "`ratio` 0.5 " not in text
+    assert "and the rows of other benchmarks kept from the previous table" in text
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path), "--keep-benchmarks"]) == 0
+    assert path.read_text() == text  # a kept row is read back as written
+    assert readme.main(["--logs", str(logs), "--bench", str(out), "--readme", str(path)]) == 0
+    assert "`fcfs`" not in path.read_text()
