@@ -20,8 +20,9 @@ Measured (paper scale, ``ours_ns_per_request``, wall time of one replay): 573 ns
 408 ns at 0ebe02a (2026-11-27, load 1.1; the current engine, timed in the same runs, 3,057 and 3,080 ns), after
 helpers without numba's reference counting, move timers scanned only while a move is in progress, the LRU table's
 key beside its node and each piece's fields in one record (issue 30; CPU of ``_run``, old and new alternating in one
-process: 639 -> 362 ns). The goal, 150 ns, is not met: what remains is work per event (3.7 events per request)
-and call overhead, with no single hot spot.
+process: 639 -> 362 ns); the same code (6c4b53d) on the faster machine of 2026-11-27 afternoon, load 0.6: 242 ns (the
+replaced engine 1,193 ns in the same run). The goal, 150 ns, is not met: what remains is work per event (3.7 events
+per request) and call overhead, with no single hot spot.
 """
 
 from __future__ import annotations
