@@ -648,11 +648,6 @@ def _g2(n_epochs, n_bins, elig_ptr, elig_bin, elig_temp, pair_ptr, pair_bin, pai
         counters[c, 3] = dirty[c].sum()  # still dirty when the trace ends (never written back in the replay)
 
 
-#: The public kernels (arguments as in :func:`_keep`, :func:`_g1`, :func:`_g2`), compiled on their first call
-#: with the helpers above (see :mod:`tieringlab.native`).
-keep_kernel = _keep
-
-
 @native.jit(cache=False, nogil=True)
 def since_write_kernel(keys, ranks, n_bins, pair_epoch, pair_bin, pair_wrote, inf):  # pragma: no cover - numba
     """For every placed ``(epoch e, bin b)`` (``keys = e * n_bins + b`` sorted, unique; ``ranks`` its rank): the
@@ -753,5 +748,10 @@ def merge_kernel(keys, values, ik, iv):  # pragma: no cover - compiled by numba
             v[o] = iv[j]
             j += 1
     return k, v
+
+
+#: The public kernels (arguments as in :func:`_keep`, :func:`_g1`, :func:`_g2`), compiled on their first call
+#: with the helpers above (see :mod:`tieringlab.native`).
+keep_kernel = _keep
 g1_kernel = _g1
 g2_kernel = _g2

@@ -585,26 +585,18 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
     already binned by ``bin_trace(ds, params, start=...)`` (the caller bins once for every policy that shares it;
     :func:`binning`); None bins it here.
     """
-    bt, fs, caps, ks, keys, ranks, inf, rank_of, req_rank = _placement(ds, capacities, params, bins, start)
+    bt, fs, caps, ks, keys, ranks, inf, req_rank = _placement(ds, capacities, params, bins, start)
     user = request_counts(bt, req_rank, ks)
     del req_rank
-
+    move_ins, move_outs, last, inside, nxt = _moves(bt, keys, ranks, inf, ks)
     # dirty: written while resident. For the latest write epoch w <= e of the bin, it stayed in a flash of
-    # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf). Computed first: its
-    # temporaries are gone before the per-key epoch and bin arrays below exist (issue 35: peak memory)
+    # k bins over [w, e] iff k > max(rank_w .. rank_e) =: Mx (missing epochs have rank inf)
     mx = _max_rank_since_write(bt, keys, ranks, inf)
-    # move-ins at the start of epoch e: rank_e < k <= rank_{e-1}
-    move_ins = _count_between(ranks, _rank_before(bt, keys, ranks, inf), ks)
     # still dirty when the trace ends: placed in the last epoch and written while resident since (k > Mx)
-    last = keys >= (bt.n_epochs - 1) * bt.n_bins
     dirty_end = _count_between(mx[last], np.full(int(last.sum()), inf, dtype=np.int64), ks)
-    del last
-    # move-outs at the start of epoch e+1 (e+1 inside the trace; no flush at its end): rank_e < k <= rank_{e+1}
-    inside = keys < (bt.n_epochs - 1) * bt.n_bins
-    nxt = _lookup(keys, ranks, keys[inside] + bt.n_bins, inf)
-    move_outs = _count_between(ranks[inside], nxt, ks)
+    # dirty move-outs: written while resident and moving out at the start of epoch e+1
     dirty = _count_between(mx[inside], nxt, ks)
-    del nxt, mx, inside
+    del nxt, mx, inside, last
     return bin_result(bt, params, fs, caps, user=user, move_ins=move_ins, move_outs=move_outs, dirty=dirty,
                       policy="vFRM", source=_SOURCE, attrs={"idle_bins": params.idle_bins}, dirty_at_end=dirty_end)
 
@@ -612,19 +604,35 @@ def vfrm(ds: xr.Dataset, capacities, params: VfrmParams = VfrmParams(), *, start
 def _placement(ds, capacities, params: VfrmParams, bins, start):
     """What :func:`vfrm` and :func:`vfrm_rewrites` share: the binning, the flash sizes (``fs`` bytes, ``caps`` bins,
     ``ks`` = ``caps`` capped at the bins there are), vFRM's ranks (``keys``, ``ranks``; ``inf`` = the rank of a bin
-    not placed), the rank query and each request's rank (it hits a flash of ``k`` bins iff its rank is ``< k``)."""
+    not placed) and each request's rank (it hits a flash of ``k`` bins iff its rank is ``< k``)."""
     bt = binning(ds, params, bins, policy="vFRM", start=start)
     fs, caps = capacity_bins(capacities, params.bin_bytes)
     ks = np.minimum(caps, bt.n_bins)  # a flash larger than all bins holds them all: counts as n_bins
     # idle bins are ranked only up to the largest flash of the call (choice 3); a missing rank = not placed
     keys, ranks = vfrm_ranks(bt, params.idle_bins, kmax=int(ks.max()))
     inf = bt.n_bins + 1  # rank of a bin that is not placed at all
-    rank_of = _rank_query(bt, keys, ranks, inf)
     # hits: request q hits in a flash of k bins iff max rank of its bins at its epoch < k (Sec. 5.1)
-    pair_rank = rank_of(bt.pair_epoch, bt.pair_bin)
+    pair_rank = _lookup(keys, ranks, bt.pair_epoch * bt.n_bins + bt.pair_bin, inf)
     req_rank = np.maximum.reduceat(pair_rank[bt.unit_pair], bt.req_start)
     del pair_rank
-    return bt, fs, caps, ks, keys, ranks, inf, rank_of, req_rank
+    return bt, fs, caps, ks, keys, ranks, inf, req_rank
+
+
+def _moves(bt: BinTrace, keys, ranks, inf, ks):
+    """What :func:`vfrm` and :func:`vfrm_rewrites` count of the placement alone, per flash size ``ks``: the move-ins
+    at the start of epoch e (``rank_e < k <= rank_{e-1}``) and the move-outs at the start of epoch e+1 (e+1 inside
+    the trace, no flush at its end: ``rank_e < k <= rank_{e+1}``), with what the dirty counts need: which placed keys
+    are in the last epoch (``last``), which are not (``inside``) and the rank of the latter's bins at e+1 (``nxt``).
+    Neighbour ranks are looked up from the keys shifted by ``n_bins`` (no per-key epoch and bin arrays: issue 35)."""
+    nb = bt.n_bins
+    before = _lookup(keys, ranks, keys - nb, inf, valid=keys >= nb)  # e = 0 has no epoch before
+    move_ins = _count_between(ranks, before, ks)
+    del before
+    last = keys >= (bt.n_epochs - 1) * nb
+    inside = ~last
+    nxt = _lookup(keys, ranks, keys[inside] + nb, inf)
+    move_outs = _count_between(ranks[inside], nxt, ks)
+    return move_ins, move_outs, last, inside, nxt
 
 
 def with_writes(bt: BinTrace, is_write) -> BinTrace:
@@ -647,12 +655,8 @@ def vfrm_rewrites(ds: xr.Dataset, capacities, writes, params: VfrmParams = VfrmP
     ranking. vFRM's placement (Eq. 1-3 temperatures, the ranks, hits, move-ins and move-outs) never reads the writes;
     only the read/write split of the Table 2(a) counts and the dirty move-outs do, so those alone are recounted per
     vector. ``bins``: ``bin_trace(ds, params, start=...)`` (any write flags; None bins it here)."""
-    bt0, fs, caps, ks, keys, ranks, inf, rank_of, req_rank = _placement(ds, capacities, params, bins, start)
-    move_ins = _count_between(ranks, _rank_before(bt0, keys, ranks, inf), ks)
-    last = keys >= (bt0.n_epochs - 1) * bt0.n_bins
-    inside = keys < (bt0.n_epochs - 1) * bt0.n_bins
-    nxt = _lookup(keys, ranks, keys[inside] + bt0.n_bins, inf)
-    move_outs = _count_between(ranks[inside], nxt, ks)
+    bt0, fs, caps, ks, keys, ranks, inf, req_rank = _placement(ds, capacities, params, bins, start)
+    move_ins, move_outs, last, inside, nxt = _moves(bt0, keys, ranks, inf, ks)
     out = []
     for w in writes:
         bt = with_writes(bt0, w)
@@ -678,27 +682,6 @@ def _max_rank_since_write(bt, keys, ranks, inf):
     return since_write_kernel(np.asarray(keys, np.int64), np.asarray(ranks, np.int64), np.int64(bt.n_bins),
                               np.asarray(bt.pair_epoch, np.int64), np.asarray(bt.pair_bin, np.int64),
                               np.asarray(bt.pair_wrote, np.bool_), np.int64(inf))
-
-
-def _rank_query(bt: BinTrace, keys, ranks, inf):
-    """``rank_of(epoch, b, shift=0)``: the rank (:func:`vfrm_ranks`' ``keys``/``ranks``) of bin ``b`` at epoch
-    ``epoch + shift``, ``inf`` where the bin is not placed or the epoch is outside the trace (one query array, built
-    in place: issue 35's memory)."""
-
-    def rank_of(epoch, b, shift=0):
-        q = np.asarray(epoch, dtype=np.int64) + shift  # a new array
-        valid = (q >= 0) & (q < bt.n_epochs)
-        q *= bt.n_bins
-        q += b
-        return _lookup(keys, ranks, q, inf, valid=valid)
-
-    return rank_of
-
-
-def _rank_before(bt: BinTrace, keys, ranks, inf):
-    """The rank of each placed ``(epoch e, bin b)`` (``keys = e * n_bins + b``, sorted) at epoch ``e - 1``: ``inf``
-    where b was not placed then or ``e = 0`` (the key less ``n_bins``; no per-key epoch and bin arrays: issue 35)."""
-    return _lookup(keys, ranks, keys - bt.n_bins, inf, valid=keys >= bt.n_bins)
 
 
 def _lookup(keys, values, query, missing, valid=True):
