@@ -462,6 +462,67 @@ def test_closed_loop_matches_simpy_request_by_request(case):
     assert moves >= 4 and buffered > 0
 
 
+def _same_run(a, b):
+    """Two runs' outputs are bit for bit the same (every response, route, utilisation second and move time)."""
+    for k in ("response_s", "route", "hdd_util", "hdd_user_util", "resident", "n_hot"):
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert (a["hdd_cache_hits"], a["hdd_pieces"], a["n_moves"]) == (b["hdd_cache_hits"], b["hdd_pieces"], b["n_moves"])
+    for k in a["log"]:
+        np.testing.assert_array_equal(a["log"][k], b["log"][k], err_msg=k)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_pieces_started_at_arrival_change_nothing(case):
+    """The engine serves a piece at its arrival when nothing could overtake it in the queue (sim's docstring);
+    sending every piece through the queues instead gives bit for bit the same run, on bursty inputs (arrivals in
+    bursts of a few ms, so that pieces wait and the guards bind) with copies in flight, and the first way does
+    start most pieces at arrival when the write cache is off (none when it is on)."""
+    import dataclasses
+    tb = dataclasses.replace(TB, copy_scheduler=case["sched"], hdd_write_cache=case["wc"])
+    f2 = case.get("f2_c2", False)
+    cap, c = (2, 2) if f2 else (3, 1)
+    early = pieces = 0
+    for seed in range(4):
+        rq = _requests(seed, 1500)
+        rng = np.random.default_rng(100 + seed)             # bursts: arrivals pulled onto 2 ms grid points
+        rq["time"] = np.sort(np.floor(rq["time"] / 0.002) * 0.002 + rng.uniform(0, 2e-4, rq["time"].size))
+        ctrl = _ctrl(rq)
+        if f2:
+            ctrl = (ctrl[0], oa.monitor.history_counts(ctrl[0], 3), ctrl[2])
+        key = jax.random.key(seed)
+        kw = dict(ctrl=ctrl, n_subluns=S, sublun_bytes=UNIT, cap=cap, copy_s=(0.02, 0.05), t_s=T_S, c=c, o=2,
+                  conc=case["conc"], skip_down=case["skip"], evict=f2, history=f2)
+        a = sim.simulate(tb, key, rq, **kw)
+        b = sim.simulate(tb, key, rq, start_at_arrival=False, **kw)
+        _same_run(a, b)
+        assert b["hdd_pieces_at_arrival"] == 0 and np.isfinite(a["log"]["te"]).sum() >= 2
+        early += a["hdd_pieces_at_arrival"]
+        pieces += a["hdd_pieces"]
+    if case["wc"]:
+        assert early == 0
+    else:
+        assert early > 0.5 * pieces
+
+
+def test_background_jobs_started_at_arrival_change_nothing():
+    """Fixed routes with open-loop background IO on the HDD (FlashCache's cleaning and fills) under CFQ: the same
+    run with pieces started at arrival as with every piece queued."""
+    import dataclasses
+    tb = dataclasses.replace(TB, copy_scheduler="cfq")
+    rng = np.random.default_rng(3)
+    rq = _requests(3, 3000, length=8.0)
+    route = rng.choice([HDD, SSD, BUFFER], rq["time"].size, p=[0.7, 0.2, 0.1])
+    nb = 600
+    bg_hdd = dict(time=np.sort(rng.uniform(0, 8, nb)), offset=rng.integers(0, S * UNIT // 4096, nb) * 4096,
+                  size=rng.choice([4096, 65536], nb), is_write=rng.random(nb) < 0.7)
+    key = jax.random.key(5)
+    kw = dict(route=route, bg_hdd=bg_hdd, n_subluns=S, sublun_bytes=UNIT)
+    a = sim.simulate(tb, key, rq, **kw)
+    b = sim.simulate(tb, key, rq, start_at_arrival=False, **kw)
+    _same_run(a, b)
+    assert a["hdd_pieces_at_arrival"] > 0.5 * a["hdd_pieces"]
+
+
 def test_cfq_default_kcopyd_simultaneous_completions():
     """The default kcopyd (8 chunks of 512 KiB in flight over 64 KiB stripes) under CFQ, copies unthrottled: two
     disks finish pieces at the same instant (counted in the SimPy model), and with the engine's order at equal
