@@ -520,6 +520,14 @@ def _start_next(I, F, d, now):
 
 @native.jit(cache=False, nogil=True, _nrt=False)
 def _hdd_io(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb, guard):
+    """:func:`_hdd_io_body` as a call, for the background pieces (copies, syncs, open-loop jobs); :func:`_user`
+    inlines the body instead (3 % less CPU per request at paper scale, measured 2026-11-27; inlining it into every
+    caller, or _user into _run, was slower)."""
+    return _hdd_io_body(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb, guard)
+
+
+@native.jit(cache=False, nogil=True, _nrt=False, inline="always")
+def _hdd_io_body(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb, guard):
     """Split ``[off, off + size)`` over the RAID0 and enqueue one piece per disk, in disk order (class ``cls``: 0
     user, 1 background); returns the pieces. The rotational draws: ``F[rot + disk]`` when ``rot >= 0`` (a row of
     the user or background draws), else from (rseed, ra, rb, disk). A piece that reaches an idle disk starts at once.
@@ -919,7 +927,7 @@ def _user(I, F, i, t, off, size, w, s, r, extra, guard):
         F[I[_O_udone] + i] = _ssd_job(I, F, t, size, w, extra)
     else:
         F[I[_O_udone] + i] = t
-        _hdd_io(I, F, t, off, size, w, i, _ZERO, I[_O_u_rot] + i * I[I_ND], _ZERO, _ZERO, _ZERO, guard)
+        _hdd_io_body(I, F, t, off, size, w, i, _ZERO, I[_O_u_rot] + i * I[I_ND], _ZERO, _ZERO, _ZERO, guard)
     return r
 
 
