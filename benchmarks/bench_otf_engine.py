@@ -21,8 +21,14 @@ Measured (paper scale, ``ours_ns_per_request``, wall time of one replay): 573 ns
 helpers without numba's reference counting, move timers scanned only while a move is in progress, the LRU table's
 key beside its node and each piece's fields in one record (issue 30; CPU of ``_run``, old and new alternating in one
 process: 639 -> 362 ns); the same code (6c4b53d) on the faster machine of 2026-11-27 afternoon, load 0.6: 242 ns (the
-replaced engine 1,193 ns in the same run). The goal, 150 ns, is not met: what remains is work per event (3.7 events
-per request) and call overhead, with no single hot spot.
+replaced engine 1,193 ns in the same run). On the same machine, load 0.8: 148.6 ns at b4426f0 (pieces started at
+arrival when nothing could overtake them in the queue: disk events 2.87 M -> 0.84 M per replay; the event scan
+cached; the read cache's hash on the product's top bits at 16x the nodes, 17.1 -> 9.3 ns per reference; the disk
+service inlined) and 144.1 ns at 9117aee (the RAID0 split inlined into the user path), the replaced engine 1,190 ns
+in that run; every output bit-identical but the utilisation (summed per disk: within 3e-17). The goal is met on
+this machine, with little margin (repeated runs: 142-154 ns at b4426f0's code and load under 1): of the ~144 ns,
+~8 are numpy's rotational draws (the stream storage.serve draws: common random numbers), ~3 the arrays around the
+run, ~20 the disks' read-cache LRU; the changes tried and dropped are in benchmarks/HISTORY.md.
 """
 
 from __future__ import annotations
