@@ -9,7 +9,8 @@ one replay.
   second full HDD model), the jitted interval scan (:func:`engine.controller`, compiled beforehand), routing by
   the move log and open-loop copy chunks (:mod:`.routing`), and the sort-based queues (:func:`storage.serve`).
   ``ratio_current_vs_ours = current_s / ours_s``. (Different models: the timing is the comparison; their
-  results are not expected to agree.)
+  results are not expected to agree.) ``ratio_goal_over_ours = 150 ns / ns_per_request`` (> 1: under the goal; the
+  goal is a number, not a peer, as in ``bench_lmst``).
 - **SimPy**: the SimPy model of ``tests/test_otf_engine.py`` (callbacks on SimPy's event heap), on the window's
   first 30 minutes (``simpy_requests``; the whole window would take minutes more), FIFO queues; ours on the same
   prefix must give the same routes, responses (1e-9 s) and move log (asserted). ``ratio_simpy_vs_ours``. (CFQ
@@ -26,7 +27,8 @@ arrival when nothing could overtake them in the queue: disk events 2.87 M -> 0.8
 cached; the read cache's hash on the product's top bits at 16x the nodes, 17.1 -> 9.3 ns per reference; the disk
 service inlined) and 144.1 ns at 9117aee (the RAID0 split inlined into the user path), the replaced engine 1,190 ns
 in that run; every output bit-identical but the utilisation (summed per disk: within 3e-17). The goal is met on
-this machine, with little margin (repeated runs: 142-154 ns at b4426f0's code and load under 1): of the ~144 ns,
+this machine, with little margin (benchmark runs: 148.6 and 153.8 ns at b4426f0; 144.1, 147.9 at load 1.9, and
+144.1 ns at 9117aee's engine): of the ~144 ns,
 ~8 are numpy's rotational draws (the stream storage.serve draws: common random numbers), ~3 the arrays around the
 run, ~20 the disks' read-cache LRU; the changes tried and dropped are in benchmarks/HISTORY.md.
 """
@@ -53,7 +55,8 @@ from tieringlab.policies.otf_ast.routing import move_background, route_by_moves
 from tieringlab.traces import msr_twin
 from tieringlab.units import GiB
 
-GOAL = "≤ 150 ns per request per replay (issue 30)"  # README goal column
+GOAL = "≤ 150 ns per request per replay (`ratio_goal_over_ours` ≥ 1; issue 30)"  # README goal column
+GOAL_NS = 150.0
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The SimPy comparison runs on the window's first 30 intervals (30 minutes: the first promotions and their copies).
@@ -142,6 +145,7 @@ def run(quick: bool = False) -> dict:
             "ours_s": ours_s, "ours_ns_per_request": 1e9 * ours_s / max(n, 1),
             "current_s": current_s, "current_ns_per_request": 1e9 * current_s / max(n, 1),
             "ratio_current_vs_ours": current_s / ours_s,
+            "ratio_goal_over_ours": GOAL_NS / (1e9 * ours_s / max(n, 1)),
             "simpy_requests": m, "simpy_moves": len(log), "simpy_s": simpy_s, "ours_prefix_s": ours_pre_s,
             "simpy_ns_per_request": 1e9 * simpy_s / max(m, 1), "ratio_simpy_vs_ours": simpy_s / ours_pre_s,
             "mean_response_ms": 1e3 * float(r["response_s"].mean()),
