@@ -126,7 +126,7 @@ SI = 128
 _FIELDS = (
     'p_rec', 'p_rot', 'q_head', 'q_tail', 'q_len', 'd_cur', 'd_free_t', 'd_eager_end',
     'd_head_end', 'd_first', 'd_active', 'd_slice0', 'd_wc', 'node_of', 'l_prev', 'l_next', 'l_key',
-    'l_head', 'l_tail', 'l_size', 'chan_free', 'udone', 'tier', 'busy', 'streak', 'tmo', 'moving',
+    'l_head', 'l_size', 'chan_free', 'udone', 'tier', 'busy', 'streak', 'tmo', 'moving',
     'lg_sub', 'lg_up', 'lg_tq', 'lg_ts', 'lg_tc', 'lg_te', 'lg_nbw', 'lg_nsync', 's_mv', 's_phase', 's_nk',
     's_done', 's_infl', 's_issue_t', 's_buf0', 's_sq0', 's_sqn', 's_sqi', 's_sync_t', 's_spend', 's_sdone',
     's_fin_t', 'c_k', 'c_stage', 'c_pend', 'c_done', 'c_ev_t', 'c_used', 'stamp', 'b_mv', 'b_off', 'b_sz',
@@ -154,55 +154,54 @@ _O_l_prev = 46
 _O_l_next = 47
 _O_l_key = 48
 _O_l_head = 49
-_O_l_tail = 50
-_O_l_size = 51
-_O_chan_free = 52
-_O_udone = 53
-_O_tier = 54
-_O_busy = 55
-_O_streak = 56
-_O_tmo = 57
-_O_moving = 58
-_O_lg_sub = 59
-_O_lg_up = 60
-_O_lg_tq = 61
-_O_lg_ts = 62
-_O_lg_tc = 63
-_O_lg_te = 64
-_O_lg_nbw = 65
-_O_lg_nsync = 66
-_O_s_mv = 67
-_O_s_phase = 68
-_O_s_nk = 69
-_O_s_done = 70
-_O_s_infl = 71
-_O_s_issue_t = 72
-_O_s_buf0 = 73
-_O_s_sq0 = 74
-_O_s_sqn = 75
-_O_s_sqi = 76
-_O_s_sync_t = 77
-_O_s_spend = 78
-_O_s_sdone = 79
-_O_s_fin_t = 80
-_O_c_k = 81
-_O_c_stage = 82
-_O_c_pend = 83
-_O_c_done = 84
-_O_c_ev_t = 85
-_O_c_used = 86
-_O_stamp = 87
-_O_b_mv = 88
-_O_b_off = 89
-_O_b_sz = 90
-_O_sq_off = 91
-_O_sq_sz = 92
-_O_u_rot = 93
-_O_b_rot = 94
-_O_util = 95
-_O_uutil = 96
-_O_ys_res = 97
-_O_ys_hot = 98
+_O_l_size = 50
+_O_chan_free = 51
+_O_udone = 52
+_O_tier = 53
+_O_busy = 54
+_O_streak = 55
+_O_tmo = 56
+_O_moving = 57
+_O_lg_sub = 58
+_O_lg_up = 59
+_O_lg_tq = 60
+_O_lg_ts = 61
+_O_lg_tc = 62
+_O_lg_te = 63
+_O_lg_nbw = 64
+_O_lg_nsync = 65
+_O_s_mv = 66
+_O_s_phase = 67
+_O_s_nk = 68
+_O_s_done = 69
+_O_s_infl = 70
+_O_s_issue_t = 71
+_O_s_buf0 = 72
+_O_s_sq0 = 73
+_O_s_sqn = 74
+_O_s_sqi = 75
+_O_s_sync_t = 76
+_O_s_spend = 77
+_O_s_sdone = 78
+_O_s_fin_t = 79
+_O_c_k = 80
+_O_c_stage = 81
+_O_c_pend = 82
+_O_c_done = 83
+_O_c_ev_t = 84
+_O_c_used = 85
+_O_stamp = 86
+_O_b_mv = 87
+_O_b_off = 88
+_O_b_sz = 89
+_O_sq_off = 90
+_O_sq_sz = 91
+_O_u_rot = 92
+_O_b_rot = 93
+_O_util = 94
+_O_uutil = 95
+_O_ys_res = 96
+_O_ys_hot = 97
 assert [globals()[f"_O_{f}"] for f in _FIELDS] == list(range(32, 32 + len(_FIELDS))) and 32 + len(_FIELDS) <= SI
 
 
@@ -321,17 +320,17 @@ def _hdel(I, hk, mask, sh, seg):
 
 @native.jit(cache=False, nogil=True, _nrt=False, inline="always")   # one call site
 def _lru_access(I, F, d, seg):
-    """Reference ``seg`` in disk ``d``'s segment LRU; True when it was cached. The LRU: a doubly linked list of
-    ``cache_segments`` nodes per disk, and per disk a small hash table (segment -> node, ``I_SEGS`` slots, 16x the
-    nodes, each slot's key and node side by side: one cache line per probe; it stays in the CPU's cache, where a
-    table over every segment of the disk did not). The list's head is checked first (a run of reads in one
-    segment)."""
+    """Reference ``seg`` in disk ``d``'s segment LRU; True when it was cached. The LRU: a circular doubly linked
+    list of ``cache_segments`` nodes per disk, its head the most recent and the node before the head the least
+    (so a miss on a full cache makes that node, given the new segment, the head by moving the head back one:
+    nothing relinked), and per disk a small hash table (segment -> node, ``I_SEGS`` slots, 16x the nodes, each
+    slot's key and node side by side: one cache line per probe; it stays in the CPU's cache, where a table over
+    every segment of the disk did not). The head is checked first (a run of reads in one segment)."""
     o_prev, o_next, o_key = I[_O_l_prev], I[_O_l_next], I[_O_l_key]
-    o_head, o_tail, o_size = I[_O_l_head] + d, I[_O_l_tail] + d, I[_O_l_size] + d
+    o_head, o_size = I[_O_l_head] + d, I[_O_l_size] + d
     head = I[o_head]
     if head >= 0 and I[o_key + head] == seg:
         return True
-    C = I[I_CSEG]
     H = I[I_SEGS]
     mask = H - 1
     hk = I[_O_node_of] + d * 2 * H
@@ -346,44 +345,43 @@ def _lru_access(I, F, d, seg):
         if k < 0:
             break
         i = (i + 1) & mask
-    if node >= 0:                                  # not the head: unlink, then to the front
-        pv, nx = I[o_prev + node], I[o_next + node]
-        I[o_next + pv] = nx
-        if nx >= 0:
+    if node >= 0:                              # cached, not the head: it becomes the head
+        last = I[o_prev + head]
+        if node != last:                       # (the least recent just moves the head back) unlink, then before head
+            pv, nx = I[o_prev + node], I[o_next + node]
+            I[o_next + pv] = nx
             I[o_prev + nx] = pv
-        else:
-            I[o_tail] = pv
-        I[o_prev + node] = -1
-        I[o_next + node] = head
-        I[o_prev + head] = node
+            I[o_next + last] = node
+            I[o_prev + node] = last
+            I[o_next + node] = head
+            I[o_prev + head] = node
         I[o_head] = node
         return True
-    if I[o_size] < C:
+    C = I[I_CSEG]
+    if I[o_size] < C:                          # a free node, linked in before the head
         node = d * C + I[o_size]
         I[o_size] += 1
-    else:                                      # evict the tail
-        node = I[o_tail]
-        _hdel(I, hk, mask, sh, I[o_key + node])
-        pv = I[o_prev + node]
-        I[o_tail] = pv
-        if pv >= 0:
-            I[o_next + pv] = -1
+        if head < 0:
+            I[o_prev + node] = node
+            I[o_next + node] = node
         else:
-            I[o_head] = -1
-        i = _hslot(seg, sh)                    # the deletion may have moved slots: probe again
-        while I[hk + 2 * i] >= 0:
-            i = (i + 1) & mask
-    I[hk + 2 * i] = seg
-    I[hk + 2 * i + 1] = node
+            last = I[o_prev + head]
+            I[o_next + last] = node
+            I[o_prev + node] = last
+            I[o_next + node] = head
+            I[o_prev + head] = node
+        I[hk + 2 * i] = seg
+        I[hk + 2 * i + 1] = node
+        I[o_key + node] = seg
+        I[o_head] = node
+        return False
+    node = I[o_prev + head]                    # full: the least recent node takes the segment and the head
+    victim = I[o_key + node]
+    I[hk + 2 * i] = seg                        # slot i is empty (the probe ended there); the victim's removal
+    I[hk + 2 * i + 1] = node                   # may shift it back, never past its home
     I[o_key + node] = seg
-    I[o_prev + node] = -1
-    head = I[o_head]
-    I[o_next + node] = head
-    if head >= 0:
-        I[o_prev + head] = node
     I[o_head] = node
-    if I[o_tail] < 0:
-        I[o_tail] = node
+    _hdel(I, hk, mask, sh, victim)
     return False
 
 
@@ -1138,7 +1136,7 @@ def _state(pool, ip, fp, nd, segs, C, channels, n, S, M, nch, conc, nsec_unit, n
                  q_head=2 * nd, q_tail=2 * nd, q_len=2 * nd, d_cur=nd, d_free_t=nd, d_eager_end=nd, d_head_end=nd,
                  d_first=nd, d_active=nd, d_slice0=nd, d_wc=nd, node_of=nd * segs * 2, l_prev=nd * C,
                  l_next=nd * C, l_key=nd * C,
-                 l_head=nd, l_tail=nd, l_size=nd, chan_free=channels, udone=n, tier=S, busy=S,
+                 l_head=nd, l_size=nd, chan_free=channels, udone=n, tier=S, busy=S,
                  streak=S, tmo=S, moving=S, lg_sub=M, lg_up=M, lg_tq=M, lg_ts=M, lg_tc=M, lg_te=M, lg_nbw=M,
                  lg_nsync=M, c_k=nch, c_stage=nch, c_pend=nch, c_done=nch, c_ev_t=nch, c_used=nch,
                  stamp=conc * nsec_unit, b_mv=nbuf, b_off=nbuf, b_sz=nbuf, sq_off=nbuf, sq_sz=nbuf, u_rot=n * nd,
@@ -1147,7 +1145,7 @@ def _state(pool, ip, fp, nd, segs, C, channels, n, S, M, nch, conc, nsec_unit, n
         if f.startswith("s_"):
             sizes[f] = conc
     init = dict(q_head=-1, q_tail=-1, d_cur=-1, d_free_t=_INF, d_eager_end=-_INF, d_first=1, node_of=-1, l_prev=-1,
-                l_next=-1, l_key=-1, l_head=-1, l_tail=-1, chan_free=-_INF, moving=-1, lg_sub=S, lg_tq=_INF,
+                l_next=-1, l_key=-1, l_head=-1, chan_free=-_INF, moving=-1, lg_sub=S, lg_tq=_INF,
                 lg_ts=_INF, lg_tc=_INF, lg_te=_INF, s_mv=-1, s_issue_t=_INF, s_sync_t=_INF, s_fin_t=_INF, c_ev_t=_INF)
     I = np.zeros(SI + NS + sum(v for f, v in sizes.items() if f not in _FLOAT), np.int64)
     F = np.zeros(32 + sum(v for f, v in sizes.items() if f in _FLOAT), np.float64)
