@@ -28,7 +28,8 @@ cached; the read cache's hash on the product's top bits at 16x the nodes, 17.1 -
 service inlined) and 144.1 ns at 9117aee (the RAID0 split inlined into the user path), the replaced engine 1,190 ns
 in that run; every output bit-identical but the utilisation (summed per disk: within 3e-17). The goal is met on
 this machine, with little margin (benchmark runs: 148.6 and 153.8 ns at b4426f0; 144.1, 147.9 at load 1.9, and
-144.1 ns at 9117aee's engine): of the ~144 ns,
+144.1 ns at 9117aee's engine; 147.0, 145.3 and 148.3 ns at 3974172, whose read caches are circular lists, load
+1.4-1.5): of the ~144 ns,
 ~8 are numpy's rotational draws (the stream storage.serve draws: common random numbers), ~3 the arrays around the
 run, ~20 the disks' read-cache LRU; the changes tried and dropped are in benchmarks/HISTORY.md.
 """
