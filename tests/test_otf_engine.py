@@ -504,19 +504,27 @@ def test_pieces_started_at_arrival_change_nothing(case):
         assert early > 0.5 * pieces
 
 
-def test_background_jobs_started_at_arrival_change_nothing():
-    """Fixed routes with open-loop background IO on the HDD (FlashCache's cleaning and fills) under CFQ: the same
-    run with pieces started at arrival as with every piece queued."""
+def _fixed_routes(sched, seed, p_route, nb):
+    """8 s of the small testbed under ``sched``: 3,000 IOs on fixed routes (HDD, SSD, buffer with ``p_route``) and
+    ``nb`` open-loop background jobs on each device."""
     import dataclasses
-    tb = dataclasses.replace(TB, copy_scheduler="cfq")
-    rng = np.random.default_rng(3)
-    rq = _requests(3, 3000, length=8.0)
-    route = rng.choice([HDD, SSD, BUFFER], rq["time"].size, p=[0.7, 0.2, 0.1])
-    nb = 600
+    tb = dataclasses.replace(TB, copy_scheduler=sched)
+    rng = np.random.default_rng(seed)
+    rq = _requests(seed, 3000, length=8.0)
+    route = rng.choice([HDD, SSD, BUFFER], rq["time"].size, p=p_route)
     bg_hdd = dict(time=np.sort(rng.uniform(0, 8, nb)), offset=rng.integers(0, S * UNIT // 4096, nb) * 4096,
                   size=rng.choice([4096, 65536], nb), is_write=rng.random(nb) < 0.7)
+    bg_ssd = dict(time=np.sort(rng.uniform(0, 8, nb)), size=rng.choice([4096, 65536], nb),
+                  is_write=rng.random(nb) < 0.5)
+    return tb, rq, route, bg_hdd, bg_ssd
+
+
+def test_background_jobs_started_at_arrival_change_nothing():
+    """Fixed routes with open-loop background IO (FlashCache's cleaning and fills) under CFQ: the same run with
+    pieces started at arrival as with every piece queued."""
+    tb, rq, route, bg_hdd, bg_ssd = _fixed_routes("cfq", 3, [0.7, 0.2, 0.1], 600)
     key = jax.random.key(5)
-    kw = dict(route=route, bg_hdd=bg_hdd, n_subluns=S, sublun_bytes=UNIT)
+    kw = dict(route=route, bg_hdd=bg_hdd, bg_ssd=bg_ssd, n_subluns=S, sublun_bytes=UNIT)
     a = sim.simulate(tb, key, rq, **kw)
     b = sim.simulate(tb, key, rq, start_at_arrival=False, **kw)
     _same_run(a, b)
@@ -584,16 +592,7 @@ def test_a_run_that_exhausts_the_first_pool_reruns_on_the_bound(monkeypatch):
 def test_no_move_in_flight_equals_the_sort_based_model():
     """Fixed routes (HDD, SSD, buffer), open-loop background IO on both devices, FIFO, write cache off: the same
     per-request responses, background draws, disk-cache hits and per-second utilisation as storage.serve."""
-    import dataclasses
-    tb = dataclasses.replace(TB, copy_scheduler="fifo")
-    rng = np.random.default_rng(7)
-    rq = _requests(7, 3000, length=8.0)
-    route = rng.choice([HDD, SSD, BUFFER], rq["time"].size, p=[0.6, 0.3, 0.1])
-    nb = 200
-    bg_hdd = dict(time=np.sort(rng.uniform(0, 8, nb)), offset=rng.integers(0, S * UNIT // 4096, nb) * 4096,
-                  size=rng.choice([4096, 65536], nb), is_write=rng.random(nb) < 0.7)
-    bg_ssd = dict(time=np.sort(rng.uniform(0, 8, nb)), size=rng.choice([4096, 65536], nb),
-                  is_write=rng.random(nb) < 0.5)
+    tb, rq, route, bg_hdd, bg_ssd = _fixed_routes("fifo", 7, [0.6, 0.3, 0.1], 200)
     key = jax.random.key(11)
     r = sim.simulate(tb, key, rq, route=route, bg_hdd=bg_hdd, bg_ssd=bg_ssd, n_subluns=S, sublun_bytes=UNIT)
     o = storage.serve(tb, key, time=rq["time"], offset=rq["offset"], size=rq["size"], is_write=rq["is_write"],
