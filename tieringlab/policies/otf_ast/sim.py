@@ -545,22 +545,20 @@ def _hdd_io_body(I, F, t, off, size, w, owner, cls, rot, rseed, ra, rb, guard):
     cfq = I[I_CFQ] == 1
     early = I[I_EARLY] == 1 and I[I_WC] == 0      # pieces may start at arrival (docstring)
     n = 0
-    dlo, dhi = (fm, fm + 1) if first == last else (0, nd)      # one stripe unit: its disk alone
-    for d0 in range(dlo, dhi):
-        # units of this request on disk d0: first + ((d0 - first) mod nd) + j nd; the first of them is in the
-        # stripe row of `first` (fq) when d0 >= first mod nd, else in the next row
-        nxt = 1 if d0 < fm else 0
-        u = (fq + nxt) * nd + d0
-        if u > last:
-            continue
-        lo = max(off, u * U)
-        doff = (fq + nxt) * U + (lo - u * U)
-        nb = 0
-        while u <= last:
-            lo = max(off, u * U)
-            hi = min(off + size, (u + 1) * U)
-            nb += hi - lo
-            u += nd
+    ndsh = I[I_NDSH]
+    # the disks touched, from the first unit's on (the pieces of one request on different disks do not interact,
+    # so their order changes nothing): unit u = first + k is the first of its disk's units, u + j nd the others
+    for k in range(min(last - first + 1, nd)):
+        u = first + k
+        d0 = fm + k
+        row = fq
+        if d0 >= nd:
+            d0 -= nd
+            row += 1
+        ul = u + _div(last - u, nd, ndsh) * nd            # its disk's last unit; whole units between
+        cut0 = off - u * U if k == 0 else 0
+        doff = row * U + cut0
+        nb = (_div(ul - u, nd, ndsh) + 1) * U - cut0 - max((ul + 1) * U - (off + size), 0)
         r = F[rot + d0] if rot >= 0 else _u01(rseed, ra, rb, d0)
         n += 1
         if owner >= 0:
