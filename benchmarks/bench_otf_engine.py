@@ -22,16 +22,17 @@ Measured (paper scale, ``ours_ns_per_request``, wall time of one replay): 573 ns
 helpers without numba's reference counting, move timers scanned only while a move is in progress, the LRU table's
 key beside its node and each piece's fields in one record (issue 30; CPU of ``_run``, old and new alternating in one
 process: 639 -> 362 ns); the same code (6c4b53d) on the faster machine of 2026-11-27 afternoon, load 0.6: 242 ns (the
-replaced engine 1,193 ns in the same run). On the same machine, load 0.8: 148.6 ns at b4426f0 (pieces started at
-arrival when nothing could overtake them in the queue: disk events 2.87 M -> 0.84 M per replay; the event scan
+replaced engine 1,193 ns in the same run). Then, on the same machine (issue 30, 2026-11-27; every output
+bit-identical but the utilisation, now summed per disk: within 3e-17): 148.6 and 153.8 ns at b4426f0 (pieces started
+at arrival when nothing could overtake them in the queue: disk events 2.87 M -> 0.84 M per replay; the event scan
 cached; the read cache's hash on the product's top bits at 16x the nodes, 17.1 -> 9.3 ns per reference; the disk
-service inlined) and 144.1 ns at 9117aee (the RAID0 split inlined into the user path), the replaced engine 1,190 ns
-in that run; every output bit-identical but the utilisation (summed per disk: within 3e-17). The goal is met on
-this machine, with little margin (benchmark runs: 148.6 and 153.8 ns at b4426f0; 144.1, 147.9 at load 1.9, and
-144.1 ns at 9117aee's engine; 147.0, 145.3 and 148.3 ns at 3974172, whose read caches are circular lists, load
-1.4-1.5): of the ~144 ns,
-~8 are numpy's rotational draws (the stream storage.serve draws: common random numbers), ~3 the arrays around the
-run, ~20 the disks' read-cache LRU; the changes tried and dropped are in benchmarks/HISTORY.md.
+service inlined); 144.1, 147.9 (load 1.9), 144.1, 161.0, 146.5 and 147.2 ns at 9117aee (the RAID0 split inlined
+into the user path; the 161 ns run slow throughout, machine noise);
+147.0, 145.3 and 148.3 ns at 3974172 (the read caches as circular lists); 133.0, 137.0 and 135.0 ns at 23a6bee (the
+RAID0 split visits only the disks a request touches), load 1.4-1.5, the replaced engine 1,179-1,430 ns in those
+runs. The goal is met on this machine. Of the ~135 ns, ~8 are numpy's rotational draws (the stream storage.serve
+draws: common random numbers), ~3 the arrays around the run, ~20 the disks' read-cache LRU; the changes tried and
+dropped are in benchmarks/HISTORY.md.
 """
 
 from __future__ import annotations
