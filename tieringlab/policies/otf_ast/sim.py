@@ -36,7 +36,8 @@ it end); under CFQ, such a piece when nothing of the other class can reach the d
 piece by the earliest a copy, sync or background job can be issued (the next decision or background job and,
 with a move in flight or queued, the next disk, chunk or slot event: only events of those kinds issue them), a
 background piece by the next user IO's arrival. Its start, service and end are then those the queue would give
-it. At paper scale this serves ~90 % of the user pieces and ~40 % of the copies' pieces without events.
+it. On the src1_1 replay (OTF-AST at Table 3) this serves 89 % of the user pieces and 37 % of the copies' pieces
+without events.
 
 ``load_scale`` (:func:`scaled_testbed`): a twin at scale ``s`` has sub-LUNs of ``s`` GiB and ``s`` times the
 IOs; the testbed is slowed by ``1 / s`` (every IO takes 1 / s its time), so each disk carries the load it
@@ -1261,10 +1262,11 @@ def simulate(tb: Testbed, key, rq, *, route=None, bg_hdd=None, bg_ssd=None, ssd_
     nsec_unit = unit // SECTOR if controlled else 0
     nbuf = n + 1 if controlled else 1                 # the buffer's writes: OTF-AST's moves only
     nch = conc * infl
-    # the pool is first allotted POOL_FIRST pieces (or the rough bound, when smaller), not the bound (the pieces
-    # waiting at once are far fewer than the pieces; zeroing the bound's ~150 MB per run cost ~10 % of a paper-scale
-    # run); a run that exhausts it runs again on the bound, from scratch (the same result: the pool's size changes
-    # no decision)
+    # the pool is first allotted POOL_FIRST pieces (or the rough bound, when smaller), not the bound: the pieces
+    # waiting at once are far fewer than the pieces, and the bound is ~9 words per piece of the trace (~350 MB of
+    # address space at paper scale, growing with the trace; only the records used are touched since the pool is
+    # taken in order, but an allocation that size may be refused); a run that exhausts it runs again on the
+    # bound, from scratch (the same result: the pool's size changes no decision)
     size = min(rough, POOL_FIRST)
     while True:
         try:
