@@ -413,9 +413,9 @@ class SimpyTestbed:
         return resp, self.route, self.log
 
 
-def _engine(tb, key, rq, ctrl, cap, conc, skip, copy_s=(0.02, 0.05), c=1, evict=False, history=False):
+def _engine(tb, key, rq, ctrl, cap, conc, skip, copy_s=(0.02, 0.05), c=1, evict=False, history=False, **kw):
     return sim.simulate(tb, key, rq, ctrl=ctrl, n_subluns=S, sublun_bytes=UNIT, cap=cap, copy_s=copy_s, t_s=T_S,
-                        c=c, o=2, conc=conc, skip_down=skip, evict=evict, history=history)
+                        c=c, o=2, conc=conc, skip_down=skip, evict=evict, history=history, **kw)
 
 
 CASES = [dict(sched="fifo", wc=False, conc=1, skip=False), dict(sched="cfq", wc=False, conc=1, skip=False),
@@ -490,10 +490,8 @@ def test_pieces_started_at_arrival_change_nothing(case):
         if f2:
             ctrl = (ctrl[0], oa.monitor.history_counts(ctrl[0], 3), ctrl[2])
         key = jax.random.key(seed)
-        kw = dict(ctrl=ctrl, n_subluns=S, sublun_bytes=UNIT, cap=cap, copy_s=(0.02, 0.05), t_s=T_S, c=c, o=2,
-                  conc=case["conc"], skip_down=case["skip"], evict=f2, history=f2)
-        a = sim.simulate(tb, key, rq, **kw)
-        b = sim.simulate(tb, key, rq, start_at_arrival=False, **kw)
+        a, b = (_engine(tb, key, rq, ctrl, cap=cap, conc=case["conc"], skip=case["skip"], c=c, evict=f2, history=f2,
+                        start_at_arrival=way) for way in (True, False))
         _same_run(a, b)
         assert b["hdd_pieces_at_arrival"] == 0 and np.isfinite(a["log"]["te"]).sum() >= 2
         early += a["hdd_pieces_at_arrival"]
