@@ -245,3 +245,19 @@ def test_download_size_cap(server, tmp_path):
         data.download(f"{server}/stream", tmp_path / "s", md5, max_bytes=4096)  # no Content-Length: counted
     assert not list(tmp_path.iterdir())
     assert data.download(f"{server}/stream", tmp_path / "s", md5, max_bytes=10_000).read_bytes() == _Handler.BLOB
+
+
+def test_fetch_without_network_or_copy_names_the_url_and_the_copies_looked_for(fake_root):
+    """No copy in data/, no shared folder, and the URL cannot be reached (a loopback port nothing listens on):
+    FetchError (an OSError, so the CLI prints it) names the dataset, the URL and where a copy was looked for,
+    and nothing is left behind."""
+    import socket
+    with socket.socket() as sock:                          # a free port, closed again: connections are refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/cloudPhysicsIO.csv"
+    with pytest.raises(data.FetchError, match=r"cloudphysics: downloading http://127\.0\.0\.1:\d+/cloudPhysicsIO\.csv "
+                       r"failed \(.*refused.*\), and there is no copy at .*data/cloudphysics") as info:
+        data.fetch("cloudphysics", url=url)
+    assert isinstance(info.value, OSError) and data.CLOUDPHYSICS.md5 in str(info.value)
+    assert not (fake_root / data.CLOUDPHYSICS.path).exists()

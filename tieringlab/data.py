@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -45,6 +46,11 @@ class UnverifiedError(ChecksumError):
 
 class DownloadError(ValueError):
     """A download was refused: a URL scheme other than http(s), or more bytes than the cap."""
+
+
+class FetchError(OSError):
+    """A dataset could not be had: no local or shared copy, and its download failed (no network, a server
+    error); the message names the URL and where a copy would have been found."""
 
 
 #: The largest download accepted when no size is pinned (the largest MSR Cambridge file of SNIA set 388,
@@ -272,17 +278,24 @@ def fetch(name: str, *, url: str | None = None, md5: str | None = None) -> Path:
             return verify(dest, pf.md5, sha256=pf.sha256)
         except ChecksumError as exc:
             rejected = exc  # a stale or corrupted copy: kept until a verified one replaces it below
+    shared = paths.shared_dir()
     try:
-        shared = paths.shared_dir()
         if url is None and pf.mirror and shared is not None and (shared / pf.mirror).is_file():
             src = verify(shared / pf.mirror, pf.md5, sha256=pf.sha256)
             fileio.write_with(dest, lambda tmp: shutil.copyfile(src, tmp))
             return dest
         return download(url or pf.url, dest, pf.md5, sha256=pf.sha256, max_bytes=pf.size)
     except Exception as exc:
-        if rejected is None:
-            raise
         why = getattr(exc, "reason", None) or exc  # urllib's URLError: its reason, without "<urlopen error ...>"
+        if rejected is None:
+            if not isinstance(exc, (urllib.error.URLError, ConnectionError, TimeoutError)):
+                raise
+            where = [str(dest)]
+            if url is None and pf.mirror:
+                where.append(str(shared / pf.mirror) if shared is not None
+                             else f"../shared/{pf.mirror} (no shared folder beside the checkout)")
+            raise FetchError(f"{name}: downloading {url or pf.url} failed ({why}), and there is no copy at "
+                             f"{' or '.join(where)}; put a copy with md5 {pf.md5} at {dest}") from exc
         raise ChecksumError(f"{rejected} (the copy is kept, unused); and no verified replacement could be had: "
                             f"fetching {url or pf.url} failed: {type(exc).__name__}: {why}") from exc
 
